@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# vaccel + libaccel top-level build.
+#
+#   make          build the module, the library, the tools and the tests
+#   make run      the main job: build, boot the test VM, load the module,
+#                 show the devices and their settings
+#   make check    all tests: host tests, DKMS build, kselftests in the VM
+#   make lint     checkpatch --strict and sparse (C=2, W=1) on the module
+#   make deps     install the Debian packages everything needs
+#
+# KDIR=<kernel build tree> selects the target kernel; by default the newest
+# installed kernel >= 6.12 that has headers (tools/kernel-version).
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+BUILD := $(TOP)/build
+
+ifeq ($(origin KDIR),undefined)
+KVER := $(shell tools/kernel-version 2>/dev/null)
+KDIR := /lib/modules/$(KVER)/build
+else
+KVER := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+endif
+
+COMPAT_H := kmod/generated/$(KVER)/vaccel_compat_gen.h
+LINUX_SRC := $(BUILD)/linux-source
+LINUX_SRC_STAMP := $(LINUX_SRC)/.stamp
+KSFT := $(LINUX_SRC)/tools/testing/selftests
+
+CC := gcc
+DRM_CFLAGS = $(shell pkg-config --cflags libdrm)
+DRM_LIBS = $(shell pkg-config --libs libdrm)
+WARN_CFLAGS := -Wall -Wextra -Werror
+TEST_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -pthread \
+	-I$(KSFT) -I$(TOP)/uapi $(DRM_CFLAGS)
+
+KSELFTEST_SRCS := $(wildcard tests/kselftest/*_test.c)
+KSELFTESTS := $(patsubst tests/kselftest/%.c,$(BUILD)/tests/%,$(KSELFTEST_SRCS))
+HOST_TEST_SRCS := $(wildcard tests/host/*_test.c)
+HOST_TESTS := $(patsubst tests/host/%.c,$(BUILD)/host-tests/%,$(HOST_TEST_SRCS))
+
+.PHONY: all module tests check run lint deps clean kernel-check
+
+all: module tests
+
+kernel-check:
+	@if [ -z "$(KVER)" ] || [ ! -d "$(KDIR)" ]; then \
+		echo "No kernel >= 6.12 headers found (KDIR=$(KDIR)); run 'make deps'." >&2; \
+		exit 1; fi
+
+$(COMPAT_H): kmod/compat/probe $(wildcard kmod/compat/probes/*.c) | kernel-check
+	kmod/compat/probe $(KDIR) $@
+
+module: $(COMPAT_H) | kernel-check
+	$(MAKE) -C $(KDIR) M=$(TOP) W=1 modules
+
+$(LINUX_SRC_STAMP): tools/fetch-linux-source
+	tools/fetch-linux-source $(LINUX_SRC)
+
+tests: $(KSELFTESTS) $(HOST_TESTS)
+
+$(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $<
+
+$(BUILD)/host-tests/%: tests/host/%.c uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $<
+
+deps:
+	tools/install-deps
+
+check: deps
+	$(MAKE) all
+	tests/run-all
+
+run: deps
+	$(MAKE) all
+	tests/vm/run --module $(TOP)/vaccel.ko --file $(TOP)/tools/show-devices \
+		-- show-devices
+
+lint: $(LINUX_SRC_STAMP) $(COMPAT_H)
+	perl $(LINUX_SRC)/scripts/checkpatch.pl --strict --no-tree --quiet \
+		--ignore FILE_PATH_CHANGES -f kmod/*.c kmod/*.h uapi/drm/*.h
+	@mkdir -p $(BUILD)
+	$(MAKE) -C $(KDIR) M=$(TOP) C=2 W=1 modules 2>&1 | tee $(BUILD)/lint.log
+	@if grep -E '(warning|error):' $(BUILD)/lint.log; then \
+		echo "lint: the W=1 / sparse build is not clean" >&2; exit 1; fi
+	@echo "lint: clean"
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	rm -rf $(BUILD)/tests $(BUILD)/host-tests $(BUILD)/vm kmod/generated

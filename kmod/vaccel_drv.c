@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vaccel: software-modelled compute accelerators under DRM accel.
+ *
+ * This file holds the DRM driver: binding a bus device to a DRM accel
+ * device, per-file contexts, the ioctl table, and module load/unload.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-mapping.h>
+#include <linux/module.h>
+#include <linux/pid.h>
+#include <linux/slab.h>
+
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+
+#include <drm/vaccel_accel.h>
+
+#include "vaccel_drv.h"
+
+#define VACCEL_MAX_DEVICES	64
+
+static unsigned int num_devices = 4;
+module_param(num_devices, uint, 0444);
+MODULE_PARM_DESC(num_devices, "Number of devices created at load (default 4, at most 64)");
+
+atomic_t vaccel_live_devices = ATOMIC_INIT(0);
+atomic_t vaccel_live_files = ATOMIC_INIT(0);
+
+static int vaccel_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct vaccel_device *vdev = to_vaccel_device(drm);
+	struct vaccel_file *vfile;
+	int idx;
+
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+
+	vfile = kzalloc(sizeof(*vfile), GFP_KERNEL);
+	if (!vfile) {
+		drm_dev_exit(idx);
+		return -ENOMEM;
+	}
+	vfile->vdev = vdev;
+	vfile->pid = get_pid(task_tgid(current));
+	file->driver_priv = vfile;
+	atomic_inc(&vdev->open_files);
+	atomic_inc(&vaccel_live_files);
+
+	drm_dev_exit(idx);
+	return 0;
+}
+
+static void vaccel_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct vaccel_file *vfile = file->driver_priv;
+
+	atomic_dec(&vfile->vdev->open_files);
+	put_pid(vfile->pid);
+	kfree(vfile);
+	atomic_dec(&vaccel_live_files);
+}
+
+static int vaccel_ioctl_get_param(struct drm_device *drm, void *data,
+				  struct drm_file *file)
+{
+	struct vaccel_device *vdev = to_vaccel_device(drm);
+	struct drm_vaccel_get_param *args = data;
+
+	if (args->pad)
+		return -EINVAL;
+
+	switch (args->param) {
+	case DRM_VACCEL_PARAM_UAPI_VERSION:
+		args->value = VACCEL_UAPI_VERSION;
+		break;
+	case DRM_VACCEL_PARAM_DEVICE_ID:
+		args->value = vdev->id;
+		break;
+	case DRM_VACCEL_PARAM_NUM_ENGINES:
+		args->value = vdev->cfg.engines;
+		break;
+	case DRM_VACCEL_PARAM_MEMORY_CAPACITY:
+		args->value = vdev->cfg.memory;
+		break;
+	case DRM_VACCEL_PARAM_VA_START:
+		args->value = VACCEL_VA_START;
+		break;
+	case DRM_VACCEL_PARAM_VA_SIZE:
+		args->value = VACCEL_VA_END - VACCEL_VA_START;
+		break;
+	case DRM_VACCEL_PARAM_CAPABILITIES:
+		args->value = DRM_VACCEL_CAP_HOTPLUG;
+		break;
+	case DRM_VACCEL_PARAM_LINK_BANDWIDTH:
+		args->value = vdev->cfg.link_bw_mbps;
+		break;
+	case DRM_VACCEL_PARAM_LINK_LATENCY:
+		args->value = vdev->cfg.link_latency_ns;
+		break;
+	case DRM_VACCEL_PARAM_POLL_BUDGET:
+		args->value = vdev->cfg.poll_budget_ns;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * No driver ioctl is DRM_AUTH: on accel nodes only CAP_SYS_ADMIN clients
+ * count as authenticated.
+ */
+static const struct drm_ioctl_desc vaccel_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(VACCEL_GET_PARAM, vaccel_ioctl_get_param, 0),
+};
+
+DEFINE_DRM_ACCEL_FOPS(vaccel_fops);
+
+static const struct drm_driver vaccel_drm_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL,
+	.open = vaccel_open,
+	.postclose = vaccel_postclose,
+	.ioctls = vaccel_ioctls,
+	.num_ioctls = ARRAY_SIZE(vaccel_ioctls),
+	.fops = &vaccel_fops,
+	.name = DRIVER_NAME,
+	.desc = DRIVER_DESC,
+#ifdef VACCEL_HAVE_DRM_DRIVER_DATE
+	.date = "20261122",
+#endif
+	.major = VACCEL_UAPI_VERSION,
+	.minor = 0,
+};
+
+static void vaccel_device_release(struct drm_device *drm, void *unused)
+{
+	atomic_dec(&vaccel_live_devices);
+}
+
+/**
+ * vaccel_device_probe() - create and register the DRM device of a bus device
+ * @bdev: the bus device being bound
+ *
+ * Return: 0 or a negative errno.
+ */
+int vaccel_device_probe(struct vaccel_bus_dev *bdev)
+{
+	struct vaccel_device *vdev;
+	int ret;
+
+	ret = dma_coerce_mask_and_coherent(&bdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+
+	vdev = devm_drm_dev_alloc(&bdev->dev, &vaccel_drm_driver,
+				  struct vaccel_device, drm);
+	if (IS_ERR(vdev))
+		return PTR_ERR(vdev);
+	atomic_inc(&vaccel_live_devices);
+	ret = drmm_add_action_or_reset(&vdev->drm, vaccel_device_release, NULL);
+	if (ret)
+		return ret;
+
+	vdev->id = bdev->id;
+	vdev->cfg = bdev->cfg;
+	atomic_set(&vdev->open_files, 0);
+
+	vaccel_debugfs_device_init(vdev);
+
+	ret = drm_dev_register(&vdev->drm, 0);
+	if (ret)
+		return ret;
+	dev_set_drvdata(&bdev->dev, vdev);
+	return 0;
+}
+
+/**
+ * vaccel_device_remove() - unplug the DRM device of a bus device
+ * @bdev: the bus device being unbound
+ *
+ * Open files keep the &struct vaccel_device alive; their ioctls fail with
+ * -ENODEV from now on and their mappings are zapped. The memory is freed
+ * when the last file is closed.
+ */
+void vaccel_device_remove(struct vaccel_bus_dev *bdev)
+{
+	struct vaccel_device *vdev = dev_get_drvdata(&bdev->dev);
+
+	drm_dev_unplug(&vdev->drm);
+	dev_set_drvdata(&bdev->dev, NULL);
+}
+
+static int __init vaccel_init(void)
+{
+	int ret;
+
+	if (num_devices > VACCEL_MAX_DEVICES) {
+		pr_err("num_devices=%u is more than %u\n",
+		       num_devices, VACCEL_MAX_DEVICES);
+		return -EINVAL;
+	}
+
+	vaccel_debugfs_module_init();
+	ret = vaccel_bus_init(num_devices);
+	if (ret)
+		vaccel_debugfs_module_exit();
+	return ret;
+}
+
+static void __exit vaccel_exit(void)
+{
+	vaccel_bus_exit();
+	vaccel_debugfs_module_exit();
+}
+
+module_init(vaccel_init);
+module_exit(vaccel_exit);
+
+MODULE_DESCRIPTION(DRIVER_DESC);
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("The vaccel authors");

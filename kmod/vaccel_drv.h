@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright (C) 2026 The vaccel authors
+ */
+#ifndef __VACCEL_DRV_H__
+#define __VACCEL_DRV_H__
+
+#include <linux/atomic.h>
+#include <linux/device.h>
+#include <linux/types.h>
+
+#include <drm/drm_device.h>
+#include <drm/drm_file.h>
+
+#include "vaccel_compat.h"
+#include "vaccel_config.h"
+
+#define DRIVER_NAME	"vaccel"
+#define DRIVER_DESC	"Software-modelled compute accelerator"
+
+/*
+ * Every context sees the same device VA window. Address 0 and the low
+ * 4 GiB are left out so that a NULL or truncated pointer always faults.
+ */
+#define VACCEL_VA_START	(1ULL << 32)
+#define VACCEL_VA_END	(1ULL << 48)
+
+/**
+ * struct vaccel_bus_dev - a device on the vaccel bus
+ * @dev: the bus device, named "vaccel<id>"
+ * @id: the id given to new_device
+ * @cfg: model settings given at creation, immutable afterwards
+ * @probe_err: result of the last probe, reported back by new_device
+ *
+ * The bus device lives from new_device (or module load) until del_device
+ * (or module unload) plus whatever references are still held on it: the
+ * DRM device bound to it holds one until its last file is closed.
+ */
+struct vaccel_bus_dev {
+	struct device dev;
+	u32 id;
+	struct vaccel_config cfg;
+	int probe_err;
+};
+
+/**
+ * struct vaccel_device - a bound vaccel device
+ * @drm: the DRM accel device; the structure lives as long as it does
+ * @id: copy of &vaccel_bus_dev.id
+ * @cfg: copy of &vaccel_bus_dev.cfg, so that nothing here needs the bus
+ *	device after unplug
+ * @open_files: number of open files (contexts) on this device
+ *
+ * Allocated by probe, unplugged by remove (unbind or del_device), freed
+ * when the last reference to @drm is dropped.
+ */
+struct vaccel_device {
+	struct drm_device drm;
+	u32 id;
+	struct vaccel_config cfg;
+	atomic_t open_files;
+};
+
+/**
+ * struct vaccel_file - per open file state, one context per file
+ * @vdev: the device this file was opened on
+ * @pid: thread group of the opener, for debugfs
+ */
+struct vaccel_file {
+	struct vaccel_device *vdev;
+	struct pid *pid;
+};
+
+static inline struct vaccel_device *to_vaccel_device(struct drm_device *drm)
+{
+	return container_of(drm, struct vaccel_device, drm);
+}
+
+static inline struct vaccel_bus_dev *to_vaccel_bus_dev(struct device *dev)
+{
+	return container_of(dev, struct vaccel_bus_dev, dev);
+}
+
+/* vaccel_drv.c: binding a bus device to a DRM accel device */
+int vaccel_device_probe(struct vaccel_bus_dev *bdev);
+void vaccel_device_remove(struct vaccel_bus_dev *bdev);
+
+/* vaccel_bus.c: the vaccel bus, new_device and del_device */
+int vaccel_bus_init(unsigned int num_devices);
+void vaccel_bus_exit(void);
+
+/* vaccel_debugfs.c */
+void vaccel_debugfs_module_init(void);
+void vaccel_debugfs_module_exit(void);
+void vaccel_debugfs_device_init(struct vaccel_device *vdev);
+
+/*
+ * Live object counters, shown in /sys/kernel/debug/vaccel/objects so that
+ * tests can prove teardown released everything.
+ */
+extern atomic_t vaccel_live_bus_devs;
+extern atomic_t vaccel_live_devices;
+extern atomic_t vaccel_live_files;
+
+#endif /* __VACCEL_DRV_H__ */
