@@ -32,15 +32,16 @@ CC := gcc
 DRM_CFLAGS = $(shell pkg-config --cflags libdrm)
 DRM_LIBS = $(shell pkg-config --libs libdrm)
 WARN_CFLAGS := -Wall -Wextra -Werror
-TEST_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -pthread \
-	-I$(KSFT) -I$(TOP)/uapi $(DRM_CFLAGS)
+# kselftest_harness.h is not -Wextra clean (upstream builds selftests with -Wall)
+TEST_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Werror -pthread \
+	-isystem $(KSFT) -I$(TOP)/uapi $(DRM_CFLAGS)
 
 KSELFTEST_SRCS := $(wildcard tests/kselftest/*_test.c)
 KSELFTESTS := $(patsubst tests/kselftest/%.c,$(BUILD)/tests/%,$(KSELFTEST_SRCS))
 HOST_TEST_SRCS := $(wildcard tests/host/*_test.c)
 HOST_TESTS := $(patsubst tests/host/%.c,$(BUILD)/host-tests/%,$(HOST_TEST_SRCS))
 
-.PHONY: all module tests check run lint deps clean kernel-check
+.PHONY: all module tests check run lint deps clean kernel-check dkms-install dkms-uninstall
 
 all: module tests
 
@@ -92,3 +93,9 @@ lint: $(LINUX_SRC_STAMP) $(COMPAT_H)
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	rm -rf $(BUILD)/tests $(BUILD)/host-tests $(BUILD)/vm kmod/generated
+
+dkms-install:
+	tools/dkms-install
+
+dkms-uninstall:
+	tools/dkms-install --uninstall
