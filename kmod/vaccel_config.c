@@ -35,30 +35,42 @@ struct vaccel_config_key {
 	bool suffix;
 };
 
-/*
- * The settings: name, default, minimum, maximum, alignment, size suffix.
- * The key table and the sysfs attributes are both generated from this list.
- */
-#define VACCEL_CONFIG_KEYS(X)						\
-	X(engines, 4, 1, 64, 0, false)					\
-	X(memory, SZ_1G, SZ_1M, SZ_1T, PAGE_SIZE, true)			\
-	X(link_bw_mbps, 0, 0, 1000000, 0, false)			\
-	X(link_latency_ns, 0, 0, NSEC_PER_SEC, 0, false)		\
-	X(poll_budget_ns, 50 * NSEC_PER_USEC, 0, NSEC_PER_SEC, 0, false)
+enum vaccel_config_key_id {
+	VACCEL_KEY_ENGINES,
+	VACCEL_KEY_MEMORY,
+	VACCEL_KEY_LINK_BW,
+	VACCEL_KEY_LINK_LATENCY,
+	VACCEL_KEY_POLL_BUDGET,
+	VACCEL_NUM_KEYS
+};
 
-#define VACCEL_KEY_ENUM(_name, ...)	VACCEL_KEY_##_name,
-enum { VACCEL_CONFIG_KEYS(VACCEL_KEY_ENUM) VACCEL_NUM_KEYS };
-
-#define VACCEL_KEY(_name, _def, _min, _max, _align, _suffix)		\
-	[VACCEL_KEY_##_name] = {					\
-		.name = #_name,						\
-		.offset = offsetof(struct vaccel_config, _name),	\
-		.def = (_def), .min = (_min), .max = (_max),		\
-		.align = (_align), .suffix = (_suffix),			\
+static const struct vaccel_config_key vaccel_config_keys[VACCEL_NUM_KEYS] = {
+	[VACCEL_KEY_ENGINES] = {
+		.name = "engines",
+		.offset = offsetof(struct vaccel_config, engines),
+		.def = 4, .min = 1, .max = 64,
 	},
-
-static const struct vaccel_config_key vaccel_config_keys[] = {
-	VACCEL_CONFIG_KEYS(VACCEL_KEY)
+	[VACCEL_KEY_MEMORY] = {
+		.name = "memory",
+		.offset = offsetof(struct vaccel_config, memory),
+		.def = SZ_1G, .min = SZ_1M, .max = SZ_1T,
+		.align = PAGE_SIZE, .suffix = true,
+	},
+	[VACCEL_KEY_LINK_BW] = {
+		.name = "link_bw_mbps",
+		.offset = offsetof(struct vaccel_config, link_bw_mbps),
+		.def = 0, .min = 0, .max = 1000000,
+	},
+	[VACCEL_KEY_LINK_LATENCY] = {
+		.name = "link_latency_ns",
+		.offset = offsetof(struct vaccel_config, link_latency_ns),
+		.def = 0, .min = 0, .max = NSEC_PER_SEC,
+	},
+	[VACCEL_KEY_POLL_BUDGET] = {
+		.name = "poll_budget_ns",
+		.offset = offsetof(struct vaccel_config, poll_budget_ns),
+		.def = 50 * NSEC_PER_USEC, .min = 0, .max = NSEC_PER_SEC,
+	},
 };
 
 static u64 *vaccel_config_field(struct vaccel_config *cfg,
@@ -203,16 +215,25 @@ static ssize_t vaccel_config_show(struct device *dev,
 	return sysfs_emit(buf, "%llu\n", *vaccel_config_field(&bdev->cfg, ea->var));
 }
 
-#define VACCEL_KEY_ATTR(_name, ...)					\
-	static struct dev_ext_attribute vaccel_attr_##_name = {		\
+/* The sysfs file of a setting is named after its key. */
+#define VACCEL_CONFIG_ATTR(_name, _id)					\
+	struct dev_ext_attribute vaccel_attr_##_name = {		\
 		.attr = __ATTR(_name, 0444, vaccel_config_show, NULL),	\
-		.var = (void *)&vaccel_config_keys[VACCEL_KEY_##_name],	\
-	};
-VACCEL_CONFIG_KEYS(VACCEL_KEY_ATTR)
+		.var = (void *)&vaccel_config_keys[_id],		\
+	}
 
-#define VACCEL_KEY_ATTR_PTR(_name, ...)	&vaccel_attr_##_name.attr.attr,
+static VACCEL_CONFIG_ATTR(engines, VACCEL_KEY_ENGINES);
+static VACCEL_CONFIG_ATTR(memory, VACCEL_KEY_MEMORY);
+static VACCEL_CONFIG_ATTR(link_bw_mbps, VACCEL_KEY_LINK_BW);
+static VACCEL_CONFIG_ATTR(link_latency_ns, VACCEL_KEY_LINK_LATENCY);
+static VACCEL_CONFIG_ATTR(poll_budget_ns, VACCEL_KEY_POLL_BUDGET);
+
 static struct attribute *vaccel_config_attrs[] = {
-	VACCEL_CONFIG_KEYS(VACCEL_KEY_ATTR_PTR)
+	&vaccel_attr_engines.attr.attr,
+	&vaccel_attr_memory.attr.attr,
+	&vaccel_attr_link_bw_mbps.attr.attr,
+	&vaccel_attr_link_latency_ns.attr.attr,
+	&vaccel_attr_poll_budget_ns.attr.attr,
 	NULL,
 };
 

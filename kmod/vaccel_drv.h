@@ -6,6 +6,7 @@
 #define __VACCEL_DRV_H__
 
 #include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/device.h>
 #include <linux/types.h>
 
@@ -22,8 +23,8 @@
  * Every context sees the same device VA window. Address 0 and the low
  * 4 GiB are left out so that a NULL or truncated pointer always faults.
  */
-#define VACCEL_VA_START	(1ULL << 32)
-#define VACCEL_VA_END	(1ULL << 48)
+#define VACCEL_VA_START	BIT_ULL(32)
+#define VACCEL_VA_END	BIT_ULL(48)
 
 /**
  * struct vaccel_bus_dev - a device on the vaccel bus

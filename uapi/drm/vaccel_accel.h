@@ -73,7 +73,7 @@ extern "C" {
  * DRM_VACCEL_CAP_HOTPLUG: devices can be created and removed at run time
  * through /sys/bus/vaccel/new_device and del_device.
  */
-#define DRM_VACCEL_CAP_HOTPLUG			(1ULL << 0)
+#define DRM_VACCEL_CAP_HOTPLUG			0x1ULL
 
 /**
  * struct drm_vaccel_get_param - query a device property
