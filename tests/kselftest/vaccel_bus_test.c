@@ -137,7 +137,6 @@ TEST_F(bus, size_suffixes_and_bounds)
 TEST_F(bus, bad_new_device)
 {
 	static const struct { const char *spec; const char *why; } bad[] = {
-		{ "", "is not a device id" },
 		{ "\n", "is not a device id" },
 		{ "abc", "is not a device id" },
 		{ "-1", "is not a device id" },
@@ -195,7 +194,8 @@ TEST_F(bus, bad_del_device)
 	EXPECT_EQ(-ENOENT, vaccel_del_device(1023));
 	EXPECT_EQ(-EINVAL, vaccel_sysfs_write(VACCEL_BUS "/del_device", "1024"));
 	EXPECT_EQ(-EINVAL, vaccel_sysfs_write(VACCEL_BUS "/del_device", "x"));
-	EXPECT_EQ(-EINVAL, vaccel_sysfs_write(VACCEL_BUS "/del_device", ""));
+	/* (an empty write never reaches the driver: kernfs drops it) */
+	EXPECT_EQ(-EINVAL, vaccel_sysfs_write(VACCEL_BUS "/del_device", "\n"));
 	EXPECT_EQ(-EINVAL, vaccel_sysfs_write(VACCEL_BUS "/del_device", "0 1"));
 	EXPECT_EQ(-EINVAL, vaccel_sysfs_write(VACCEL_BUS "/del_device", "0 engines=2"));
 }
