@@ -17,6 +17,7 @@
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_ioctl.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
@@ -24,6 +25,8 @@
 #include <drm/vaccel_accel.h>
 
 #include "vaccel_drv.h"
+#include "vaccel_gem.h"
+#include "vaccel_vm.h"
 
 #define VACCEL_MAX_DEVICES	64
 
@@ -50,7 +53,10 @@ static int vaccel_open(struct drm_device *drm, struct drm_file *file)
 	}
 	vfile->vdev = vdev;
 	vfile->pid = get_pid(task_tgid(current));
+	atomic_set(&vfile->num_bos, 0);
+	vaccel_vm_init(&vfile->vm);
 	file->driver_priv = vfile;
+	vfile->id = atomic_inc_return(&vdev->next_ctx_id);
 	atomic_inc(&vdev->open_files);
 	atomic_inc(&vaccel_live_files);
 
@@ -61,8 +67,11 @@ static int vaccel_open(struct drm_device *drm, struct drm_file *file)
 static void vaccel_postclose(struct drm_device *drm, struct drm_file *file)
 {
 	struct vaccel_file *vfile = file->driver_priv;
+	struct vaccel_device *vdev = vfile->vdev;
 
-	atomic_dec(&vfile->vdev->open_files);
+	/* The DRM core closed every GEM handle of the file already. */
+	vaccel_vm_fini(&vfile->vm);
+	atomic_dec(&vdev->open_files);
 	put_pid(vfile->pid);
 	kfree(vfile);
 	atomic_dec(&vaccel_live_files);
@@ -108,6 +117,15 @@ static int vaccel_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_VACCEL_PARAM_POLL_BUDGET:
 		args->value = vdev->cfg.poll_budget_ns;
 		break;
+	case DRM_VACCEL_PARAM_MEMORY_USED:
+		args->value = atomic64_read(&vdev->mem_used);
+		break;
+	case DRM_VACCEL_PARAM_MAX_BOS:
+		args->value = VACCEL_MAX_BOS;
+		break;
+	case DRM_VACCEL_PARAM_MAX_MAPPINGS:
+		args->value = VACCEL_MAX_MAPPINGS;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -120,6 +138,11 @@ static int vaccel_ioctl_get_param(struct drm_device *drm, void *data,
  */
 static const struct drm_ioctl_desc vaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VACCEL_GET_PARAM, vaccel_ioctl_get_param, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_BO_CREATE, vaccel_ioctl_bo_create, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_BO_INFO, vaccel_ioctl_bo_info, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_BO_SEAL, vaccel_ioctl_bo_seal, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_VM_BIND, vaccel_ioctl_vm_bind, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_VM_UNBIND, vaccel_ioctl_vm_unbind, 0),
 };
 
 DEFINE_DRM_ACCEL_FOPS(vaccel_fops);
@@ -128,6 +151,8 @@ static const struct drm_driver vaccel_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL,
 	.open = vaccel_open,
 	.postclose = vaccel_postclose,
+	.gem_create_object = vaccel_gem_create_object,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	.ioctls = vaccel_ioctls,
 	.num_ioctls = ARRAY_SIZE(vaccel_ioctls),
 	.fops = &vaccel_fops,
@@ -172,6 +197,9 @@ int vaccel_device_probe(struct vaccel_bus_dev *bdev)
 	vdev->id = bdev->id;
 	vdev->cfg = bdev->cfg;
 	atomic_set(&vdev->open_files, 0);
+	atomic64_set(&vdev->mem_used, 0);
+	atomic64_set(&vdev->mem_pinned, 0);
+	atomic_set(&vdev->next_ctx_id, 0);
 
 	vaccel_debugfs_device_init(vdev);
 
@@ -208,10 +236,15 @@ static int __init vaccel_init(void)
 		return -EINVAL;
 	}
 
+	ret = vaccel_gem_module_init();
+	if (ret)
+		return ret;
 	vaccel_debugfs_module_init();
 	ret = vaccel_bus_init(num_devices);
-	if (ret)
+	if (ret) {
 		vaccel_debugfs_module_exit();
+		vaccel_gem_module_exit();
+	}
 	return ret;
 }
 
@@ -219,6 +252,7 @@ static void __exit vaccel_exit(void)
 {
 	vaccel_bus_exit();
 	vaccel_debugfs_module_exit();
+	vaccel_gem_module_exit();
 }
 
 module_init(vaccel_init);

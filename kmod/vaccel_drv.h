@@ -15,6 +15,7 @@
 
 #include "vaccel_compat.h"
 #include "vaccel_config.h"
+#include "vaccel_vm.h"
 
 #define DRIVER_NAME	"vaccel"
 #define DRIVER_DESC	"Software-modelled compute accelerator"
@@ -25,6 +26,10 @@
  */
 #define VACCEL_VA_START	BIT_ULL(32)
 #define VACCEL_VA_END	BIT_ULL(48)
+
+/* Per-context limits, reported through GET_PARAM. */
+#define VACCEL_MAX_BOS		4096
+#define VACCEL_MAX_MAPPINGS	4096
 
 /**
  * struct vaccel_bus_dev - a device on the vaccel bus
@@ -51,25 +56,38 @@ struct vaccel_bus_dev {
  * @cfg: copy of &vaccel_bus_dev.cfg, so that nothing here needs the bus
  *	device after unplug
  * @open_files: number of open files (contexts) on this device
+ * @mem_used: bytes of @cfg.memory taken by buffer objects
+ * @mem_pinned: bytes of buffer objects pinned for their whole life
+ * @next_ctx_id: id of the next context
  *
  * Allocated by probe, unplugged by remove (unbind or del_device), freed
- * when the last reference to @drm is dropped.
+ * when the last reference to @drm is dropped. Buffer objects do not hold
+ * @drm: each is held by a file, a mapping or a dma-buf that does.
  */
 struct vaccel_device {
 	struct drm_device drm;
 	u32 id;
 	struct vaccel_config cfg;
 	atomic_t open_files;
+	atomic64_t mem_used;
+	atomic64_t mem_pinned;
+	atomic_t next_ctx_id;
 };
 
 /**
  * struct vaccel_file - per open file state, one context per file
  * @vdev: the device this file was opened on
  * @pid: thread group of the opener, for debugfs
+ * @id: context id, unique on the device, for debugfs
+ * @num_bos: GEM handles held, at most VACCEL_MAX_BOS
+ * @vm: the context's device VA space
  */
 struct vaccel_file {
 	struct vaccel_device *vdev;
 	struct pid *pid;
+	u32 id;
+	atomic_t num_bos;
+	struct vaccel_vm vm;
 };
 
 static inline struct vaccel_device *to_vaccel_device(struct drm_device *drm)
@@ -102,5 +120,7 @@ void vaccel_debugfs_device_init(struct vaccel_device *vdev);
 extern atomic_t vaccel_live_bus_devs;
 extern atomic_t vaccel_live_devices;
 extern atomic_t vaccel_live_files;
+extern atomic_t vaccel_live_bos;
+extern atomic_t vaccel_live_maps;
 
 #endif /* __VACCEL_DRV_H__ */

@@ -31,12 +31,27 @@ extern "C" {
  * Bumped when ioctls or parameters are added. Read it back with
  * &DRM_VACCEL_PARAM_UAPI_VERSION.
  */
-#define VACCEL_UAPI_VERSION		1
+#define VACCEL_UAPI_VERSION		2
 
 #define DRM_VACCEL_GET_PARAM		0x00
+#define DRM_VACCEL_BO_CREATE		0x01
+#define DRM_VACCEL_BO_INFO		0x02
+#define DRM_VACCEL_BO_SEAL		0x03
+#define DRM_VACCEL_VM_BIND		0x04
+#define DRM_VACCEL_VM_UNBIND		0x05
 
 #define DRM_IOCTL_VACCEL_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_GET_PARAM, struct drm_vaccel_get_param)
+#define DRM_IOCTL_VACCEL_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_BO_CREATE, struct drm_vaccel_bo_create)
+#define DRM_IOCTL_VACCEL_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_BO_INFO, struct drm_vaccel_bo_info)
+#define DRM_IOCTL_VACCEL_BO_SEAL \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VACCEL_BO_SEAL, struct drm_vaccel_bo_seal)
+#define DRM_IOCTL_VACCEL_VM_BIND \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VACCEL_VM_BIND, struct drm_vaccel_vm_bind)
+#define DRM_IOCTL_VACCEL_VM_UNBIND \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VACCEL_VM_UNBIND, struct drm_vaccel_vm_unbind)
 
 /*
  * Parameters for &struct drm_vaccel_get_param.param.
@@ -62,6 +77,12 @@ extern "C" {
 #define DRM_VACCEL_PARAM_LINK_LATENCY		8
 /** DRM_VACCEL_PARAM_POLL_BUDGET: engine doorbell poll budget in nanoseconds */
 #define DRM_VACCEL_PARAM_POLL_BUDGET		9
+/** DRM_VACCEL_PARAM_MEMORY_USED: bytes of the capacity now allocated */
+#define DRM_VACCEL_PARAM_MEMORY_USED		10
+/** DRM_VACCEL_PARAM_MAX_BOS: buffer handles one context (file) may hold */
+#define DRM_VACCEL_PARAM_MAX_BOS		11
+/** DRM_VACCEL_PARAM_MAX_MAPPINGS: VM mappings one context may hold */
+#define DRM_VACCEL_PARAM_MAX_MAPPINGS		12
 
 /*
  * Capability bits reported by &DRM_VACCEL_PARAM_CAPABILITIES. A bit is
@@ -88,6 +109,147 @@ struct drm_vaccel_get_param {
 	__u32 pad;
 	/** @value: out, the value of @param */
 	__u64 value;
+};
+
+/*
+ * Buffer object flags for &struct drm_vaccel_bo_create.flags.
+ */
+
+/**
+ * DRM_VACCEL_BO_PERSISTENT: pages are pinned for the object's whole life and
+ * charged to the creator's RLIMIT_MEMLOCK (unless it has CAP_IPC_LOCK); the
+ * object can be sealed with &DRM_IOCTL_VACCEL_BO_SEAL.
+ */
+#define DRM_VACCEL_BO_PERSISTENT	0x1
+/**
+ * DRM_VACCEL_BO_SIGNAL: a signal buffer: an array of 8-byte signal words,
+ * pinned, mapped into the kernel and charged like a persistent buffer.
+ * Cannot be combined with &DRM_VACCEL_BO_PERSISTENT.
+ */
+#define DRM_VACCEL_BO_SIGNAL		0x2
+
+/**
+ * struct drm_vaccel_bo_create - create a buffer object
+ *
+ * The object is zero-filled. Its size is @size rounded up to the page size
+ * and is charged against the device's memory capacity until the object is
+ * freed (last handle closed, last mapping and dma-buf gone).
+ *
+ * Errors: -EINVAL for a zero @size, unknown or conflicting @flags or a
+ * non-zero @pad; -E2BIG if the size exceeds the device's whole capacity;
+ * -ENOMEM if the capacity left or RLIMIT_MEMLOCK (pinned flags) does not
+ * allow it; -ENOSPC when the context holds &DRM_VACCEL_PARAM_MAX_BOS handles.
+ */
+struct drm_vaccel_bo_create {
+	/** @size: in, bytes; out, the rounded-up size */
+	__u64 size;
+	/** @flags: in, DRM_VACCEL_BO_* */
+	__u32 flags;
+	/** @handle: out, GEM handle */
+	__u32 handle;
+	/** @mmap_offset: out, offset to mmap() the object through this file */
+	__u64 mmap_offset;
+};
+
+/* Status bits of &struct drm_vaccel_bo_info.status. */
+
+/** DRM_VACCEL_BO_STATUS_SEALED: the object is sealed (read-only for everyone) */
+#define DRM_VACCEL_BO_STATUS_SEALED	0x1
+/** DRM_VACCEL_BO_STATUS_IMPORTED: the handle refers to an imported dma-buf */
+#define DRM_VACCEL_BO_STATUS_IMPORTED	0x2
+
+/**
+ * struct drm_vaccel_bo_info - describe a buffer object
+ *
+ * For an imported object, @flags are the exporter's flags when the exporter
+ * is a vaccel device and 0 otherwise.
+ *
+ * Errors: -ENOENT for an unknown handle, -EINVAL for a non-zero @pad.
+ */
+struct drm_vaccel_bo_info {
+	/** @handle: in */
+	__u32 handle;
+	/** @flags: out, the DRM_VACCEL_BO_* flags it was created with */
+	__u32 flags;
+	/** @size: out, bytes */
+	__u64 size;
+	/** @mmap_offset: out */
+	__u64 mmap_offset;
+	/** @status: out, DRM_VACCEL_BO_STATUS_* */
+	__u32 status;
+	/** @pad: must be zero */
+	__u32 pad;
+};
+
+/**
+ * struct drm_vaccel_bo_seal - seal a persistent buffer object
+ *
+ * After sealing, nobody can write the object: writable mmap() fails with
+ * -EACCES and a write-enabled VM_BIND fails with -EACCES, on every device
+ * and in every process it is shared with. Sealing is permanent; sealing a
+ * sealed object succeeds and changes nothing.
+ *
+ * Errors: -ENOENT for an unknown handle; -EINVAL for non-zero @flags or an
+ * object that is not &DRM_VACCEL_BO_PERSISTENT (imported objects included);
+ * -EBUSY while a writable host mapping or a writable device mapping of the
+ * object exists.
+ */
+struct drm_vaccel_bo_seal {
+	/** @handle: in */
+	__u32 handle;
+	/** @flags: must be zero */
+	__u32 flags;
+};
+
+/* Access flags for &struct drm_vaccel_vm_bind.flags. */
+
+/** DRM_VACCEL_VM_READ: the device may read the range */
+#define DRM_VACCEL_VM_READ		0x1
+/** DRM_VACCEL_VM_WRITE: the device may write the range */
+#define DRM_VACCEL_VM_WRITE		0x2
+
+/**
+ * struct drm_vaccel_vm_bind - map part of a buffer into the context's VA space
+ *
+ * Maps bytes [@bo_offset, @bo_offset + @size) of the object at device
+ * address @va of this file's context. The pages stay pinned while mapped.
+ *
+ * Errors: -ENOENT for an unknown handle; -EINVAL for unknown or no access
+ * @flags, @va, @bo_offset or @size not page-aligned, a zero @size, or a
+ * range past the end of the object; -EOVERFLOW if @va + @size or
+ * @bo_offset + @size wraps; -ERANGE if the range is not inside the VA
+ * window (&DRM_VACCEL_PARAM_VA_START, &DRM_VACCEL_PARAM_VA_SIZE); -EBUSY if
+ * it overlaps a mapping; -EACCES for write access to a sealed object;
+ * -ENOSPC when the context holds &DRM_VACCEL_PARAM_MAX_MAPPINGS mappings.
+ */
+struct drm_vaccel_vm_bind {
+	/** @handle: in, the object to map */
+	__u32 handle;
+	/** @flags: in, DRM_VACCEL_VM_READ and/or DRM_VACCEL_VM_WRITE */
+	__u32 flags;
+	/** @bo_offset: in, first byte of the object to map */
+	__u64 bo_offset;
+	/** @va: in, device address of the mapping */
+	__u64 va;
+	/** @size: in, bytes */
+	__u64 size;
+};
+
+/**
+ * struct drm_vaccel_vm_unbind - remove a mapping
+ *
+ * @va and @size must name exactly one mapping made by VM_BIND. The range is
+ * unmapped at once; device work already using it keeps the pages until it
+ * finishes.
+ *
+ * Errors: -ENOENT if no mapping starts at @va; -EINVAL if @size differs from
+ * that mapping's size.
+ */
+struct drm_vaccel_vm_unbind {
+	/** @va: in */
+	__u64 va;
+	/** @size: in */
+	__u64 size;
 };
 
 #if defined(__cplusplus)

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Per-context device VA space: VM_BIND, VM_UNBIND and the translation of
+ * device addresses to kernel addresses, which is the only way the device
+ * model touches memory.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <linux/overflow.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+
+#include <drm/vaccel_accel.h>
+
+#include "vaccel_drv.h"
+#include "vaccel_gem.h"
+#include "vaccel_vm.h"
+
+#define VACCEL_VM_ACCESS	(DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE)
+
+atomic_t vaccel_live_maps = ATOMIC_INIT(0);
+
+/**
+ * vaccel_vm_init() - set up an empty VA space covering the VA window
+ * @vm: the VM to initialise
+ */
+void vaccel_vm_init(struct vaccel_vm *vm)
+{
+	spin_lock_init(&vm->lock);
+	drm_mm_init(&vm->mm, VACCEL_VA_START, VACCEL_VA_END - VACCEL_VA_START);
+	vm->num_maps = 0;
+}
+
+static void vaccel_vm_map_release(struct kref *ref)
+{
+	struct vaccel_vm_map *map = container_of(ref, struct vaccel_vm_map, ref);
+	struct drm_gem_object *obj = &map->bo->base.base;
+
+	dma_resv_lock(obj->resv, NULL);
+	drm_gem_shmem_object_vunmap(obj, &map->vmap);
+	dma_resv_unlock(obj->resv);
+	if (map->access & DRM_VACCEL_VM_WRITE)
+		vaccel_bo_put_write(map->bo);
+	drm_gem_object_put(obj);
+	kfree(map);
+	atomic_dec(&vaccel_live_maps);
+}
+
+/**
+ * vaccel_vm_map_put() - drop a reference from vaccel_vm_translate()
+ * @map: the mapping; may sleep when it is the last reference
+ */
+void vaccel_vm_map_put(struct vaccel_vm_map *map)
+{
+	kref_put(&map->ref, vaccel_vm_map_release);
+}
+
+/* The mapping containing @va, or NULL. Called with vm->lock held. */
+static struct vaccel_vm_map *vaccel_vm_lookup(struct vaccel_vm *vm, u64 va)
+{
+	struct drm_mm_node *node;
+
+	lockdep_assert_held(&vm->lock);
+	drm_mm_for_each_node_in_range(node, &vm->mm, va, va + 1)
+		return container_of(node, struct vaccel_vm_map, node);
+	return NULL;
+}
+
+/**
+ * vaccel_vm_translate() - device address range to kernel address
+ * @vm: the context's VM
+ * @va: first device address
+ * @len: number of bytes, at least 1
+ * @access: DRM_VACCEL_VM_READ and/or DRM_VACCEL_VM_WRITE, all required
+ * @mapp: set to the mapping, whose reference the caller must drop with
+ *	vaccel_vm_map_put() when done with the memory
+ *
+ * The whole range must lie in one mapping. While the reference is held the
+ * pages stay mapped even if the range is unbound meanwhile.
+ *
+ * Return: the kernel address of @va; ERR_PTR(-EFAULT) if some byte of the
+ * range is not mapped, ERR_PTR(-EACCES) if the mapping lacks @access.
+ */
+void *vaccel_vm_translate(struct vaccel_vm *vm, u64 va, u64 len, u32 access,
+			  struct vaccel_vm_map **mapp)
+{
+	struct vaccel_vm_map *map;
+	u64 last;
+
+	if (!len || check_add_overflow(va, len - 1, &last))
+		return ERR_PTR(-EFAULT);
+
+	spin_lock(&vm->lock);
+	map = vaccel_vm_lookup(vm, va);
+	if (!map || last >= map->node.start + map->node.size) {
+		spin_unlock(&vm->lock);
+		return ERR_PTR(-EFAULT);
+	}
+	if ((map->access & access) != access) {
+		spin_unlock(&vm->lock);
+		return ERR_PTR(-EACCES);
+	}
+	kref_get(&map->ref);
+	spin_unlock(&vm->lock);
+
+	*mapp = map;
+	return map->vmap.vaddr + map->bo_offset + (va - map->node.start);
+}
+
+int vaccel_ioctl_vm_bind(struct drm_device *drm, void *data,
+			 struct drm_file *file)
+{
+	struct vaccel_file *vfile = file->driver_priv;
+	struct drm_vaccel_vm_bind *args = data;
+	struct vaccel_vm *vm = &vfile->vm;
+	struct drm_gem_object *obj;
+	struct vaccel_vm_map *map;
+	u64 end, bo_end;
+	int ret;
+
+	if (!args->flags || (args->flags & ~VACCEL_VM_ACCESS))
+		return -EINVAL;
+	if (!args->size || !PAGE_ALIGNED(args->size) ||
+	    !PAGE_ALIGNED(args->va) || !PAGE_ALIGNED(args->bo_offset))
+		return -EINVAL;
+	if (check_add_overflow(args->va, args->size, &end) ||
+	    check_add_overflow(args->bo_offset, args->size, &bo_end))
+		return -EOVERFLOW;
+	if (args->va < VACCEL_VA_START || end > VACCEL_VA_END)
+		return -ERANGE;
+
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	if (bo_end > obj->size) {
+		ret = -EINVAL;
+		goto err_put_obj;
+	}
+
+	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map) {
+		ret = -ENOMEM;
+		goto err_put_obj;
+	}
+	map->bo = to_vaccel_bo(obj);
+	map->bo_offset = args->bo_offset;
+	map->access = args->flags;
+	map->node.start = args->va;
+	map->node.size = args->size;
+	kref_init(&map->ref);
+
+	if (map->access & DRM_VACCEL_VM_WRITE) {
+		ret = vaccel_bo_get_write(map->bo);
+		if (ret)
+			goto err_free;
+	}
+	dma_resv_lock(obj->resv, NULL);
+	ret = drm_gem_shmem_object_vmap(obj, &map->vmap);
+	dma_resv_unlock(obj->resv);
+	if (ret)
+		goto err_put_write;
+
+	spin_lock(&vm->lock);
+	if (vm->num_maps >= VACCEL_MAX_MAPPINGS) {
+		ret = -ENOSPC;
+	} else {
+		/* The range is inside the window: only an overlap fails. */
+		ret = drm_mm_reserve_node(&vm->mm, &map->node);
+		if (ret)
+			ret = -EBUSY;
+		else
+			vm->num_maps++;
+	}
+	spin_unlock(&vm->lock);
+	if (ret)
+		goto err_vunmap;
+
+	atomic_inc(&vaccel_live_maps);
+	return 0;	/* the mapping keeps the object reference */
+
+err_vunmap:
+	dma_resv_lock(obj->resv, NULL);
+	drm_gem_shmem_object_vunmap(obj, &map->vmap);
+	dma_resv_unlock(obj->resv);
+err_put_write:
+	if (map->access & DRM_VACCEL_VM_WRITE)
+		vaccel_bo_put_write(map->bo);
+err_free:
+	kfree(map);
+err_put_obj:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+int vaccel_ioctl_vm_unbind(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct vaccel_file *vfile = file->driver_priv;
+	struct drm_vaccel_vm_unbind *args = data;
+	struct vaccel_vm *vm = &vfile->vm;
+	struct vaccel_vm_map *map;
+
+	spin_lock(&vm->lock);
+	map = vaccel_vm_lookup(vm, args->va);
+	if (!map || map->node.start != args->va) {
+		spin_unlock(&vm->lock);
+		return -ENOENT;
+	}
+	if (map->node.size != args->size) {
+		spin_unlock(&vm->lock);
+		return -EINVAL;
+	}
+	drm_mm_remove_node(&map->node);
+	vm->num_maps--;
+	spin_unlock(&vm->lock);
+
+	vaccel_vm_map_put(map);
+	return 0;
+}
+
+/**
+ * vaccel_vm_fini() - unbind everything and tear the VA space down
+ * @vm: the VM of a context being closed
+ */
+void vaccel_vm_fini(struct vaccel_vm *vm)
+{
+	struct drm_mm_node *node, *next;
+	struct vaccel_vm_map *map, *tmp;
+	LIST_HEAD(unbound);
+
+	spin_lock(&vm->lock);
+	drm_mm_for_each_node_safe(node, next, &vm->mm) {
+		map = container_of(node, struct vaccel_vm_map, node);
+		drm_mm_remove_node(node);
+		list_add_tail(&map->unbound, &unbound);
+	}
+	vm->num_maps = 0;
+	spin_unlock(&vm->lock);
+
+	list_for_each_entry_safe(map, tmp, &unbound, unbound)
+		vaccel_vm_map_put(map);
+	drm_mm_takedown(&vm->mm);
+}
+
+/**
+ * vaccel_vm_debugfs_show() - print the mappings of a VM, one per line
+ * @vm: the VM
+ * @m: the debugfs file
+ * @ctx: context id printed at the start of each line
+ */
+void vaccel_vm_debugfs_show(struct vaccel_vm *vm, struct seq_file *m, u32 ctx)
+{
+	static const char * const access[] = { "-", "r", "w", "rw" };
+	struct drm_mm_node *node;
+
+	spin_lock(&vm->lock);
+	drm_mm_for_each_node(node, &vm->mm) {
+		struct vaccel_vm_map *map =
+			container_of(node, struct vaccel_vm_map, node);
+
+		seq_printf(m, "ctx %u va 0x%llx size 0x%llx bo_offset 0x%llx access %s\n",
+			   ctx, node->start, node->size, map->bo_offset,
+			   access[map->access & VACCEL_VM_ACCESS]);
+	}
+	spin_unlock(&vm->lock);
+}

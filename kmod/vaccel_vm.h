@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright (C) 2026 The vaccel authors
+ */
+#ifndef __VACCEL_VM_H__
+#define __VACCEL_VM_H__
+
+#include <linux/iosys-map.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+#include <drm/drm_mm.h>
+
+struct drm_device;
+struct drm_file;
+struct seq_file;
+struct vaccel_bo;
+
+/**
+ * struct vaccel_vm - the device VA space of one context
+ * @lock: protects @mm and @num_maps; held only for lookups and for
+ *	inserting or removing nodes, never while sleeping
+ * @mm: the mapped ranges, each the @node of a &struct vaccel_vm_map
+ * @num_maps: number of mappings, at most VACCEL_MAX_MAPPINGS
+ */
+struct vaccel_vm {
+	spinlock_t lock;	/* see above */
+	struct drm_mm mm;
+	unsigned int num_maps;
+};
+
+/**
+ * struct vaccel_vm_map - one VM_BIND mapping
+ * @node: the VA range; in the VM's @mm while bound
+ * @ref: one reference for being bound, one per vaccel_vm_translate() user
+ * @bo: the mapped object; a GEM reference is held
+ * @bo_offset: offset of @node.start in @bo
+ * @access: DRM_VACCEL_VM_READ and/or DRM_VACCEL_VM_WRITE
+ * @vmap: kernel mapping of the whole object, which also pins its pages
+ * @unbound: entry on a private list while being torn down
+ *
+ * Immutable once bound. Unbinding removes @node from the VM and drops the
+ * bound reference; pages and object go when the last user is done.
+ */
+struct vaccel_vm_map {
+	struct drm_mm_node node;
+	struct kref ref;
+	struct vaccel_bo *bo;
+	u64 bo_offset;
+	u32 access;
+	struct iosys_map vmap;
+	struct list_head unbound;
+};
+
+void vaccel_vm_init(struct vaccel_vm *vm);
+void vaccel_vm_fini(struct vaccel_vm *vm);
+void *vaccel_vm_translate(struct vaccel_vm *vm, u64 va, u64 len, u32 access,
+			  struct vaccel_vm_map **mapp);
+void vaccel_vm_map_put(struct vaccel_vm_map *map);
+void vaccel_vm_debugfs_show(struct vaccel_vm *vm, struct seq_file *m, u32 ctx);
+
+int vaccel_ioctl_vm_bind(struct drm_device *drm, void *data,
+			 struct drm_file *file);
+int vaccel_ioctl_vm_unbind(struct drm_device *drm, void *data,
+			   struct drm_file *file);
+
+#endif /* __VACCEL_VM_H__ */
