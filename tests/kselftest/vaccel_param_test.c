@@ -107,13 +107,19 @@ TEST_F(dev, every_param)
 	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_POLL_BUDGET, &v));
 	EXPECT_EQ(sysfs_setting(_metadata, self->id, "poll_budget_ns"), v);
 	EXPECT_EQ(50000, v);
+	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MEMORY_USED, &v));
+	EXPECT_EQ(0, v);	/* nothing allocated on device 0 yet */
+	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_BOS, &v));
+	EXPECT_EQ(4096, v);
+	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_MAPPINGS, &v));
+	EXPECT_EQ(4096, v);
 }
 
 TEST_F(dev, unknown_param)
 {
 	uint64_t v = 0;
 
-	EXPECT_EQ(-EINVAL, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_POLL_BUDGET + 1, &v));
+	EXPECT_EQ(-EINVAL, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_MAPPINGS + 1, &v));
 	EXPECT_EQ(-EINVAL, vaccel_get_param(self->fd, 0xffffffffu, &v));
 }
 
