@@ -6,7 +6,10 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <linux/debugfs.h>
+#include <linux/fs.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include <drm/drm_debugfs.h>
 #include <drm/drm_file.h>
@@ -145,6 +148,130 @@ static int vaccel_debugfs_vm_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
+/*
+ * vm_read: device memory as the device sees it. Write "CTX VA LEN" (LEN at
+ * most VACCEL_VM_READ_MAX); reading the same open file then returns the
+ * bytes in hex, or "error <errno>" if the translation failed. It goes
+ * through vaccel_vm_translate(), exactly like the device model.
+ */
+#define VACCEL_VM_READ_MAX	4096
+
+struct vaccel_vm_read {
+	struct vaccel_device *vdev;
+	char *out;
+	size_t out_len;
+};
+
+static int vaccel_vm_read_open(struct inode *inode, struct file *f)
+{
+	struct vaccel_vm_read *st = kzalloc(sizeof(*st), GFP_KERNEL);
+
+	if (!st)
+		return -ENOMEM;
+	st->vdev = inode->i_private;
+	f->private_data = st;
+	return nonseekable_open(inode, f);
+}
+
+static int vaccel_vm_read_release(struct inode *inode, struct file *f)
+{
+	struct vaccel_vm_read *st = f->private_data;
+
+	kvfree(st->out);
+	kfree(st);
+	return 0;
+}
+
+/* Copy @len bytes at @va of context @ctx; 0 or a negative errno. */
+static int vaccel_vm_read_copy(struct vaccel_device *vdev, u32 ctx, u64 va,
+			       u64 len, u8 *buf)
+{
+	struct drm_device *drm = &vdev->drm;
+	struct vaccel_vm_map *map;
+	struct drm_file *file;
+	int ret = -ESRCH;
+	void *src;
+
+	mutex_lock(&drm->filelist_mutex);
+	list_for_each_entry(file, &drm->filelist, lhead) {
+		struct vaccel_file *vfile = file->driver_priv;
+
+		if (vfile->id != ctx)
+			continue;
+		src = vaccel_vm_translate(&vfile->vm, va, len,
+					  DRM_VACCEL_VM_READ, &map);
+		if (IS_ERR(src)) {
+			ret = PTR_ERR(src);
+			break;
+		}
+		memcpy(buf, src, len);
+		vaccel_vm_map_put(map);
+		ret = 0;
+		break;
+	}
+	mutex_unlock(&drm->filelist_mutex);
+	return ret;
+}
+
+static ssize_t vaccel_vm_read_write(struct file *f, const char __user *ubuf,
+				    size_t count, loff_t *ppos)
+{
+	struct vaccel_vm_read *st = f->private_data;
+	char req[64];
+	u64 va, len;
+	u8 *buf;
+	u32 ctx;
+	int ret;
+	size_t i;
+
+	if (count >= sizeof(req))
+		return -EINVAL;
+	if (copy_from_user(req, ubuf, count))
+		return -EFAULT;
+	req[count] = '\0';
+	if (sscanf(req, "%u %llx %llu", &ctx, &va, &len) != 3 ||
+	    !len || len > VACCEL_VM_READ_MAX)
+		return -EINVAL;
+
+	buf = kvmalloc(len, GFP_KERNEL);
+	kvfree(st->out);
+	st->out = kvmalloc(2 * len + 32, GFP_KERNEL);
+	if (!buf || !st->out) {
+		kvfree(buf);
+		return -ENOMEM;
+	}
+	ret = vaccel_vm_read_copy(st->vdev, ctx, va, len, buf);
+	if (ret) {
+		st->out_len = scnprintf(st->out, 32, "error %d\n", ret);
+	} else {
+		for (i = 0; i < len; i++)
+			sprintf(st->out + 2 * i, "%02x", buf[i]);
+		st->out[2 * len] = '\n';
+		st->out_len = 2 * len + 1;
+	}
+	kvfree(buf);
+	*ppos = 0;	/* the next read starts at the new result */
+	return count;
+}
+
+static ssize_t vaccel_vm_read_read(struct file *f, char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	struct vaccel_vm_read *st = f->private_data;
+
+	if (!st->out)
+		return 0;
+	return simple_read_from_buffer(ubuf, count, ppos, st->out, st->out_len);
+}
+
+static const struct file_operations vaccel_vm_read_fops = {
+	.owner = THIS_MODULE,
+	.open = vaccel_vm_read_open,
+	.release = vaccel_vm_read_release,
+	.read = vaccel_vm_read_read,
+	.write = vaccel_vm_read_write,
+};
+
 /**
  * vaccel_debugfs_device_init() - create the per-device debugfs files
  * @vdev: device, before drm_dev_register()
@@ -158,4 +285,6 @@ void vaccel_debugfs_device_init(struct vaccel_device *vdev)
 	drm_debugfs_add_file(&vdev->drm, "contexts", vaccel_debugfs_contexts_show, NULL);
 	drm_debugfs_add_file(&vdev->drm, "buffers", vaccel_debugfs_buffers_show, NULL);
 	drm_debugfs_add_file(&vdev->drm, "vm", vaccel_debugfs_vm_show, NULL);
+	debugfs_create_file("vm_read", 0600, vdev->drm.debugfs_root, vdev,
+			    &vaccel_vm_read_fops);
 }
