@@ -41,6 +41,15 @@ KSELFTESTS := $(patsubst tests/kselftest/%.c,$(BUILD)/tests/%,$(KSELFTEST_SRCS))
 HOST_TEST_SRCS := $(wildcard tests/host/*_test.c)
 HOST_TESTS := $(patsubst tests/host/%.c,$(BUILD)/host-tests/%,$(HOST_TEST_SRCS))
 
+# The packet core (kmod/core/) built natively: unit tests under ASan and
+# UBSan with gcc, and a libFuzzer target with clang.
+CORE_SRCS := kmod/core/vaccel_core.c kmod/core/vaccel_reduce.c tests/core/os_native.c
+CORE_DEPS := $(CORE_SRCS) $(wildcard kmod/core/*.h tests/core/*.h) uapi/drm/vaccel_accel.h
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+CORE_TEST := $(BUILD)/host-tests/core_test
+CORE_FUZZ := $(BUILD)/core/core_fuzz
+FUZZ_SEEDS := $(BUILD)/core/fuzz_seeds
+
 .PHONY: all module tests check run lint deps clean kernel-check dkms-install dkms-uninstall
 
 all: module tests
@@ -59,7 +68,7 @@ module: $(COMPAT_H) | kernel-check
 $(LINUX_SRC_STAMP): tools/fetch-linux-source
 	tools/fetch-linux-source $(LINUX_SRC)
 
-tests: $(KSELFTESTS) $(HOST_TESTS)
+tests: $(KSELFTESTS) $(HOST_TESTS) $(CORE_TEST) $(CORE_FUZZ) $(FUZZ_SEEDS)
 
 $(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
@@ -68,6 +77,19 @@ $(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h) uapi/drm/v
 $(BUILD)/host-tests/%: tests/host/%.c uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $<
+
+$(CORE_TEST): tests/core/core_test.c $(CORE_DEPS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $< $(CORE_SRCS) -lm
+
+$(CORE_FUZZ): tests/core/core_fuzz.c $(CORE_DEPS)
+	@mkdir -p $(@D)
+	clang -std=gnu11 -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer $(SAN_FLAGS) \
+		-I$(TOP)/uapi $(DRM_CFLAGS) -o $@ $< $(CORE_SRCS)
+
+$(FUZZ_SEEDS): tests/core/fuzz_seeds.c tests/core/core_fuzz.h uapi/drm/vaccel_accel.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 $(WARN_CFLAGS) -I$(TOP)/uapi $(DRM_CFLAGS) -o $@ $<
 
 deps:
 	tools/install-deps
@@ -83,7 +105,8 @@ run: deps
 
 lint: $(LINUX_SRC_STAMP) $(COMPAT_H)
 	perl $(LINUX_SRC)/scripts/checkpatch.pl --strict --no-tree --quiet \
-		--ignore FILE_PATH_CHANGES -f kmod/*.c kmod/*.h uapi/drm/*.h
+		--ignore FILE_PATH_CHANGES -f kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h \
+		uapi/drm/*.h
 	@mkdir -p $(BUILD)
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 W=1 modules 2>&1 | tee $(BUILD)/lint.log
 	@if grep -E '(warning|error):' $(BUILD)/lint.log; then \
@@ -92,7 +115,7 @@ lint: $(LINUX_SRC_STAMP) $(COMPAT_H)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
-	rm -rf $(BUILD)/tests $(BUILD)/host-tests $(BUILD)/vm kmod/generated
+	rm -rf $(BUILD)/tests $(BUILD)/host-tests $(BUILD)/core $(BUILD)/vm kmod/generated
 
 dkms-install:
 	tools/dkms-install

@@ -252,6 +252,147 @@ struct drm_vaccel_vm_unbind {
 	__u64 size;
 };
 
+/*
+ * Command packets. A queue's ring is an array of 64-byte packets in device
+ * memory; the device copies each packet before it looks at it, and any
+ * invalid packet puts the queue into the error state (see
+ * DRM_VACCEL_FAULT_*). Unused operands, flags and reserved bits must be 0.
+ */
+
+#define DRM_VACCEL_PKT_NOP		0
+/*
+ * COPY: operand[0] src, [1] dst, [2] bytes; ranges must not overlap
+ */
+#define DRM_VACCEL_PKT_COPY		1
+/*
+ * FILL: operand[0] dst, [1] bytes, [2] 64-bit pattern; arg: pattern width
+ * in bytes (1, 2, 4 or 8), bytes and dst a multiple of it
+ */
+#define DRM_VACCEL_PKT_FILL		2
+/*
+ * REDUCE: dst[i] = src0[i] op src1[i]; operand[0] src0, [1] src1, [2] dst,
+ * [3] element count; arg: DRM_VACCEL_DTYPE_* | DRM_VACCEL_REDOP_* << 8
+ */
+#define DRM_VACCEL_PKT_REDUCE		3
+/*
+ * SIGNAL: operand[0] signal address, [1] value; arg: DRM_VACCEL_SIGNAL_*;
+ * flags: DRM_VACCEL_SIGNAL_F_EPOCH adds the running EXEC's epoch to value
+ */
+#define DRM_VACCEL_PKT_SIGNAL		4
+/*
+ * WAIT: block the queue until (signal & mask) cond value; operand[0]
+ * signal address, [1] value, [2] mask (0: all bits), [3] timeout in ns
+ * from when the wait starts (0: none); arg: DRM_VACCEL_WAIT_*; flags:
+ * DRM_VACCEL_WAIT_F_EPOCH adds the running EXEC's epoch to the value
+ */
+#define DRM_VACCEL_PKT_WAIT		5
+/*
+ * EXEC: run operand[1] packets of a sealed buffer at operand[0] with epoch
+ * operand[2]; takes one ring slot however many packets it runs
+ */
+#define DRM_VACCEL_PKT_EXEC		6
+/*
+ * TIMESTAMP: store CLOCK_MONOTONIC ns at operand[0] (8-byte aligned)
+ */
+#define DRM_VACCEL_PKT_TIMESTAMP	7
+/*
+ * DELAY: keep the engine busy for operand[0] ns (at most 1 s)
+ */
+#define DRM_VACCEL_PKT_DELAY		8
+
+/*
+ * Header bits, &struct drm_vaccel_packet.header
+ */
+#define DRM_VACCEL_PKT_TYPE_MASK	0x00ff
+/*
+ * wait for every earlier packet of the queue to complete
+ */
+#define DRM_VACCEL_PKT_BARRIER		0x0100
+/*
+ * wake host waiters of the completion signal
+ */
+#define DRM_VACCEL_PKT_IRQ		0x0200
+#define DRM_VACCEL_PKT_ACQUIRE_SHIFT	10	/* DRM_VACCEL_SCOPE_* */
+#define DRM_VACCEL_PKT_RELEASE_SHIFT	12	/* DRM_VACCEL_SCOPE_* */
+#define DRM_VACCEL_PKT_RESERVED		0xc000
+
+#define DRM_VACCEL_SCOPE_NONE		0
+#define DRM_VACCEL_SCOPE_DEVICE		1
+#define DRM_VACCEL_SCOPE_SYSTEM		2
+
+/*
+ * Signal operations: SIGNAL packets, completion actions, SIGNAL_WRITE
+ */
+#define DRM_VACCEL_SIGNAL_NONE		0	/* completion actions only */
+#define DRM_VACCEL_SIGNAL_SET		1
+#define DRM_VACCEL_SIGNAL_ADD		2
+#define DRM_VACCEL_SIGNAL_MAX		3
+#define DRM_VACCEL_SIGNAL_F_EPOCH	0x1
+
+/*
+ * WAIT conditions; GE is wrap-safe: (s64)(signal - value) >= 0
+ */
+#define DRM_VACCEL_WAIT_GE		0
+#define DRM_VACCEL_WAIT_EQ		1
+#define DRM_VACCEL_WAIT_NE		2
+#define DRM_VACCEL_WAIT_F_EPOCH		0x1
+
+/*
+ * REDUCE element types and operations
+ */
+#define DRM_VACCEL_DTYPE_F32		0
+#define DRM_VACCEL_DTYPE_F16		1
+#define DRM_VACCEL_DTYPE_BF16		2
+#define DRM_VACCEL_DTYPE_I32		3
+#define DRM_VACCEL_DTYPE_I64		4
+#define DRM_VACCEL_DTYPE_U8		5
+#define DRM_VACCEL_REDOP_SUM		0
+#define DRM_VACCEL_REDOP_PROD		1
+#define DRM_VACCEL_REDOP_MIN		2
+#define DRM_VACCEL_REDOP_MAX		3
+
+/**
+ * struct drm_vaccel_packet - one device command, 64 bytes, little-endian
+ *
+ * The completion action, if @completion_op is not DRM_VACCEL_SIGNAL_NONE,
+ * applies @completion_op with @completion_value to the signal at
+ * @completion_addr after the packet's effects are visible.
+ */
+struct drm_vaccel_packet {
+	/** @header: DRM_VACCEL_PKT_* type and header bits */
+	__u16 header;
+	/** @arg: type-specific small argument */
+	__u16 arg;
+	/** @flags: type-specific flags */
+	__u32 flags;
+	/** @operand: type-specific operands */
+	__u64 operand[4];
+	/** @completion_addr: signal address for the completion action */
+	__u64 completion_addr;
+	/** @completion_value: value for the completion action */
+	__u64 completion_value;
+	/** @completion_op: DRM_VACCEL_SIGNAL_*, NONE for no action */
+	__u32 completion_op;
+	/** @reserved: must be zero */
+	__u32 reserved;
+};
+
+/*
+ * Queue fault codes: why a queue stopped in the error state. The failing
+ * packet's index and the faulting device address are recorded with it.
+ */
+#define DRM_VACCEL_FAULT_NONE		0
+#define DRM_VACCEL_FAULT_BAD_PACKET	1	/* unknown type, reserved bits, bad operands */
+#define DRM_VACCEL_FAULT_UNMAPPED	2	/* address not mapped */
+#define DRM_VACCEL_FAULT_ACCESS		3	/* mapping lacks read or write access */
+#define DRM_VACCEL_FAULT_ALIGNMENT	4	/* misaligned signal, element or pattern */
+#define DRM_VACCEL_FAULT_NOT_SIGNAL	5	/* signal address not in a signal buffer */
+#define DRM_VACCEL_FAULT_NOT_SEALED	6	/* EXEC of a buffer that is not sealed */
+#define DRM_VACCEL_FAULT_EXEC_DEPTH	7	/* EXEC nested too deep */
+#define DRM_VACCEL_FAULT_WAIT_TIMEOUT	8	/* WAIT timed out */
+#define DRM_VACCEL_FAULT_DOORBELL	9	/* doorbell more than a ring ahead */
+#define DRM_VACCEL_FAULT_INJECTED	10	/* fault injection */
+
 #if defined(__cplusplus)
 }
 #endif

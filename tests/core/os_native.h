@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Native OS layer for the packet core: a fake device address space made
+ * of regions of host memory, signals as plain words, a virtual clock that
+ * DELAY advances instead of sleeping. Used by the unit tests and the
+ * fuzzer; one instance per queue.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#ifndef OS_NATIVE_H
+#define OS_NATIVE_H
+
+#include "../../kmod/core/vaccel_core.h"
+
+#define OS_MAX_REGIONS	16
+
+struct os_region {
+	u64 va;
+	u64 size;
+	u8 *mem;
+	u32 access;	/* DRM_VACCEL_VM_READ / _WRITE */
+	bool signal;	/* a signal buffer */
+	bool sealed;	/* usable by EXEC */
+};
+
+struct os_native {
+	struct os_region regions[OS_MAX_REGIONS];
+	unsigned int nregions;
+	u64 now;		/* virtual clock, ns */
+	u64 maps;		/* vaccel_os_map() calls not yet unmapped */
+	u64 signals;		/* vaccel_os_signal() calls */
+	u64 irqs;		/* ... with irq set */
+};
+
+/* Add a region of @size bytes at @va (zero-filled); returns its memory. */
+u8 *os_add(struct os_native *os, u64 va, u64 size, u32 access, bool signal,
+	   bool sealed);
+void os_free(struct os_native *os);
+/* Host address of device address @va, or NULL. */
+void *os_ptr(struct os_native *os, u64 va);
+
+#endif
