@@ -152,6 +152,9 @@ static int vaccel_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma
 	if (obj->import_attach)
 		return drm_gem_shmem_mmap(&bo->base, vma);
 
+	/* before VM_MAYWRITE goes: shmem's copy-on-write check needs it */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
 	if (!(vma->vm_flags & VM_WRITE))
 		vm_flags_clear(vma, VM_MAYWRITE);
 	writable = vma->vm_flags & VM_MAYWRITE;

@@ -58,14 +58,26 @@ void vaccel_vm_map_put(struct vaccel_vm_map *map)
 	kref_put(&map->ref, vaccel_vm_map_release);
 }
 
-/* The mapping containing @va, or NULL. Called with vm->lock held. */
+/*
+ * The mapping containing @va, or NULL. Called with vm->lock held.
+ *
+ * @va is untrusted: outside the window drm_mm's range iterator can yield
+ * its head node (which sits at the end of the range), so only an
+ * allocated node that really contains @va is returned.
+ */
 static struct vaccel_vm_map *vaccel_vm_lookup(struct vaccel_vm *vm, u64 va)
 {
 	struct drm_mm_node *node;
 
 	lockdep_assert_held(&vm->lock);
-	drm_mm_for_each_node_in_range(node, &vm->mm, va, va + 1)
+	if (va < VACCEL_VA_START || va >= VACCEL_VA_END)
+		return NULL;
+	drm_mm_for_each_node_in_range(node, &vm->mm, va, va + 1) {
+		if (node == &vm->mm.head_node || !drm_mm_node_allocated(node) ||
+		    va - node->start >= node->size)
+			return NULL;
 		return container_of(node, struct vaccel_vm_map, node);
+	}
 	return NULL;
 }
 
@@ -202,6 +214,9 @@ int vaccel_ioctl_vm_unbind(struct drm_device *drm, void *data,
 	struct drm_vaccel_vm_unbind *args = data;
 	struct vaccel_vm *vm = &vfile->vm;
 	struct vaccel_vm_map *map;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
 
 	spin_lock(&vm->lock);
 	map = vaccel_vm_lookup(vm, args->va);

@@ -24,8 +24,44 @@ ABI_OFF(drm_vaccel_get_param, param, 0);
 ABI_OFF(drm_vaccel_get_param, pad, 4);
 ABI_OFF(drm_vaccel_get_param, value, 8);
 
+ABI_SIZE(drm_vaccel_bo_create, 24);
+ABI_OFF(drm_vaccel_bo_create, size, 0);
+ABI_OFF(drm_vaccel_bo_create, flags, 8);
+ABI_OFF(drm_vaccel_bo_create, handle, 12);
+ABI_OFF(drm_vaccel_bo_create, mmap_offset, 16);
+
+ABI_SIZE(drm_vaccel_bo_info, 32);
+ABI_OFF(drm_vaccel_bo_info, handle, 0);
+ABI_OFF(drm_vaccel_bo_info, flags, 4);
+ABI_OFF(drm_vaccel_bo_info, size, 8);
+ABI_OFF(drm_vaccel_bo_info, mmap_offset, 16);
+ABI_OFF(drm_vaccel_bo_info, status, 24);
+ABI_OFF(drm_vaccel_bo_info, pad, 28);
+
+ABI_SIZE(drm_vaccel_bo_seal, 8);
+ABI_OFF(drm_vaccel_bo_seal, handle, 0);
+ABI_OFF(drm_vaccel_bo_seal, flags, 4);
+
+ABI_SIZE(drm_vaccel_vm_bind, 32);
+ABI_OFF(drm_vaccel_vm_bind, handle, 0);
+ABI_OFF(drm_vaccel_vm_bind, flags, 4);
+ABI_OFF(drm_vaccel_vm_bind, bo_offset, 8);
+ABI_OFF(drm_vaccel_vm_bind, va, 16);
+ABI_OFF(drm_vaccel_vm_bind, size, 24);
+
+ABI_SIZE(drm_vaccel_vm_unbind, 24);
+ABI_OFF(drm_vaccel_vm_unbind, va, 0);
+ABI_OFF(drm_vaccel_vm_unbind, size, 8);
+ABI_OFF(drm_vaccel_vm_unbind, flags, 16);
+ABI_OFF(drm_vaccel_vm_unbind, pad, 20);
+
 /* Ioctl numbers are part of the ABI too. */
 static_assert(DRM_VACCEL_GET_PARAM == 0x00, "GET_PARAM nr");
+static_assert(DRM_VACCEL_BO_CREATE == 0x01, "BO_CREATE nr");
+static_assert(DRM_VACCEL_BO_INFO == 0x02, "BO_INFO nr");
+static_assert(DRM_VACCEL_BO_SEAL == 0x03, "BO_SEAL nr");
+static_assert(DRM_VACCEL_VM_BIND == 0x04, "VM_BIND nr");
+static_assert(DRM_VACCEL_VM_UNBIND == 0x05, "VM_UNBIND nr");
 
 TEST(ioctl_encoding)
 {
@@ -33,6 +69,23 @@ TEST(ioctl_encoding)
 		  DRM_IOCTL_VACCEL_GET_PARAM);
 	EXPECT_EQ(16, _IOC_SIZE(DRM_IOCTL_VACCEL_GET_PARAM));
 	EXPECT_EQ('d', _IOC_TYPE(DRM_IOCTL_VACCEL_GET_PARAM));
+
+	/* out-parameters: read-write; in-only: write */
+	EXPECT_EQ(DRM_IOWR(0x41, struct drm_vaccel_bo_create), DRM_IOCTL_VACCEL_BO_CREATE);
+	EXPECT_EQ(DRM_IOWR(0x42, struct drm_vaccel_bo_info), DRM_IOCTL_VACCEL_BO_INFO);
+	EXPECT_EQ(DRM_IOW(0x43, struct drm_vaccel_bo_seal), DRM_IOCTL_VACCEL_BO_SEAL);
+	EXPECT_EQ(DRM_IOW(0x44, struct drm_vaccel_vm_bind), DRM_IOCTL_VACCEL_VM_BIND);
+	EXPECT_EQ(DRM_IOW(0x45, struct drm_vaccel_vm_unbind), DRM_IOCTL_VACCEL_VM_UNBIND);
+	EXPECT_EQ(24, _IOC_SIZE(DRM_IOCTL_VACCEL_BO_CREATE));
+	EXPECT_EQ(32, _IOC_SIZE(DRM_IOCTL_VACCEL_BO_INFO));
+	EXPECT_EQ(8, _IOC_SIZE(DRM_IOCTL_VACCEL_BO_SEAL));
+	EXPECT_EQ(32, _IOC_SIZE(DRM_IOCTL_VACCEL_VM_BIND));
+	EXPECT_EQ(24, _IOC_SIZE(DRM_IOCTL_VACCEL_VM_UNBIND));
+	EXPECT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(DRM_IOCTL_VACCEL_BO_CREATE));
+	EXPECT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(DRM_IOCTL_VACCEL_BO_INFO));
+	EXPECT_EQ(_IOC_WRITE, _IOC_DIR(DRM_IOCTL_VACCEL_BO_SEAL));
+	EXPECT_EQ(_IOC_WRITE, _IOC_DIR(DRM_IOCTL_VACCEL_VM_BIND));
+	EXPECT_EQ(_IOC_WRITE, _IOC_DIR(DRM_IOCTL_VACCEL_VM_UNBIND));
 }
 
 TEST(param_numbers)
@@ -47,7 +100,21 @@ TEST(param_numbers)
 	EXPECT_EQ(7, DRM_VACCEL_PARAM_LINK_BANDWIDTH);
 	EXPECT_EQ(8, DRM_VACCEL_PARAM_LINK_LATENCY);
 	EXPECT_EQ(9, DRM_VACCEL_PARAM_POLL_BUDGET);
+	EXPECT_EQ(10, DRM_VACCEL_PARAM_MEMORY_USED);
+	EXPECT_EQ(11, DRM_VACCEL_PARAM_MAX_BOS);
+	EXPECT_EQ(12, DRM_VACCEL_PARAM_MAX_MAPPINGS);
 	EXPECT_EQ(1ULL, DRM_VACCEL_CAP_HOTPLUG);
+	EXPECT_EQ(2, VACCEL_UAPI_VERSION);
+}
+
+TEST(flag_values)
+{
+	EXPECT_EQ(0x1, DRM_VACCEL_BO_PERSISTENT);
+	EXPECT_EQ(0x2, DRM_VACCEL_BO_SIGNAL);
+	EXPECT_EQ(0x1, DRM_VACCEL_BO_STATUS_SEALED);
+	EXPECT_EQ(0x2, DRM_VACCEL_BO_STATUS_IMPORTED);
+	EXPECT_EQ(0x1, DRM_VACCEL_VM_READ);
+	EXPECT_EQ(0x2, DRM_VACCEL_VM_WRITE);
 }
 
 TEST_HARNESS_MAIN

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <drm/vaccel_accel.h>
@@ -196,5 +198,236 @@ static inline bool vaccel_kmsg_contains(int fd, const char *needle)
 			return true;
 	}
 }
+
+/*
+ * Memory uAPI: buffer objects, VM_BIND, PRIME. Every wrapper returns 0 or
+ * -errno, so that tests can compare the exact error.
+ */
+#define VACCEL_PAGE		4096ULL
+#define VACCEL_VA_LO		(1ULL << 32)	/* first byte of the VA window */
+#define VACCEL_VA_HI		(1ULL << 48)	/* end of the VA window */
+
+static inline int vaccel_bo_create(int fd, uint64_t size, uint32_t flags,
+				   struct drm_vaccel_bo_create *out)
+{
+	struct drm_vaccel_bo_create args = { .size = size, .flags = flags };
+
+	if (ioctl(fd, DRM_IOCTL_VACCEL_BO_CREATE, &args))
+		return -errno;
+	if (out)
+		*out = args;
+	return 0;
+}
+
+/* BO_CREATE returning only the handle. */
+static inline int vaccel_bo_new(int fd, uint64_t size, uint32_t flags,
+				uint32_t *handle)
+{
+	struct drm_vaccel_bo_create args = {};
+	int ret = vaccel_bo_create(fd, size, flags, &args);
+
+	if (handle)
+		*handle = ret ? 0 : args.handle;
+	return ret;
+}
+
+static inline int vaccel_bo_info(int fd, uint32_t handle,
+				 struct drm_vaccel_bo_info *info)
+{
+	struct drm_vaccel_bo_info args = { .handle = handle };
+
+	if (ioctl(fd, DRM_IOCTL_VACCEL_BO_INFO, &args))
+		return -errno;
+	if (info)
+		*info = args;
+	return 0;
+}
+
+static inline int vaccel_bo_seal(int fd, uint32_t handle)
+{
+	struct drm_vaccel_bo_seal args = { .handle = handle };
+
+	return ioctl(fd, DRM_IOCTL_VACCEL_BO_SEAL, &args) ? -errno : 0;
+}
+
+static inline int vaccel_gem_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close args = { .handle = handle };
+
+	return ioctl(fd, DRM_IOCTL_GEM_CLOSE, &args) ? -errno : 0;
+}
+
+static inline int vaccel_vm_bind(int fd, uint32_t handle, uint32_t flags,
+				 uint64_t bo_offset, uint64_t va, uint64_t size)
+{
+	struct drm_vaccel_vm_bind args = {
+		.handle = handle, .flags = flags, .bo_offset = bo_offset,
+		.va = va, .size = size,
+	};
+
+	return ioctl(fd, DRM_IOCTL_VACCEL_VM_BIND, &args) ? -errno : 0;
+}
+
+static inline int vaccel_vm_unbind(int fd, uint64_t va, uint64_t size)
+{
+	struct drm_vaccel_vm_unbind args = { .va = va, .size = size };
+
+	return ioctl(fd, DRM_IOCTL_VACCEL_VM_UNBIND, &args) ? -errno : 0;
+}
+
+/* PRIME export (DRM_CLOEXEC | DRM_RDWR); the dma-buf fd in *@dmabuf. */
+static inline int vaccel_prime_export(int fd, uint32_t handle, int *dmabuf)
+{
+	struct drm_prime_handle args = {
+		.handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR, .fd = -1,
+	};
+
+	*dmabuf = -1;
+	if (ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &args))
+		return -errno;
+	*dmabuf = args.fd;
+	return 0;
+}
+
+static inline int vaccel_prime_import(int fd, int dmabuf, uint32_t *handle)
+{
+	struct drm_prime_handle args = { .fd = dmabuf };
+
+	*handle = 0;
+	if (ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &args))
+		return -errno;
+	*handle = args.handle;
+	return 0;
+}
+
+/* mmap(MAP_SHARED) of a buffer; MAP_FAILED with errno set on failure. */
+static inline void *vaccel_bo_mmap(int fd, uint64_t offset, uint64_t size,
+				   int prot)
+{
+	return mmap(NULL, size, prot, MAP_SHARED, fd, (off_t)offset);
+}
+
+/* GET_PARAM MEMORY_USED; ~0 if it fails. */
+static inline uint64_t vaccel_memory_used(int fd)
+{
+	uint64_t v = 0;
+
+	return vaccel_get_param(fd, DRM_VACCEL_PARAM_MEMORY_USED, &v) ? ~0ULL : v;
+}
+
+static inline void vaccel_msleep(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static inline uint64_t vaccel_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Poll an objects counter until it equals @want or @ms milliseconds have
+ * passed (frees may be deferred to a workqueue); the last value read.
+ */
+static inline long vaccel_objects_wait(const char *name, long want,
+				       unsigned int ms)
+{
+	uint64_t end = vaccel_now_ms() + ms;
+	long v;
+
+	for (;;) {
+		v = vaccel_objects(name);
+		if (v == want || vaccel_now_ms() >= end)
+			return v;
+		vaccel_msleep(10);
+	}
+}
+
+/* Poll MEMORY_USED of @fd until it is @want, like vaccel_objects_wait(). */
+static inline uint64_t vaccel_memory_used_wait(int fd, uint64_t want,
+					       unsigned int ms)
+{
+	uint64_t end = vaccel_now_ms() + ms;
+	uint64_t v;
+
+	for (;;) {
+		v = vaccel_memory_used(fd);
+		if (v == want || vaccel_now_ms() >= end)
+			return v;
+		vaccel_msleep(10);
+	}
+}
+
+/* VmLck of this process in bytes (from /proc/self/status); -1 if absent. */
+static inline long long vaccel_vmlck(void)
+{
+	char buf[4096], *p;
+
+	if (vaccel_read_file("/proc/self/status", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "\nVmLck:");
+	if (!p)
+		return -1;
+	return strtoll(p + 7, NULL, 10) * 1024;
+}
+
+/* Read /sys/kernel/debug/accel/vaccel<id>/<file>; bytes or -errno. */
+static inline ssize_t vaccel_dev_debugfs(unsigned int id, const char *file,
+					 char *buf, size_t len)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), ACCEL_DEBUGFS "/vaccel%u/%s", id, file);
+	return vaccel_read_file(path, buf, len);
+}
+
+/*
+ * Value of the line "<key> <number>" in a debugfs text; -1 when there is
+ * no such line.
+ */
+static inline long long vaccel_kv(const char *text, const char *key)
+{
+	size_t len = strlen(key);
+	const char *p;
+
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, len) && p[len] == ' ')
+			return strtoll(p + len + 1, NULL, 0);
+	return -1;
+}
+
+/* Delete device @id if it exists, then create it from @spec ("ID k=v..."). */
+static inline int vaccel_fresh_device(unsigned int id, const char *spec)
+{
+	vaccel_del_device(id);
+	return vaccel_new_device(spec);
+}
+
+/*
+ * Checks for forked children of a test, which must not use the harness's
+ * ASSERT/EXPECT (an ASSERT would run the fixture teardown in the child):
+ * print what failed and exit 1.
+ */
+#define CHILD_ASSERT(cond) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "# child %d: %s:%d: %s (errno %d)\n",	\
+			(int)getpid(), __FILE__, __LINE__, #cond, errno); \
+		_exit(1);						\
+	}								\
+} while (0)
+#define CHILD_EQ(expected, seen) do {					\
+	long long __e = (long long)(expected), __s = (long long)(seen); \
+	if (__e != __s) {						\
+		fprintf(stderr, "# child %d: %s:%d: %s == %s: expected %lld, got %lld\n", \
+			(int)getpid(), __FILE__, __LINE__, #expected, #seen, \
+			__e, __s);					\
+		_exit(1);						\
+	}								\
+} while (0)
 
 #endif /* VACCEL_COMMON_H */

@@ -139,4 +139,139 @@ TEST_F(module, num_devices_param)
 	/* teardown loads the defaults back */
 }
 
+/* Nothing of the memory uAPI is left: no objects, mappings or files. */
+static void expect_no_objects(struct __test_metadata *_metadata)
+{
+	EXPECT_EQ(0, vaccel_objects_wait("bos", 0, 2000));
+	EXPECT_EQ(0, vaccel_objects_wait("mappings", 0, 2000));
+	EXPECT_EQ(0, vaccel_objects_wait("files", 0, 2000));
+}
+
+/* Unload; retried for up to 2 s in case a deferred free still holds it. */
+static int unload_settled(struct __test_metadata *_metadata)
+{
+	uint64_t end = vaccel_now_ms() + 2000;
+	int ret, tries = 0;
+
+	for (;;) {
+		ret = unload();
+		tries++;
+		if (ret != -EWOULDBLOCK || vaccel_now_ms() >= end)
+			break;
+		vaccel_msleep(20);
+	}
+	if (tries > 1)
+		TH_LOG("unload needed %d tries", tries);
+	return ret;
+}
+
+/*
+ * A file closed with everything still in it: hundreds of objects of every
+ * kind, bound, once mapped, once exported. Closing it frees all of it and
+ * the module can go.
+ */
+TEST_F(module, leak_then_unload)
+{
+	static const uint32_t flags[] = {
+		0, DRM_VACCEL_BO_PERSISTENT, DRM_VACCEL_BO_SIGNAL,
+	};
+	struct drm_vaccel_bo_create bo = {};
+	uint64_t used = 1;
+	int fd, i, dmabuf = -1, bound = 0;
+	long bos, maps;
+
+	fd = vaccel_open(0);
+	ASSERT_LE(0, fd);
+	bos = vaccel_objects("bos");
+	maps = vaccel_objects("mappings");
+	for (i = 0; i < 500; i++) {
+		uint64_t size = (1 + i % 7) * VACCEL_PAGE - (i % 3);
+		bool seal = i % 30 == 1;	/* persistent ones */
+
+		ASSERT_EQ(0, vaccel_bo_create(fd, size, flags[i % 3], &bo))
+			TH_LOG("object %d", i);
+		if (seal)
+			ASSERT_EQ(0, vaccel_bo_seal(fd, bo.handle));
+		if (i % 5 != 4) {
+			uint32_t access = DRM_VACCEL_VM_READ;
+
+			if ((i & 1) && !seal)
+				access |= DRM_VACCEL_VM_WRITE;
+			ASSERT_EQ(0, vaccel_vm_bind(fd, bo.handle, access, 0,
+						    VACCEL_VA_LO + (uint64_t)i * (1 << 20),
+						    VACCEL_PAGE));
+			bound++;
+		}
+		if (i % 100 == 0) {
+			char *p = vaccel_bo_mmap(fd, bo.mmap_offset, bo.size,
+						 PROT_READ | PROT_WRITE);
+
+			ASSERT_NE(MAP_FAILED, p);
+			memset(p, 0xee, bo.size);
+			/* a live mmap would hold the file, and the module */
+			EXPECT_EQ(0, munmap(p, bo.size));
+		}
+		if (i == 250) {
+			ASSERT_EQ(0, vaccel_prime_export(fd, bo.handle, &dmabuf));
+			close(dmabuf);
+		}
+	}
+	EXPECT_EQ(bos + 500, vaccel_objects("bos"));
+	EXPECT_EQ(maps + bound, vaccel_objects("mappings"));
+	EXPECT_EQ(-EWOULDBLOCK, unload());
+	close(fd);
+
+	expect_no_objects(_metadata);
+	fd = vaccel_open(0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, vaccel_get_param(fd, DRM_VACCEL_PARAM_MEMORY_USED, &used));
+	EXPECT_EQ(0, used);
+	close(fd);
+	expect_idle(_metadata, self->num_devices);
+	ASSERT_EQ(0, unload_settled(_metadata));
+	EXPECT_FALSE(loaded());
+	/* teardown loads it back */
+}
+
+/* A dma-buf outlives its file and holds the module until it is closed. */
+TEST_F(module, unload_refused_while_dmabuf_open)
+{
+	uint32_t h;
+	int fd, dmabuf = -1;
+
+	fd = vaccel_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, vaccel_bo_new(fd, 1 << 20, DRM_VACCEL_BO_PERSISTENT, &h));
+	ASSERT_EQ(0, vaccel_prime_export(fd, h, &dmabuf));
+	close(fd);
+	EXPECT_EQ(0, vaccel_objects("files"));
+	EXPECT_EQ(1, vaccel_objects("bos"));
+	EXPECT_EQ(-EWOULDBLOCK, unload());
+	EXPECT_TRUE(loaded());
+	close(dmabuf);
+	expect_no_objects(_metadata);
+	ASSERT_EQ(0, unload_settled(_metadata));
+}
+
+/* A host mapping outlives its file and holds the module until munmap. */
+TEST_F(module, unload_refused_while_mapped)
+{
+	struct drm_vaccel_bo_create bo = {};
+	char *p;
+	int fd;
+
+	fd = vaccel_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, vaccel_bo_create(fd, 2 * VACCEL_PAGE, 0, &bo));
+	p = vaccel_bo_mmap(fd, bo.mmap_offset, bo.size, PROT_READ | PROT_WRITE);
+	ASSERT_NE(MAP_FAILED, p);
+	close(fd);
+	strcpy(p, "still here");
+	EXPECT_EQ(-EWOULDBLOCK, unload());
+	EXPECT_STREQ("still here", p);
+	EXPECT_EQ(0, munmap(p, bo.size));
+	expect_no_objects(_metadata);
+	ASSERT_EQ(0, unload_settled(_metadata));
+}
+
 TEST_HARNESS_MAIN

@@ -138,7 +138,8 @@ struct drm_vaccel_get_param {
  * Errors: -EINVAL for a zero @size, unknown or conflicting @flags or a
  * non-zero @pad; -E2BIG if the size exceeds the device's whole capacity;
  * -ENOMEM if the capacity left or RLIMIT_MEMLOCK (pinned flags) does not
- * allow it; -ENOSPC when the context holds &DRM_VACCEL_PARAM_MAX_BOS handles.
+ * allow it; -ENOSPC when the context holds &DRM_VACCEL_PARAM_MAX_BOS handles
+ * (imported handles count too: PRIME import fails with -ENOSPC likewise).
  */
 struct drm_vaccel_bo_create {
 	/** @size: in, bytes; out, the rounded-up size */
@@ -242,14 +243,18 @@ struct drm_vaccel_vm_bind {
  * unmapped at once; device work already using it keeps the pages until it
  * finishes.
  *
- * Errors: -ENOENT if no mapping starts at @va; -EINVAL if @size differs from
- * that mapping's size.
+ * Errors: -EINVAL for non-zero @flags or @pad; -ENOENT if no mapping
+ * starts at @va; -EINVAL if @size differs from that mapping's size.
  */
 struct drm_vaccel_vm_unbind {
 	/** @va: in */
 	__u64 va;
 	/** @size: in */
 	__u64 size;
+	/** @flags: must be zero */
+	__u32 flags;
+	/** @pad: must be zero */
+	__u32 pad;
 };
 
 /*
