@@ -29,6 +29,7 @@ static int vaccel_debugfs_objects_show(struct seq_file *m, void *unused)
 	seq_printf(m, "files %d\n", atomic_read(&vaccel_live_files));
 	seq_printf(m, "bos %d\n", atomic_read(&vaccel_live_bos));
 	seq_printf(m, "mappings %d\n", atomic_read(&vaccel_live_maps));
+	seq_printf(m, "queues %d\n", atomic_read(&vaccel_live_queues));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(vaccel_debugfs_objects);
@@ -199,7 +200,7 @@ static int vaccel_vm_read_copy(struct vaccel_device *vdev, u32 ctx, u64 va,
 		if (vfile->id != ctx)
 			continue;
 		src = vaccel_vm_translate(&vfile->vm, va, len,
-					  DRM_VACCEL_VM_READ, &map);
+					  DRM_VACCEL_VM_READ, &map, NULL);
 		if (IS_ERR(src)) {
 			ret = PTR_ERR(src);
 			break;

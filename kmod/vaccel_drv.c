@@ -26,6 +26,7 @@
 
 #include "vaccel_drv.h"
 #include "vaccel_gem.h"
+#include "vaccel_queue.h"
 #include "vaccel_vm.h"
 
 #define VACCEL_MAX_DEVICES	64
@@ -36,6 +37,7 @@ MODULE_PARM_DESC(num_devices, "Number of devices created at load (default 4, at 
 
 atomic_t vaccel_live_devices = ATOMIC_INIT(0);
 atomic_t vaccel_live_files = ATOMIC_INIT(0);
+atomic_t vaccel_live_queues = ATOMIC_INIT(0);
 
 static int vaccel_open(struct drm_device *drm, struct drm_file *file)
 {
@@ -55,6 +57,7 @@ static int vaccel_open(struct drm_device *drm, struct drm_file *file)
 	vfile->pid = get_pid(task_tgid(current));
 	atomic_set(&vfile->num_bos, 0);
 	vaccel_vm_init(&vfile->vm);
+	xa_init_flags(&vfile->queues, XA_FLAGS_ALLOC);
 	file->driver_priv = vfile;
 	vfile->id = atomic_inc_return(&vdev->next_ctx_id);
 	atomic_inc(&vdev->open_files);
@@ -69,7 +72,11 @@ static void vaccel_postclose(struct drm_device *drm, struct drm_file *file)
 	struct vaccel_file *vfile = file->driver_priv;
 	struct vaccel_device *vdev = vfile->vdev;
 
-	/* The DRM core closed every GEM handle of the file already. */
+	/*
+	 * The DRM core closed every GEM handle of the file already; queues
+	 * go before the VM they run in.
+	 */
+	vaccel_queues_fini(vfile);
 	vaccel_vm_fini(&vfile->vm);
 	atomic_dec(&vdev->open_files);
 	put_pid(vfile->pid);
@@ -126,6 +133,9 @@ static int vaccel_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_VACCEL_PARAM_MAX_MAPPINGS:
 		args->value = VACCEL_MAX_MAPPINGS;
 		break;
+	case DRM_VACCEL_PARAM_MAX_QUEUES:
+		args->value = VACCEL_MAX_QUEUES;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -143,9 +153,33 @@ static const struct drm_ioctl_desc vaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VACCEL_BO_SEAL, vaccel_ioctl_bo_seal, 0),
 	DRM_IOCTL_DEF_DRV(VACCEL_VM_BIND, vaccel_ioctl_vm_bind, 0),
 	DRM_IOCTL_DEF_DRV(VACCEL_VM_UNBIND, vaccel_ioctl_vm_unbind, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_QUEUE_CREATE, vaccel_ioctl_queue_create, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_QUEUE_DESTROY, vaccel_ioctl_queue_destroy, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_QUEUE_QUERY, vaccel_ioctl_queue_query, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_KICK, vaccel_ioctl_kick, 0),
 };
 
-DEFINE_DRM_ACCEL_FOPS(vaccel_fops);
+/* GEM objects below VACCEL_MMAP_QUEUE_BASE, queue pages above it. */
+static int vaccel_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	if (vma->vm_pgoff >= VACCEL_MMAP_QUEUE_BASE >> PAGE_SHIFT)
+		return vaccel_queue_mmap(filp, vma);
+	return drm_gem_mmap(filp, vma);
+}
+
+/* DRM_ACCEL_FOPS with our own mmap. */
+static const struct file_operations vaccel_fops = {
+	.owner = THIS_MODULE,
+	.open = accel_open,
+	.release = drm_release,
+	.unlocked_ioctl = drm_ioctl,
+	.compat_ioctl = drm_compat_ioctl,
+	.poll = drm_poll,
+	.read = drm_read,
+	.llseek = noop_llseek,
+	.mmap = vaccel_mmap,
+	.fop_flags = FOP_UNSIGNED_OFFSET,
+};
 
 static const struct drm_driver vaccel_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL,
@@ -200,7 +234,11 @@ int vaccel_device_probe(struct vaccel_bus_dev *bdev)
 	atomic64_set(&vdev->mem_used, 0);
 	atomic64_set(&vdev->mem_pinned, 0);
 	atomic_set(&vdev->next_ctx_id, 0);
+	atomic_set(&vdev->next_engine, 0);
 
+	ret = vaccel_engines_start(vdev);
+	if (ret)
+		return ret;
 	vaccel_debugfs_device_init(vdev);
 
 	ret = drm_dev_register(&vdev->drm, 0);

@@ -9,6 +9,7 @@
 #include <linux/bits.h>
 #include <linux/device.h>
 #include <linux/types.h>
+#include <linux/xarray.h>
 
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
@@ -59,6 +60,11 @@ struct vaccel_bus_dev {
  * @mem_used: bytes of @cfg.memory taken by buffer objects
  * @mem_pinned: bytes of buffer objects pinned for their whole life
  * @next_ctx_id: id of the next context
+ * @engines: the @num_engines engines (see vaccel_engine.c)
+ * @num_engines: copy of @cfg.engines
+ * @next_engine: round-robin cursor for placing new queues
+ * @stats: counters for debugfs: packets and bytes executed, queue faults,
+ *	KICK calls, engine sleeps
  *
  * Allocated by probe, unplugged by remove (unbind or del_device), freed
  * when the last reference to @drm is dropped. Buffer objects do not hold
@@ -72,6 +78,16 @@ struct vaccel_device {
 	atomic64_t mem_used;
 	atomic64_t mem_pinned;
 	atomic_t next_ctx_id;
+	struct vaccel_engine *engines;
+	unsigned int num_engines;
+	atomic_t next_engine;
+	struct {
+		atomic64_t packets;
+		atomic64_t bytes;
+		atomic64_t faults;
+		atomic64_t kicks;
+		atomic64_t sleeps;
+	} stats;
 };
 
 /**
@@ -81,6 +97,7 @@ struct vaccel_device {
  * @id: context id, unique on the device, for debugfs
  * @num_bos: GEM handles held, at most VACCEL_MAX_BOS
  * @vm: the context's device VA space
+ * @queues: the context's queues by id (allocating xarray, own lock)
  */
 struct vaccel_file {
 	struct vaccel_device *vdev;
@@ -88,6 +105,7 @@ struct vaccel_file {
 	u32 id;
 	atomic_t num_bos;
 	struct vaccel_vm vm;
+	struct xarray queues;
 };
 
 static inline struct vaccel_device *to_vaccel_device(struct drm_device *drm)
@@ -122,5 +140,6 @@ extern atomic_t vaccel_live_devices;
 extern atomic_t vaccel_live_files;
 extern atomic_t vaccel_live_bos;
 extern atomic_t vaccel_live_maps;
+extern atomic_t vaccel_live_queues;
 
 #endif /* __VACCEL_DRV_H__ */

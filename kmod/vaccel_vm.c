@@ -89,25 +89,35 @@ static struct vaccel_vm_map *vaccel_vm_lookup(struct vaccel_vm *vm, u64 va)
  * @access: DRM_VACCEL_VM_READ and/or DRM_VACCEL_VM_WRITE, all required
  * @mapp: set to the mapping, whose reference the caller must drop with
  *	vaccel_vm_map_put() when done with the memory
+ * @avail: NULL if the whole range must lie in one mapping; otherwise set to
+ *	the number of bytes (1 to @len) that do, from @va on
  *
- * The whole range must lie in one mapping. While the reference is held the
- * pages stay mapped even if the range is unbound meanwhile.
+ * While the reference is held the pages stay mapped even if the range is
+ * unbound meanwhile.
  *
- * Return: the kernel address of @va; ERR_PTR(-EFAULT) if some byte of the
- * range is not mapped, ERR_PTR(-EACCES) if the mapping lacks @access.
+ * Return: the kernel address of @va; ERR_PTR(-EFAULT) if @va (or, without
+ * @avail, some byte of the range) is not mapped, ERR_PTR(-EACCES) if the
+ * mapping lacks @access.
  */
 void *vaccel_vm_translate(struct vaccel_vm *vm, u64 va, u64 len, u32 access,
-			  struct vaccel_vm_map **mapp)
+			  struct vaccel_vm_map **mapp, u64 *avail)
 {
 	struct vaccel_vm_map *map;
-	u64 last;
+	u64 in_map;
 
-	if (!len || check_add_overflow(va, len - 1, &last))
+	if (!len)
 		return ERR_PTR(-EFAULT);
 
 	spin_lock(&vm->lock);
 	map = vaccel_vm_lookup(vm, va);
-	if (!map || last >= map->node.start + map->node.size) {
+	if (!map) {
+		spin_unlock(&vm->lock);
+		return ERR_PTR(-EFAULT);
+	}
+	in_map = map->node.start + map->node.size - va;
+	if (avail) {
+		*avail = min(len, in_map);
+	} else if (len > in_map) {
 		spin_unlock(&vm->lock);
 		return ERR_PTR(-EFAULT);
 	}

@@ -57,7 +57,7 @@ struct vaccel_vm_map {
 void vaccel_vm_init(struct vaccel_vm *vm);
 void vaccel_vm_fini(struct vaccel_vm *vm);
 void *vaccel_vm_translate(struct vaccel_vm *vm, u64 va, u64 len, u32 access,
-			  struct vaccel_vm_map **mapp);
+			  struct vaccel_vm_map **mapp, u64 *avail);
 void vaccel_vm_map_put(struct vaccel_vm_map *map);
 void vaccel_vm_debugfs_show(struct vaccel_vm *vm, struct seq_file *m, u32 ctx);
 

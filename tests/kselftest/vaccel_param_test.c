@@ -113,13 +113,15 @@ TEST_F(dev, every_param)
 	EXPECT_EQ(4096, v);
 	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_MAPPINGS, &v));
 	EXPECT_EQ(4096, v);
+	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_QUEUES, &v));
+	EXPECT_EQ(64, v);
 }
 
 TEST_F(dev, unknown_param)
 {
 	uint64_t v = 0;
 
-	EXPECT_EQ(-EINVAL, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_MAPPINGS + 1, &v));
+	EXPECT_EQ(-EINVAL, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_QUEUES + 1, &v));
 	EXPECT_EQ(-EINVAL, vaccel_get_param(self->fd, 0xffffffffu, &v));
 }
 

@@ -39,6 +39,10 @@ extern "C" {
 #define DRM_VACCEL_BO_SEAL		0x03
 #define DRM_VACCEL_VM_BIND		0x04
 #define DRM_VACCEL_VM_UNBIND		0x05
+#define DRM_VACCEL_QUEUE_CREATE		0x06
+#define DRM_VACCEL_QUEUE_DESTROY	0x07
+#define DRM_VACCEL_QUEUE_QUERY		0x08
+#define DRM_VACCEL_KICK			0x09
 
 #define DRM_IOCTL_VACCEL_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_GET_PARAM, struct drm_vaccel_get_param)
@@ -52,6 +56,14 @@ extern "C" {
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VACCEL_VM_BIND, struct drm_vaccel_vm_bind)
 #define DRM_IOCTL_VACCEL_VM_UNBIND \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VACCEL_VM_UNBIND, struct drm_vaccel_vm_unbind)
+#define DRM_IOCTL_VACCEL_QUEUE_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_QUEUE_CREATE, struct drm_vaccel_queue_create)
+#define DRM_IOCTL_VACCEL_QUEUE_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VACCEL_QUEUE_DESTROY, struct drm_vaccel_queue_destroy)
+#define DRM_IOCTL_VACCEL_QUEUE_QUERY \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_QUEUE_QUERY, struct drm_vaccel_queue_query)
+#define DRM_IOCTL_VACCEL_KICK \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VACCEL_KICK, struct drm_vaccel_kick)
 
 /*
  * Parameters for &struct drm_vaccel_get_param.param.
@@ -83,6 +95,8 @@ extern "C" {
 #define DRM_VACCEL_PARAM_MAX_BOS		11
 /** DRM_VACCEL_PARAM_MAX_MAPPINGS: VM mappings one context may hold */
 #define DRM_VACCEL_PARAM_MAX_MAPPINGS		12
+/** DRM_VACCEL_PARAM_MAX_QUEUES: queues one context may hold */
+#define DRM_VACCEL_PARAM_MAX_QUEUES		13
 
 /*
  * Capability bits reported by &DRM_VACCEL_PARAM_CAPABILITIES. A bit is
@@ -397,6 +411,130 @@ struct drm_vaccel_packet {
 #define DRM_VACCEL_FAULT_WAIT_TIMEOUT	8	/* WAIT timed out */
 #define DRM_VACCEL_FAULT_DOORBELL	9	/* doorbell more than a ring ahead */
 #define DRM_VACCEL_FAULT_INJECTED	10	/* fault injection */
+
+/*
+ * Queues. A queue runs the packets of its ring in order on one of the
+ * device's engines. User space submits without a system call:
+ *
+ *   1. write the packet into ring[index % ring_size];
+ *   2. store-release the new write index (index + 1) into the doorbell page;
+ *   3. full memory barrier;
+ *   4. if the control page's need_wakeup is set, call DRM_IOCTL_VACCEL_KICK.
+ *
+ * The engine polls doorbells for the device's poll budget; before it
+ * sleeps it sets need_wakeup, issues a full barrier and checks every
+ * doorbell again, so either it sees the new index or the submitter sees
+ * need_wakeup: no submission is ever left waiting.
+ */
+
+/* Ring sizes, in packets (powers of two). */
+#define DRM_VACCEL_RING_MIN		2
+#define DRM_VACCEL_RING_MAX		65536
+
+/* Queue states, &struct drm_vaccel_queue_control.state */
+#define DRM_VACCEL_QUEUE_RUNNING	0
+#define DRM_VACCEL_QUEUE_ERROR		1
+
+/**
+ * struct drm_vaccel_queue_create - create a queue
+ *
+ * The ring is @ring_size packets at device address @ring_va, which must be
+ * mapped readable in this context for the queue's whole life. Map the
+ * doorbell page (read-write) at @doorbell_offset and the control page
+ * (read-only) at @control_offset of this file, one page each.
+ *
+ * Errors: -EINVAL for non-zero @flags or @pad, a @ring_size that is not a
+ * power of two in [DRM_VACCEL_RING_MIN, DRM_VACCEL_RING_MAX], a @priority
+ * above 2 or a misaligned @ring_va; -EFAULT if the ring is not mapped
+ * readable; -ENOSPC when the context holds DRM_VACCEL_PARAM_MAX_QUEUES.
+ */
+struct drm_vaccel_queue_create {
+	/** @ring_va: in, device address of the ring, 64-byte aligned */
+	__u64 ring_va;
+	/** @ring_size: in, packets in the ring */
+	__u32 ring_size;
+	/** @priority: in, 0 (normal) to 2 (high) */
+	__u32 priority;
+	/** @flags: must be zero */
+	__u32 flags;
+	/** @queue_id: out */
+	__u32 queue_id;
+	/** @doorbell_offset: out, mmap() offset of the doorbell page */
+	__u64 doorbell_offset;
+	/** @control_offset: out, mmap() offset of the control page */
+	__u64 control_offset;
+};
+
+/**
+ * struct drm_vaccel_queue_destroy - stop and destroy a queue
+ *
+ * Waits for the packet being executed to finish its current step. The
+ * doorbell and control pages stay valid in existing mappings.
+ *
+ * Errors: -EINVAL for non-zero @pad; -ENOENT for an unknown queue.
+ */
+struct drm_vaccel_queue_destroy {
+	/** @queue_id: in */
+	__u32 queue_id;
+	/** @pad: must be zero */
+	__u32 pad;
+};
+
+/**
+ * struct drm_vaccel_queue_control - the control page, read-only to users
+ */
+struct drm_vaccel_queue_control {
+	/** @read_index: ring packets completed */
+	__u64 read_index;
+	/** @state: DRM_VACCEL_QUEUE_RUNNING or _ERROR */
+	__u32 state;
+	/** @fault: DRM_VACCEL_FAULT_* once in the error state */
+	__u32 fault;
+	/** @fault_index: ring index of the faulting packet */
+	__u64 fault_index;
+	/** @fault_addr: device address involved in the fault */
+	__u64 fault_addr;
+	/** @need_wakeup: the engine sleeps: submitters must KICK */
+	__u32 need_wakeup;
+	/** @pad: zero */
+	__u32 pad;
+};
+
+/**
+ * struct drm_vaccel_queue_query - read a queue's state
+ *
+ * Errors: -EINVAL for non-zero @pad; -ENOENT for an unknown queue.
+ */
+struct drm_vaccel_queue_query {
+	/** @queue_id: in */
+	__u32 queue_id;
+	/** @state: out, DRM_VACCEL_QUEUE_* */
+	__u32 state;
+	/** @read_index: out, ring packets completed */
+	__u64 read_index;
+	/** @write_index: out, the last doorbell value the device accepted */
+	__u64 write_index;
+	/** @fault: out, DRM_VACCEL_FAULT_* */
+	__u32 fault;
+	/** @pad: must be zero */
+	__u32 pad;
+	/** @fault_index: out */
+	__u64 fault_index;
+	/** @fault_addr: out */
+	__u64 fault_addr;
+};
+
+/**
+ * struct drm_vaccel_kick - wake the engine of a queue
+ *
+ * Errors: -EINVAL for non-zero @pad; -ENOENT for an unknown queue.
+ */
+struct drm_vaccel_kick {
+	/** @queue_id: in */
+	__u32 queue_id;
+	/** @pad: must be zero */
+	__u32 pad;
+};
 
 #if defined(__cplusplus)
 }

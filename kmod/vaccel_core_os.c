@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The packet core's OS layer in the kernel: device memory through the
+ * context's VA translation, signals in signal buffers, time, delays and
+ * FPU sections. The core's "os" pointer is the &struct vaccel_queue.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <linux/atomic.h>
+#include <linux/delay.h>
+#include <linux/err.h>
+#include <linux/fpu.h>
+#include <linux/ktime.h>
+
+#include "vaccel_drv.h"
+#include "vaccel_gem.h"
+#include "vaccel_queue.h"
+#include "vaccel_vm.h"
+
+static u32 vaccel_os_fault(void *ptr)
+{
+	return PTR_ERR(ptr) == -EACCES ? DRM_VACCEL_FAULT_ACCESS :
+					 DRM_VACCEL_FAULT_UNMAPPED;
+}
+
+u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
+		  u64 *avail, void **cookie)
+{
+	struct vaccel_queue *q = os;
+	struct vaccel_vm_map *map;
+	void *p;
+
+	p = vaccel_vm_translate(&q->vfile->vm, va, len, access, &map, avail);
+	if (IS_ERR(p))
+		return vaccel_os_fault(p);
+	*ptr = p;
+	*cookie = map;
+	return DRM_VACCEL_FAULT_NONE;
+}
+
+void vaccel_os_unmap(void *os, void *cookie)
+{
+	vaccel_vm_map_put(cookie);
+}
+
+/* The signal word at @va, with a mapping reference in *mapp. */
+static u32 vaccel_os_signal_word(struct vaccel_queue *q, u64 va, u32 access,
+				 atomic64_t **word, struct vaccel_vm_map **mapp)
+{
+	struct vaccel_bo *owner;
+	void *p;
+
+	if (va % 8)
+		return DRM_VACCEL_FAULT_ALIGNMENT;
+	p = vaccel_vm_translate(&q->vfile->vm, va, 8, access, mapp, NULL);
+	if (IS_ERR(p))
+		return vaccel_os_fault(p);
+	owner = vaccel_bo_owner((*mapp)->bo);
+	if (!owner || !(owner->flags & DRM_VACCEL_BO_SIGNAL)) {
+		vaccel_vm_map_put(*mapp);
+		return DRM_VACCEL_FAULT_NOT_SIGNAL;
+	}
+	*word = p;
+	return DRM_VACCEL_FAULT_NONE;
+}
+
+u32 vaccel_os_signal(void *os, u64 va, u32 op, u64 value, bool irq)
+{
+	struct vaccel_vm_map *map;
+	atomic64_t *w;
+	s64 old;
+	u32 f;
+
+	f = vaccel_os_signal_word(os, va, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE,
+				  &w, &map);
+	if (f)
+		return f;
+	switch (op) {
+	case DRM_VACCEL_SIGNAL_SET:
+		atomic64_set_release(w, value);
+		break;
+	case DRM_VACCEL_SIGNAL_ADD:
+		atomic64_add_return_release(value, w);
+		break;
+	default:	/* MAX */
+		old = atomic64_read(w);
+		while ((u64)old < value &&
+		       !atomic64_try_cmpxchg_release(w, &old, value))
+			;
+		break;
+	}
+	vaccel_vm_map_put(map);
+	vaccel_signal_wake(irq);
+	return DRM_VACCEL_FAULT_NONE;
+}
+
+u32 vaccel_os_signal_read(void *os, u64 va, u64 *value)
+{
+	struct vaccel_vm_map *map;
+	atomic64_t *w;
+	u32 f;
+
+	f = vaccel_os_signal_word(os, va, DRM_VACCEL_VM_READ, &w, &map);
+	if (f)
+		return f;
+	*value = atomic64_read_acquire(w);
+	vaccel_vm_map_put(map);
+	return DRM_VACCEL_FAULT_NONE;
+}
+
+u32 vaccel_os_exec_check(void *os, u64 va, u64 len)
+{
+	struct vaccel_queue *q = os;
+	struct vaccel_vm_map *map;
+	struct vaccel_bo *owner;
+	bool sealed;
+	void *p;
+
+	p = vaccel_vm_translate(&q->vfile->vm, va, len, DRM_VACCEL_VM_READ, &map, NULL);
+	if (IS_ERR(p))
+		return vaccel_os_fault(p);
+	owner = vaccel_bo_owner(map->bo);
+	sealed = owner && READ_ONCE(owner->sealed);
+	vaccel_vm_map_put(map);
+	return sealed ? DRM_VACCEL_FAULT_NONE : DRM_VACCEL_FAULT_NOT_SEALED;
+}
+
+u64 vaccel_os_now_ns(void *os)
+{
+	return ktime_get_ns();
+}
+
+void vaccel_os_delay(void *os, u64 ns)
+{
+	if (ns >= NSEC_PER_USEC)
+		fsleep(div_u64(ns, NSEC_PER_USEC));
+	else
+		ndelay(ns);
+}
+
+void vaccel_os_fpu_begin(void)
+{
+	kernel_fpu_begin();
+}
+
+void vaccel_os_fpu_end(void)
+{
+	kernel_fpu_end();
+}

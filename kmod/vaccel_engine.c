@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Engines: one kernel thread each, running the queues assigned to it in
+ * turn, a bounded number of steps per queue per pass.
+ *
+ * Doorbell protocol, engine side (the submitter's side is in the uAPI
+ * header): an engine that found no work for the device's poll budget
+ * (1) sets need_wakeup in every control page, (2) issues a full barrier,
+ * (3) reads every doorbell again and (4) sleeps only if none moved and no
+ * KICK or signal arrived. The submitter stores the doorbell, issues a full
+ * barrier, then reads need_wakeup. Each side stores, fences, then loads
+ * what the other stored, so at least one of them sees the other's store:
+ * either the engine finds the new doorbell in (3) or the submitter finds
+ * need_wakeup and kicks. A KICK sets @kicked before waking the thread and
+ * the thread tests @kicked after marking itself asleep, so a kick between
+ * (3) and (4) is not lost either.
+ *
+ * Device-side WAITs sleep the same way: every sleeping engine is on
+ * vaccel_engine_wq and records the signal generation before its last pass;
+ * a signal update bumps the generation, then wakes the queue.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include <drm/drm_managed.h>
+
+#include "vaccel_drv.h"
+#include "vaccel_queue.h"
+
+static DECLARE_WAIT_QUEUE_HEAD(vaccel_engine_wq);
+static DECLARE_WAIT_QUEUE_HEAD(vaccel_host_wq);
+static atomic_t vaccel_signal_gen = ATOMIC_INIT(0);
+
+/**
+ * vaccel_signal_wake() - a signal changed: wake whoever may wait for it
+ * @host: also wake host waiters (packets with the IRQ bit, SIGNAL_WRITE)
+ *
+ * Called after the signal's new value is stored. A spurious wake is fine,
+ * a lost one is not: the full barrier orders the store before the
+ * waitqueue checks, pairing with the barrier in prepare_to_wait().
+ */
+void vaccel_signal_wake(bool host)
+{
+	atomic_inc(&vaccel_signal_gen);
+	/* signal value and generation before the sleeper checks below */
+	smp_mb__after_atomic();
+	if (wq_has_sleeper(&vaccel_engine_wq))
+		wake_up_all(&vaccel_engine_wq);
+	if (host && wq_has_sleeper(&vaccel_host_wq))
+		wake_up_all(&vaccel_host_wq);
+}
+
+static void vaccel_queue_fault(struct vaccel_queue *q)
+{
+	struct drm_vaccel_queue_control *c = q->ctrl;
+
+	WRITE_ONCE(c->fault, q->core.fault);
+	WRITE_ONCE(c->fault_index, q->core.fault_index);
+	WRITE_ONCE(c->fault_addr, q->core.fault_addr);
+	/* the record is complete before the state says so */
+	smp_store_release(&c->state, DRM_VACCEL_QUEUE_ERROR);
+	atomic64_inc(&q->vfile->vdev->stats.faults);
+	vaccel_signal_wake(true);
+}
+
+/* The doorbell's new value, or false if the queue faulted on it. */
+static bool vaccel_queue_doorbell(struct vaccel_queue *q)
+{
+	/* pairs with the submitter's store-release: packets before index */
+	u64 db = smp_load_acquire(q->doorbell);
+
+	/* backward and repeated values are ignored */
+	if (db <= q->write_index)
+		return true;
+	if (db - q->core.read_index > q->core.ring_size) {
+		q->core.fault = DRM_VACCEL_FAULT_DOORBELL;
+		q->core.fault_index = q->core.read_index;
+		q->core.fault_addr = 0;
+		vaccel_queue_fault(q);
+		return false;
+	}
+	q->write_index = db;
+	return true;
+}
+
+static bool vaccel_queue_idle(struct vaccel_queue *q)
+{
+	return q->write_index == q->core.read_index && !q->core.depth &&
+	       !q->core.have_pkt;
+}
+
+/*
+ * Run one queue for up to VACCEL_QUEUE_BUDGET steps. Returns true if it
+ * made progress; lowers *deadline to the end of a timed WAIT it blocks on.
+ */
+static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
+{
+	struct vaccel_device *vdev = q->vfile->vdev;
+	u64 packets = q->core.packets, bytes = q->core.bytes;
+	enum vaccel_core_status st;
+
+	if (READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
+		return false;
+	if (!vaccel_queue_doorbell(q))
+		return true;
+	if (vaccel_queue_idle(q))
+		return false;
+
+	st = vaccel_core_run(&q->core, q->write_index, VACCEL_QUEUE_BUDGET);
+	/* the packets' effects are visible before their completion is */
+	smp_store_release(&q->ctrl->read_index, q->core.read_index);
+	q->blocked = st == VACCEL_CORE_BLOCKED;
+	if (st == VACCEL_CORE_FAULT)
+		vaccel_queue_fault(q);
+	if (q->blocked && q->core.deadline && q->core.deadline < *deadline)
+		*deadline = q->core.deadline;
+
+	atomic64_add(q->core.packets - packets, &vdev->stats.packets);
+	atomic64_add(q->core.bytes - bytes, &vdev->stats.bytes);
+	return q->core.packets != packets || q->core.bytes != bytes ||
+	       st == VACCEL_CORE_BUDGET || st == VACCEL_CORE_FAULT;
+}
+
+/* One pass over the engine's queues. Called with e->lock held. */
+static bool vaccel_engine_pass(struct vaccel_engine *e, u64 *deadline)
+{
+	struct vaccel_queue *q;
+	bool progress = false;
+
+	list_for_each_entry(q, &e->queues, node)
+		progress |= vaccel_queue_run(q, deadline);
+	return progress;
+}
+
+/* Is there work an engine must not sleep through? Called with e->lock. */
+static bool vaccel_engine_pending(struct vaccel_engine *e)
+{
+	struct vaccel_queue *q;
+
+	list_for_each_entry(q, &e->queues, node) {
+		if (READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
+			continue;
+		/* after the full barrier in vaccel_engine_sleep() */
+		if (smp_load_acquire(q->doorbell) > q->write_index)
+			return true;
+		if (!q->blocked && !vaccel_queue_idle(q))
+			return true;
+	}
+	return false;
+}
+
+static void vaccel_engine_set_need_wakeup(struct vaccel_engine *e, u32 v)
+{
+	struct vaccel_queue *q;
+
+	list_for_each_entry(q, &e->queues, node)
+		WRITE_ONCE(q->ctrl->need_wakeup, v);
+}
+
+static void vaccel_engine_sleep(struct vaccel_engine *e, int gen, u64 deadline)
+{
+	long timeout = MAX_SCHEDULE_TIMEOUT;
+	DEFINE_WAIT(wait);
+	bool pending;
+
+	mutex_lock(&e->lock);
+	vaccel_engine_set_need_wakeup(e, 1);
+	smp_mb();	/* need_wakeup before the doorbells: see the top */
+	pending = vaccel_engine_pending(e);
+	mutex_unlock(&e->lock);
+
+	if (deadline != U64_MAX) {
+		u64 now = ktime_get_ns();
+
+		timeout = deadline > now ? nsecs_to_jiffies(deadline - now) + 1 : 0;
+	}
+	prepare_to_wait(&vaccel_engine_wq, &wait, TASK_INTERRUPTIBLE);
+	if (!pending && timeout && !atomic_xchg(&e->kicked, 0) &&
+	    atomic_read(&vaccel_signal_gen) == gen && !kthread_should_stop()) {
+		atomic64_inc(&e->vdev->stats.sleeps);
+		schedule_timeout(timeout);
+	}
+	finish_wait(&vaccel_engine_wq, &wait);
+
+	mutex_lock(&e->lock);
+	vaccel_engine_set_need_wakeup(e, 0);
+	mutex_unlock(&e->lock);
+}
+
+static int vaccel_engine_thread(void *data)
+{
+	struct vaccel_engine *e = data;
+	u64 idle_since = ktime_get_ns();
+
+	while (!kthread_should_stop()) {
+		u64 deadline = U64_MAX;
+		int gen = atomic_read(&vaccel_signal_gen);
+		bool progress;
+
+		atomic_set(&e->kicked, 0);
+		mutex_lock(&e->lock);
+		progress = vaccel_engine_pass(e, &deadline);
+		mutex_unlock(&e->lock);
+
+		if (progress) {
+			idle_since = ktime_get_ns();
+		} else if (ktime_get_ns() - idle_since >= e->vdev->cfg.poll_budget_ns) {
+			vaccel_engine_sleep(e, gen, deadline);
+			idle_since = ktime_get_ns();
+			continue;
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+static void vaccel_engines_stop(void *data)
+{
+	struct vaccel_device *vdev = data;
+	unsigned int i;
+
+	for (i = 0; i < vdev->num_engines; i++) {
+		if (vdev->engines[i].thread) {
+			kthread_stop(vdev->engines[i].thread);
+			vdev->engines[i].thread = NULL;
+		}
+	}
+}
+
+/**
+ * vaccel_engines_start() - create and start the device's engines
+ * @vdev: the device being probed
+ *
+ * They stop when the device is unbound (a devres action); their structures
+ * live until the DRM device is released, as queues of files still open
+ * after the unplug refer to them.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vaccel_engines_start(struct vaccel_device *vdev)
+{
+	unsigned int i;
+	int ret;
+
+	vdev->num_engines = vdev->cfg.engines;
+	vdev->engines = drmm_kcalloc(&vdev->drm, vdev->num_engines,
+				     sizeof(*vdev->engines), GFP_KERNEL);
+	if (!vdev->engines)
+		return -ENOMEM;
+	for (i = 0; i < vdev->num_engines; i++) {
+		struct vaccel_engine *e = &vdev->engines[i];
+
+		e->vdev = vdev;
+		e->index = i;
+		INIT_LIST_HEAD(&e->queues);
+		ret = drmm_mutex_init(&vdev->drm, &e->lock);
+		if (ret)
+			return ret;
+	}
+	ret = devm_add_action_or_reset(vdev->drm.dev, vaccel_engines_stop, vdev);
+	if (ret)
+		return ret;
+	for (i = 0; i < vdev->num_engines; i++) {
+		struct task_struct *t;
+
+		t = kthread_run(vaccel_engine_thread, &vdev->engines[i],
+				"vaccel%u/%u", vdev->id, i);
+		if (IS_ERR(t))
+			return PTR_ERR(t);
+		vdev->engines[i].thread = t;
+	}
+	return 0;
+}

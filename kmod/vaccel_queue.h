@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright (C) 2026 The vaccel authors
+ */
+#ifndef __VACCEL_QUEUE_H__
+#define __VACCEL_QUEUE_H__
+
+#include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+
+#include "core/vaccel_core.h"
+
+struct drm_device;
+struct drm_file;
+struct file;
+struct task_struct;
+struct vm_area_struct;
+struct vaccel_device;
+struct vaccel_file;
+
+/* Queues per context, reported by GET_PARAM MAX_QUEUES. */
+#define VACCEL_MAX_QUEUES	64
+/* Steps an engine gives one queue per pass before moving on. */
+#define VACCEL_QUEUE_BUDGET	64
+/* mmap() offsets of queue pages: far above the GEM offset range. */
+#define VACCEL_MMAP_QUEUE_BASE	BIT_ULL(48)
+
+/**
+ * struct vaccel_engine - one execution engine: a kernel thread
+ * @vdev: the device
+ * @thread: the thread; NULL before start and after stop
+ * @index: engine number on the device
+ * @lock: protects @queues; held by the thread while it runs them, so
+ *	removing a queue waits for the step in progress
+ * @queues: the &struct vaccel_queue assigned to this engine
+ * @kicked: set by KICK before waking the thread, so a kick between the
+ *	thread's last doorbell check and its sleep is not lost
+ */
+struct vaccel_engine {
+	struct vaccel_device *vdev;
+	struct task_struct *thread;
+	unsigned int index;
+	struct mutex lock;	/* see above */
+	struct list_head queues;
+	atomic_t kicked;
+};
+
+/**
+ * struct vaccel_queue - a user-mode queue
+ * @vfile: the owning context
+ * @engine: the engine that runs it
+ * @id: queue id in the context
+ * @node: entry in @engine's queues, under the engine's lock
+ * @core: executor state; only @engine's thread touches it, under its lock
+ * @doorbell: kernel address of the doorbell page (u64 write index)
+ * @ctrl: kernel address of the control page
+ * @pages: the doorbell and control pages; user mappings hold own references
+ * @write_index: the highest doorbell value accepted
+ * @blocked: the last run stopped at an unsatisfied WAIT
+ */
+struct vaccel_queue {
+	struct vaccel_file *vfile;
+	struct vaccel_engine *engine;
+	u32 id;
+	struct list_head node;
+	struct vaccel_core_queue core;
+	u64 *doorbell;
+	struct drm_vaccel_queue_control *ctrl;
+	struct page *pages[2];
+	u64 write_index;
+	bool blocked;
+};
+
+int vaccel_engines_start(struct vaccel_device *vdev);
+void vaccel_queues_fini(struct vaccel_file *vfile);
+int vaccel_queue_mmap(struct file *filp, struct vm_area_struct *vma);
+void vaccel_signal_wake(bool host);
+
+int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
+			      struct drm_file *file);
+int vaccel_ioctl_queue_destroy(struct drm_device *drm, void *data,
+			       struct drm_file *file);
+int vaccel_ioctl_queue_query(struct drm_device *drm, void *data,
+			     struct drm_file *file);
+int vaccel_ioctl_kick(struct drm_device *drm, void *data,
+		      struct drm_file *file);
+
+#endif /* __VACCEL_QUEUE_H__ */

@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Queues: QUEUE_CREATE/DESTROY/QUERY/KICK validation, doorbell and control
+ * page mappings, packets executed through the doorbell protocol, faults
+ * that stop one queue only, and teardown with work in flight.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "vaccel_common.h"
+#include "kselftest_harness.h"
+
+#define PAGE		4096ull
+#define RING_VA		(1ull << 32)
+#define DATA_VA		(RING_VA + (1ull << 20))
+#define SIG_VA		(RING_VA + (2ull << 20))
+#define EXEC_VA		(RING_VA + (3ull << 20))
+#define RING_N		64
+#define DATA_SIZE	(256 * 1024)
+
+struct q {
+	uint32_t id;
+	volatile uint64_t *doorbell;
+	const volatile struct drm_vaccel_queue_control *ctrl;
+	struct drm_vaccel_packet *ring;
+	uint64_t wi;
+};
+
+struct bo {
+	uint32_t handle;
+	uint64_t size;
+	uint8_t *map;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+static int bo_new(int fd, uint64_t size, uint32_t flags, struct bo *bo)
+{
+	struct drm_vaccel_bo_create c = { .size = size, .flags = flags };
+
+	if (ioctl(fd, DRM_IOCTL_VACCEL_BO_CREATE, &c))
+		return -errno;
+	bo->handle = c.handle;
+	bo->size = c.size;
+	bo->map = mmap(NULL, c.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, c.mmap_offset);
+	return bo->map == MAP_FAILED ? -errno : 0;
+}
+
+static int bind(int fd, uint32_t handle, uint32_t flags, uint64_t va, uint64_t size)
+{
+	struct drm_vaccel_vm_bind b = {
+		.handle = handle, .flags = flags, .va = va, .size = size,
+	};
+
+	return ioctl(fd, DRM_IOCTL_VACCEL_VM_BIND, &b) ? -errno : 0;
+}
+
+static int queue_new(int fd, uint64_t ring_va, uint32_t n, struct drm_vaccel_packet *ring,
+		     struct q *q)
+{
+	struct drm_vaccel_queue_create c = { .ring_va = ring_va, .ring_size = n };
+	void *db, *ctrl;
+
+	if (ioctl(fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c))
+		return -errno;
+	db = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, c.doorbell_offset);
+	ctrl = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, c.control_offset);
+	if (db == MAP_FAILED || ctrl == MAP_FAILED)
+		return -errno;
+	q->id = c.queue_id;
+	q->doorbell = db;
+	q->ctrl = ctrl;
+	q->ring = ring;
+	q->wi = 0;
+	return 0;
+}
+
+/*
+ * The submission protocol: body, then the doorbell with release, a full
+ * fence, and KICK only if the engine said it sleeps.
+ */
+static int submit(int fd, struct q *q, const struct drm_vaccel_packet *p, bool *kicked)
+{
+	q->ring[q->wi % RING_N] = *p;
+	q->wi++;
+	__atomic_store_n(q->doorbell, q->wi, __ATOMIC_RELEASE);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (__atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_RELAXED)) {
+		struct drm_vaccel_kick k = { .queue_id = q->id };
+
+		if (kicked)
+			*kicked = true;
+		return ioctl(fd, DRM_IOCTL_VACCEL_KICK, &k) ? -errno : 0;
+	}
+	return 0;
+}
+
+/* Wait until the queue completed everything submitted or stopped. */
+static bool drain(struct q *q, uint64_t timeout_ms)
+{
+	uint64_t end = now_ns() + timeout_ms * 1000000ull;
+
+	while (__atomic_load_n(&q->ctrl->read_index, __ATOMIC_ACQUIRE) < q->wi) {
+		if (q->ctrl->state != DRM_VACCEL_QUEUE_RUNNING || now_ns() > end)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+static struct drm_vaccel_packet pkt(uint16_t type, uint64_t a, uint64_t b, uint64_t c,
+				    uint64_t d)
+{
+	struct drm_vaccel_packet p = { .header = type };
+
+	p.operand[0] = a;
+	p.operand[1] = b;
+	p.operand[2] = c;
+	p.operand[3] = d;
+	return p;
+}
+
+FIXTURE(queue) {
+	int fd;
+	struct bo ring, data, sig;
+};
+
+FIXTURE_SETUP(queue)
+{
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	self->fd = vaccel_open(0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, bo_new(self->fd, 4 * RING_N * 64, 0, &self->ring));
+	ASSERT_EQ(0, bo_new(self->fd, DATA_SIZE, 0, &self->data));
+	ASSERT_EQ(0, bo_new(self->fd, PAGE, DRM_VACCEL_BO_SIGNAL, &self->sig));
+	ASSERT_EQ(0, bind(self->fd, self->ring.handle, DRM_VACCEL_VM_READ, RING_VA,
+			  self->ring.size));
+	ASSERT_EQ(0, bind(self->fd, self->data.handle,
+			  DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, DATA_VA, DATA_SIZE));
+	ASSERT_EQ(0, bind(self->fd, self->sig.handle,
+			  DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, SIG_VA, PAGE));
+}
+
+FIXTURE_TEARDOWN(queue)
+{
+	/* the mappings keep the file open until the test process exits */
+	if (vaccel_present())
+		close(self->fd);
+}
+
+static struct drm_vaccel_packet *ring_at(struct bo *ring, unsigned int which)
+{
+	return (struct drm_vaccel_packet *)ring->map + which * RING_N;
+}
+
+TEST_F(queue, create_validation)
+{
+	struct drm_vaccel_queue_create c;
+	uint64_t v = 0;
+	unsigned int i;
+	static const uint32_t bad_sizes[] = { 0, 1, 3, 96, 131072, 0x80000000u };
+
+	for (i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
+		c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA,
+						      .ring_size = bad_sizes[i] };
+		EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("ring_size %u", bad_sizes[i]);
+	}
+	c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA, .ring_size = 16,
+					      .priority = 3 };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA, .ring_size = 16, .flags = 1 };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA + 8, .ring_size = 16 };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	/* not mapped, or running off the mapping */
+	c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA + (64ull << 20),
+					      .ring_size = 16 };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
+	EXPECT_EQ(EFAULT, errno);
+	c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA, .ring_size = 8 * RING_N };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
+	EXPECT_EQ(EFAULT, errno);
+	/* the limit */
+	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_QUEUES, &v));
+	EXPECT_EQ(64, v);
+	for (i = 0; i < v; i++) {
+		c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA, .ring_size = 16 };
+		ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
+	}
+	c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA, .ring_size = 16 };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
+	EXPECT_EQ(ENOSPC, errno);
+}
+
+TEST_F(queue, other_ioctls_validation)
+{
+	struct drm_vaccel_queue_destroy d = { .queue_id = 7 };
+	struct drm_vaccel_queue_query qq = { .queue_id = 7 };
+	struct drm_vaccel_kick k = { .queue_id = 7 };
+	struct q q;
+
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_DESTROY, &d));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_QUERY, &qq));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_KICK, &k));
+	EXPECT_EQ(ENOENT, errno);
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, ring_at(&self->ring, 0), &q));
+	d = (struct drm_vaccel_queue_destroy){ .queue_id = q.id, .pad = 1 };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_DESTROY, &d));
+	EXPECT_EQ(EINVAL, errno);
+	qq = (struct drm_vaccel_queue_query){ .queue_id = q.id, .pad = 1 };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_QUERY, &qq));
+	EXPECT_EQ(EINVAL, errno);
+	k = (struct drm_vaccel_kick){ .queue_id = q.id, .pad = 1 };
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_KICK, &k));
+	EXPECT_EQ(EINVAL, errno);
+	k.pad = 0;
+	EXPECT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_KICK, &k));
+	qq.pad = 0;
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_QUERY, &qq));
+	EXPECT_EQ(DRM_VACCEL_QUEUE_RUNNING, qq.state);
+	EXPECT_EQ(0, qq.read_index);
+	d.pad = 0;
+	EXPECT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_DESTROY, &d));
+	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_DESTROY, &d));
+	EXPECT_EQ(ENOENT, errno);
+	/* the pages stay valid in existing mappings */
+	EXPECT_EQ(0, q.ctrl->state);
+	*q.doorbell = 1;
+}
+
+TEST_F(queue, page_mappings)
+{
+	struct drm_vaccel_queue_create c = { .ring_va = RING_VA, .ring_size = 16 };
+	void *p;
+	int fd2;
+
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
+	/* the control page is read-only, and stays so */
+	p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, c.control_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, self->fd, c.control_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, mprotect(p, PAGE, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	munmap(p, PAGE);
+	/* one page, shared, own queues only */
+	p = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 c.doorbell_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, self->fd, c.doorbell_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 c.doorbell_offset + 2 * PAGE);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	fd2 = vaccel_open(0);
+	ASSERT_LE(0, fd2);
+	p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd2, c.doorbell_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	close(fd2);
+}
+
+TEST_F(queue, copy_fill_signal)
+{
+	struct drm_vaccel_packet p;
+	uint64_t *sig = (uint64_t *)self->sig.map;
+	struct q q;
+	unsigned int i;
+
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, ring_at(&self->ring, 0), &q));
+	for (i = 0; i < DATA_SIZE / 2; i++)
+		self->data.map[i] = (uint8_t)(i * 13 + 7);
+	p = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, DATA_VA + DATA_SIZE / 2, DATA_SIZE / 2 - 5, 0);
+	ASSERT_EQ(0, submit(self->fd, &q, &p, NULL));
+	p = pkt(DRM_VACCEL_PKT_FILL, DATA_VA + 64, 24, 0xabcd, 0);
+	p.arg = 2;
+	p.completion_addr = SIG_VA + 8;
+	p.completion_op = DRM_VACCEL_SIGNAL_ADD;
+	p.completion_value = 3;
+	ASSERT_EQ(0, submit(self->fd, &q, &p, NULL));
+	p = pkt(DRM_VACCEL_PKT_SIGNAL, SIG_VA, 42, 0, 0);
+	p.arg = DRM_VACCEL_SIGNAL_SET;
+	ASSERT_EQ(0, submit(self->fd, &q, &p, NULL));
+	ASSERT_TRUE(drain(&q, 10000));
+	/* the FILL ran after the COPY, over source bytes 64..87 */
+	EXPECT_EQ(0, memcmp(self->data.map, self->data.map + DATA_SIZE / 2, 64));
+	EXPECT_EQ(0, memcmp(self->data.map + 88, self->data.map + DATA_SIZE / 2 + 88,
+			    DATA_SIZE / 2 - 5 - 88));
+	for (i = 64; i < 88; i++)
+		EXPECT_EQ((uint8_t)(i * 13 + 7), self->data.map[DATA_SIZE / 2 + i]);
+	EXPECT_EQ(0, self->data.map[DATA_SIZE - 5]);
+	for (i = 0; i < 24; i++)
+		EXPECT_EQ(i % 2 ? 0xab : 0xcd, self->data.map[64 + i]);
+	EXPECT_EQ(42, sig[0]);
+	EXPECT_EQ(3, sig[1]);
+	EXPECT_EQ(3, q.ctrl->read_index);
+}
+
+/* A bad packet stops its queue with a precise record; others go on. */
+TEST_F(queue, fault_is_per_queue)
+{
+	struct drm_vaccel_queue_query qq;
+	struct drm_vaccel_packet p;
+	struct q a, b;
+	int i;
+
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, ring_at(&self->ring, 0), &a));
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA + RING_N * 64, RING_N,
+			       ring_at(&self->ring, 1), &b));
+	p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	ASSERT_EQ(0, submit(self->fd, &a, &p, NULL));
+	p = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, RING_VA + 64ull * 1024 * 1024, 8, 0);
+	ASSERT_EQ(0, submit(self->fd, &a, &p, NULL));
+	EXPECT_FALSE(drain(&a, 10000));
+	EXPECT_EQ(DRM_VACCEL_QUEUE_ERROR, a.ctrl->state);
+	EXPECT_EQ(DRM_VACCEL_FAULT_UNMAPPED, a.ctrl->fault);
+	EXPECT_EQ(1, a.ctrl->fault_index);
+	EXPECT_EQ(RING_VA + 64ull * 1024 * 1024, a.ctrl->fault_addr);
+	qq = (struct drm_vaccel_queue_query){ .queue_id = a.id };
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_QUERY, &qq));
+	EXPECT_EQ(DRM_VACCEL_QUEUE_ERROR, qq.state);
+	EXPECT_EQ(DRM_VACCEL_FAULT_UNMAPPED, qq.fault);
+	EXPECT_EQ(1, qq.fault_index);
+	EXPECT_EQ(1, qq.read_index);
+	EXPECT_EQ(2, qq.write_index);
+	/* b keeps working */
+	for (i = 0; i < 100; i++) {
+		p = pkt(DRM_VACCEL_PKT_SIGNAL, SIG_VA + 16, 1, 0, 0);
+		p.arg = DRM_VACCEL_SIGNAL_ADD;
+		ASSERT_EQ(0, submit(self->fd, &b, &p, NULL));
+		if (i % 32 == 31)
+			ASSERT_TRUE(drain(&b, 10000));
+	}
+	ASSERT_TRUE(drain(&b, 10000));
+	EXPECT_EQ(100, ((uint64_t *)self->sig.map)[2]);
+	/* invalid packets and a runaway doorbell fault too */
+	p = pkt(DRM_VACCEL_PKT_NOP, 1, 0, 0, 0);
+	ASSERT_EQ(0, submit(self->fd, &b, &p, NULL));
+	EXPECT_FALSE(drain(&b, 10000));
+	EXPECT_EQ(DRM_VACCEL_FAULT_BAD_PACKET, b.ctrl->fault);
+	EXPECT_EQ(100, b.ctrl->fault_index);
+}
+
+TEST_F(queue, doorbell_runaway_faults)
+{
+	struct q q;
+
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, ring_at(&self->ring, 0), &q));
+	*q.doorbell = RING_N + 1;	/* more than a ring ahead */
+	{
+		struct drm_vaccel_kick k = { .queue_id = q.id };
+
+		ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_KICK, &k));
+	}
+	q.wi = RING_N + 1;
+	EXPECT_FALSE(drain(&q, 10000));
+	EXPECT_EQ(DRM_VACCEL_FAULT_DOORBELL, q.ctrl->fault);
+	EXPECT_EQ(0, q.ctrl->read_index);
+}
+
+/*
+ * The engine goes to sleep after its poll budget and says so; a submit
+ * that sees need_wakeup kicks, and the packet completes.
+ */
+TEST_F(queue, sleep_and_kick)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	uint64_t end = now_ns() + 10000000000ull;
+	bool kicked = false;
+	struct q q;
+	int i;
+
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, ring_at(&self->ring, 0), &q));
+	while (!q.ctrl->need_wakeup && now_ns() < end)
+		usleep(1000);
+	ASSERT_TRUE(q.ctrl->need_wakeup);
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, submit(self->fd, &q, &p, &kicked));
+		ASSERT_TRUE(drain(&q, 10000));
+		usleep(20000);	/* let it fall asleep again */
+	}
+	EXPECT_TRUE(kicked);
+}
+
+/*
+ * No lost wakeups: two threads, each with its own queue, submit with
+ * random pauses between the doorbell store and the need_wakeup check, and
+ * wait for each packet before the next. A lost wakeup hangs a thread,
+ * which the time limit turns into a failure.
+ */
+struct storm {
+	int fd;
+	struct q q;
+	unsigned int n;
+	unsigned int seed;
+	bool ok;
+};
+
+static void *storm_thread(void *arg)
+{
+	struct storm *s = arg;
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	unsigned int i;
+
+	s->ok = false;
+	for (i = 0; i < s->n; i++) {
+		struct q *q = &s->q;
+
+		q->ring[q->wi % RING_N] = p;
+		q->wi++;
+		__atomic_store_n(q->doorbell, q->wi, __ATOMIC_RELEASE);
+		atomic_thread_fence(memory_order_seq_cst);
+		switch (rand_r(&s->seed) % 8) {
+		case 0:
+			usleep(rand_r(&s->seed) % 200);
+			break;
+		case 1:
+			sched_yield();
+			break;
+		}
+		if (__atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_RELAXED)) {
+			struct drm_vaccel_kick k = { .queue_id = q->id };
+
+			if (ioctl(s->fd, DRM_IOCTL_VACCEL_KICK, &k))
+				return NULL;
+		}
+		if (!drain(q, 20000))
+			return NULL;
+	}
+	s->ok = true;
+	return NULL;
+}
+
+TEST_F_TIMEOUT(queue, no_lost_wakeups, 120)
+{
+	struct storm s[2];
+	pthread_t t[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		s[i].fd = self->fd;
+		s[i].n = 20000;
+		s[i].seed = 1234 + i;
+		ASSERT_EQ(0, queue_new(self->fd, RING_VA + i * RING_N * 64, RING_N,
+				       ring_at(&self->ring, i), &s[i].q));
+	}
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, storm_thread, &s[i]));
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_TRUE(s[i].ok) TH_LOG("thread %d stopped at packet %llu", i,
+					    (unsigned long long)s[i].q.ctrl->read_index);
+	}
+}
+
+/* Closing the file and deleting the device with work in flight. */
+TEST_F(queue, teardown_with_work_in_flight)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_DELAY, 200000000, 0, 0, 0);
+	struct q q;
+
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, ring_at(&self->ring, 0), &q));
+	ASSERT_EQ(0, submit(self->fd, &q, &p, NULL));
+	ASSERT_EQ(0, submit(self->fd, &q, &p, NULL));
+	usleep(50000);
+	/* the fixture closes the file while the DELAY runs */
+}
+
+/* A process that exits with queues, busy or not, leaves nothing behind. */
+TEST(exit_frees_queues)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_DELAY, 50000000, 0, 0, 0);
+	long queues;
+	int status;
+	pid_t pid;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	queues = vaccel_objects("queues");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = vaccel_open(0), i;
+		struct bo ring;
+		struct q q;
+
+		if (fd < 0 || bo_new(fd, 4 * RING_N * 64, 0, &ring) ||
+		    bind(fd, ring.handle, DRM_VACCEL_VM_READ, RING_VA, ring.size))
+			_exit(1);
+		for (i = 0; i < 4; i++) {
+			if (queue_new(fd, RING_VA + i * RING_N * 64, RING_N,
+				      ring_at(&ring, i), &q))
+				_exit(2);
+			if (i % 2 && submit(fd, &q, &p, NULL))
+				_exit(3);
+		}
+		if (vaccel_objects("queues") != queues + 4)
+			_exit(4);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(queues, vaccel_objects("queues"));
+}
+
+TEST(del_device_with_busy_queue)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_DELAY, 100000000, 0, 0, 0);
+	struct bo ring;
+	struct q q;
+	char spec[32];
+	int fd;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	snprintf(spec, sizeof(spec), "%u engines=2", VACCEL_TEST_ID);
+	vaccel_del_device(VACCEL_TEST_ID);
+	ASSERT_EQ(0, vaccel_new_device(spec));
+	fd = vaccel_open(VACCEL_TEST_ID);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bo_new(fd, RING_N * 64, 0, &ring));
+	ASSERT_EQ(0, bind(fd, ring.handle, DRM_VACCEL_VM_READ, RING_VA, PAGE));
+	ASSERT_EQ(0, queue_new(fd, RING_VA, RING_N, (void *)ring.map, &q));
+	ASSERT_EQ(0, submit(fd, &q, &p, NULL));
+	ASSERT_EQ(0, submit(fd, &q, &p, NULL));
+	usleep(20000);
+	ASSERT_EQ(0, vaccel_del_device(VACCEL_TEST_ID));
+	{
+		struct drm_vaccel_kick k = { .queue_id = q.id };
+
+		EXPECT_EQ(-1, ioctl(fd, DRM_IOCTL_VACCEL_KICK, &k));
+		EXPECT_EQ(ENODEV, errno);
+	}
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
