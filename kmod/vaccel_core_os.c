@@ -15,6 +15,7 @@
 #include "vaccel_drv.h"
 #include "vaccel_gem.h"
 #include "vaccel_queue.h"
+#include "vaccel_signal.h"
 #include "vaccel_vm.h"
 
 static u32 vaccel_os_fault(void *ptr)
@@ -68,27 +69,13 @@ u32 vaccel_os_signal(void *os, u64 va, u32 op, u64 value, bool irq)
 {
 	struct vaccel_vm_map *map;
 	atomic64_t *w;
-	s64 old;
 	u32 f;
 
 	f = vaccel_os_signal_word(os, va, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE,
 				  &w, &map);
 	if (f)
 		return f;
-	switch (op) {
-	case DRM_VACCEL_SIGNAL_SET:
-		atomic64_set_release(w, value);
-		break;
-	case DRM_VACCEL_SIGNAL_ADD:
-		atomic64_add_return_release(value, w);
-		break;
-	default:	/* MAX */
-		old = atomic64_read(w);
-		while ((u64)old < value &&
-		       !atomic64_try_cmpxchg_release(w, &old, value))
-			;
-		break;
-	}
+	vaccel_signal_apply(w, op, value);
 	vaccel_vm_map_put(map);
 	vaccel_signal_wake(irq);
 	return DRM_VACCEL_FAULT_NONE;

@@ -27,6 +27,7 @@
 #include "vaccel_drv.h"
 #include "vaccel_gem.h"
 #include "vaccel_queue.h"
+#include "vaccel_signal.h"
 #include "vaccel_vm.h"
 
 #define VACCEL_MAX_DEVICES	64
@@ -157,6 +158,8 @@ static const struct drm_ioctl_desc vaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VACCEL_QUEUE_DESTROY, vaccel_ioctl_queue_destroy, 0),
 	DRM_IOCTL_DEF_DRV(VACCEL_QUEUE_QUERY, vaccel_ioctl_queue_query, 0),
 	DRM_IOCTL_DEF_DRV(VACCEL_KICK, vaccel_ioctl_kick, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_WAIT_SIGNALS, vaccel_ioctl_wait_signals, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_SIGNAL_WRITE, vaccel_ioctl_signal_write, 0),
 };
 
 /* GEM objects below VACCEL_MMAP_QUEUE_BASE, queue pages above it. */

@@ -30,29 +30,7 @@
 
 #include "vaccel_drv.h"
 #include "vaccel_queue.h"
-
-static DECLARE_WAIT_QUEUE_HEAD(vaccel_engine_wq);
-static DECLARE_WAIT_QUEUE_HEAD(vaccel_host_wq);
-static atomic_t vaccel_signal_gen = ATOMIC_INIT(0);
-
-/**
- * vaccel_signal_wake() - a signal changed: wake whoever may wait for it
- * @host: also wake host waiters (packets with the IRQ bit, SIGNAL_WRITE)
- *
- * Called after the signal's new value is stored. A spurious wake is fine,
- * a lost one is not: the full barrier orders the store before the
- * waitqueue checks, pairing with the barrier in prepare_to_wait().
- */
-void vaccel_signal_wake(bool host)
-{
-	atomic_inc(&vaccel_signal_gen);
-	/* signal value and generation before the sleeper checks below */
-	smp_mb__after_atomic();
-	if (wq_has_sleeper(&vaccel_engine_wq))
-		wake_up_all(&vaccel_engine_wq);
-	if (host && wq_has_sleeper(&vaccel_host_wq))
-		wake_up_all(&vaccel_host_wq);
-}
+#include "vaccel_signal.h"
 
 static void vaccel_queue_fault(struct vaccel_queue *q)
 {
@@ -180,7 +158,7 @@ static void vaccel_engine_sleep(struct vaccel_engine *e, int gen, u64 deadline)
 	}
 	prepare_to_wait(&vaccel_engine_wq, &wait, TASK_INTERRUPTIBLE);
 	if (!pending && timeout && !atomic_xchg(&e->kicked, 0) &&
-	    atomic_read(&vaccel_signal_gen) == gen && !kthread_should_stop()) {
+	    vaccel_signal_generation() == gen && !kthread_should_stop()) {
 		atomic64_inc(&e->vdev->stats.sleeps);
 		schedule_timeout(timeout);
 	}
@@ -198,7 +176,7 @@ static int vaccel_engine_thread(void *data)
 
 	while (!kthread_should_stop()) {
 		u64 deadline = U64_MAX;
-		int gen = atomic_read(&vaccel_signal_gen);
+		int gen = vaccel_signal_generation();
 		bool progress;
 
 		atomic_set(&e->kicked, 0);

@@ -78,7 +78,6 @@ struct vaccel_queue {
 int vaccel_engines_start(struct vaccel_device *vdev);
 void vaccel_queues_fini(struct vaccel_file *vfile);
 int vaccel_queue_mmap(struct file *filp, struct vm_area_struct *vma);
-void vaccel_signal_wake(bool host);
 
 int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 			      struct drm_file *file);

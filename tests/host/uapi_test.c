@@ -89,6 +89,21 @@ ABI_OFF(drm_vaccel_packet, completion_addr, 40);
 ABI_OFF(drm_vaccel_packet, completion_value, 48);
 ABI_OFF(drm_vaccel_packet, completion_op, 56);
 ABI_OFF(drm_vaccel_packet, reserved, 60);
+ABI_SIZE(drm_vaccel_signal_cond, 32);
+ABI_OFF(drm_vaccel_signal_cond, cond, 4);
+ABI_OFF(drm_vaccel_signal_cond, offset, 8);
+ABI_OFF(drm_vaccel_signal_cond, value, 16);
+ABI_OFF(drm_vaccel_signal_cond, mask, 24);
+ABI_SIZE(drm_vaccel_wait_signals, 32);
+ABI_OFF(drm_vaccel_wait_signals, count, 8);
+ABI_OFF(drm_vaccel_wait_signals, flags, 12);
+ABI_OFF(drm_vaccel_wait_signals, timeout_ns, 16);
+ABI_OFF(drm_vaccel_wait_signals, first, 24);
+ABI_OFF(drm_vaccel_wait_signals, pad, 28);
+ABI_SIZE(drm_vaccel_signal_write, 24);
+ABI_OFF(drm_vaccel_signal_write, op, 4);
+ABI_OFF(drm_vaccel_signal_write, offset, 8);
+ABI_OFF(drm_vaccel_signal_write, value, 16);
 
 /* Ioctl numbers are part of the ABI too. */
 static_assert(DRM_VACCEL_GET_PARAM == 0x00, "GET_PARAM nr");

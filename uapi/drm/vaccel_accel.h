@@ -43,6 +43,8 @@ extern "C" {
 #define DRM_VACCEL_QUEUE_DESTROY	0x07
 #define DRM_VACCEL_QUEUE_QUERY		0x08
 #define DRM_VACCEL_KICK			0x09
+#define DRM_VACCEL_WAIT_SIGNALS		0x0a
+#define DRM_VACCEL_SIGNAL_WRITE		0x0b
 
 #define DRM_IOCTL_VACCEL_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_GET_PARAM, struct drm_vaccel_get_param)
@@ -64,6 +66,10 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_QUEUE_QUERY, struct drm_vaccel_queue_query)
 #define DRM_IOCTL_VACCEL_KICK \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VACCEL_KICK, struct drm_vaccel_kick)
+#define DRM_IOCTL_VACCEL_WAIT_SIGNALS \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_WAIT_SIGNALS, struct drm_vaccel_wait_signals)
+#define DRM_IOCTL_VACCEL_SIGNAL_WRITE \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VACCEL_SIGNAL_WRITE, struct drm_vaccel_signal_write)
 
 /*
  * Parameters for &struct drm_vaccel_get_param.param.
@@ -534,6 +540,92 @@ struct drm_vaccel_kick {
 	__u32 queue_id;
 	/** @pad: must be zero */
 	__u32 pad;
+};
+
+/*
+ * Host access to signals. A signal is an 8-byte word at an 8-byte aligned
+ * offset of a DRM_VACCEL_BO_SIGNAL object (local or imported from another
+ * vaccel device). Values are sequence numbers: there is no reset.
+ */
+
+/* Most conditions one WAIT_SIGNALS call takes. */
+#define DRM_VACCEL_WAIT_MAX_ITEMS	64
+
+/* Flags of &struct drm_vaccel_wait_signals */
+/* wait until every condition holds, not just one */
+#define DRM_VACCEL_WAIT_ALL		0x1
+/* do not fail with -EIO when a queue of this context is in error */
+#define DRM_VACCEL_WAIT_IGNORE_FAULTS	0x2
+
+/**
+ * struct drm_vaccel_signal_cond - one condition of WAIT_SIGNALS
+ */
+struct drm_vaccel_signal_cond {
+	/** @handle: a signal object */
+	__u32 handle;
+	/** @cond: DRM_VACCEL_WAIT_GE, _EQ or _NE */
+	__u32 cond;
+	/** @offset: byte offset of the signal in the object, 8-byte aligned */
+	__u64 offset;
+	/** @value: the value compared with */
+	__u64 value;
+	/** @mask: bits compared; 0 means all */
+	__u64 mask;
+};
+
+/**
+ * struct drm_vaccel_wait_signals - sleep until signals reach values
+ *
+ * Returns 0 as soon as one condition holds (all of them with
+ * DRM_VACCEL_WAIT_ALL), setting @first to the lowest index that holds.
+ * The timeout is absolute, so an interrupted call restarts with the same
+ * arguments transparently (or fails with -EINTR for handlers without
+ * SA_RESTART).
+ *
+ * Waiters are woken by SIGNAL_WRITE and by device signal updates of
+ * packets with DRM_VACCEL_PKT_IRQ; a plain store through a host mapping
+ * wakes nobody.
+ *
+ * Errors: -EINVAL for a @count of 0 or above DRM_VACCEL_WAIT_MAX_ITEMS,
+ * unknown @flags, non-zero @pad, a condition with an unknown @cond, a
+ * misaligned or out-of-range offset, or an object that is not a signal
+ * object; -EFAULT for an unreadable @conds; -ENOENT for an unknown handle;
+ * -ETIME when @timeout_ns passes first; -EIO when a queue of this context
+ * is (or gets) in the error state, unless DRM_VACCEL_WAIT_IGNORE_FAULTS.
+ */
+struct drm_vaccel_wait_signals {
+	/** @conds: in, pointer to @count &struct drm_vaccel_signal_cond */
+	__u64 conds;
+	/** @count: in */
+	__u32 count;
+	/** @flags: in, DRM_VACCEL_WAIT_ALL, DRM_VACCEL_WAIT_IGNORE_FAULTS */
+	__u32 flags;
+	/** @timeout_ns: in, absolute CLOCK_MONOTONIC deadline in ns */
+	__s64 timeout_ns;
+	/** @first: out, index of the first condition that holds */
+	__u32 first;
+	/** @pad: must be zero */
+	__u32 pad;
+};
+
+/**
+ * struct drm_vaccel_signal_write - update a signal from the host
+ *
+ * Applies @op atomically and wakes device queues and host waiters.
+ *
+ * Errors: -EINVAL for an @op other than SET, ADD or MAX, a misaligned or
+ * out-of-range @offset, or an object that is not a signal object; -ENOENT
+ * for an unknown handle.
+ */
+struct drm_vaccel_signal_write {
+	/** @handle: a signal object */
+	__u32 handle;
+	/** @op: DRM_VACCEL_SIGNAL_SET, _ADD or _MAX */
+	__u32 op;
+	/** @offset: byte offset of the signal, 8-byte aligned */
+	__u64 offset;
+	/** @value: operand */
+	__u64 value;
 };
 
 #if defined(__cplusplus)

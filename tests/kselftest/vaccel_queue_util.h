@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Helpers for tests that run packets: buffer objects, bindings, queues,
+ * the submission protocol, waiting for completion.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#ifndef VACCEL_QUEUE_UTIL_H
+#define VACCEL_QUEUE_UTIL_H
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "vaccel_common.h"
+
+#define PAGE		4096ull
+#define RING_VA		(1ull << 32)
+#define DATA_VA		(RING_VA + (1ull << 20))
+#define SIG_VA		(RING_VA + (2ull << 20))
+#define EXEC_VA		(RING_VA + (3ull << 20))
+#define RING_N		64
+#define DATA_SIZE	(256 * 1024)
+
+struct q {
+	uint32_t id;
+	volatile uint64_t *doorbell;
+	const volatile struct drm_vaccel_queue_control *ctrl;
+	struct drm_vaccel_packet *ring;
+	uint64_t wi;
+};
+
+struct bo {
+	uint32_t handle;
+	uint64_t size;
+	uint8_t *map;
+};
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+static inline int bo_new(int fd, uint64_t size, uint32_t flags, struct bo *bo)
+{
+	struct drm_vaccel_bo_create c = { .size = size, .flags = flags };
+
+	memset(bo, 0, sizeof(*bo));
+	if (ioctl(fd, DRM_IOCTL_VACCEL_BO_CREATE, &c))
+		return -errno;
+	bo->handle = c.handle;
+	bo->size = c.size;
+	bo->map = mmap(NULL, c.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, c.mmap_offset);
+	return bo->map == MAP_FAILED ? -errno : 0;
+}
+
+static inline int bind(int fd, uint32_t handle, uint32_t flags, uint64_t va, uint64_t size)
+{
+	struct drm_vaccel_vm_bind b = {
+		.handle = handle, .flags = flags, .va = va, .size = size,
+	};
+
+	return ioctl(fd, DRM_IOCTL_VACCEL_VM_BIND, &b) ? -errno : 0;
+}
+
+static inline int queue_new(int fd, uint64_t ring_va, uint32_t n, struct drm_vaccel_packet *ring,
+		     struct q *q)
+{
+	struct drm_vaccel_queue_create c = { .ring_va = ring_va, .ring_size = n };
+	void *db, *ctrl;
+
+	memset(q, 0, sizeof(*q));
+	if (ioctl(fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c))
+		return -errno;
+	db = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, c.doorbell_offset);
+	ctrl = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, c.control_offset);
+	if (db == MAP_FAILED || ctrl == MAP_FAILED)
+		return -errno;
+	q->id = c.queue_id;
+	q->doorbell = db;
+	q->ctrl = ctrl;
+	q->ring = ring;
+	q->wi = 0;
+	return 0;
+}
+
+/*
+ * The submission protocol: body, then the doorbell with release, a full
+ * fence, and KICK only if the engine said it sleeps.
+ */
+static inline int submit(int fd, struct q *q, const struct drm_vaccel_packet *p, bool *kicked)
+{
+	q->ring[q->wi % RING_N] = *p;
+	q->wi++;
+	__atomic_store_n(q->doorbell, q->wi, __ATOMIC_RELEASE);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (__atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_RELAXED)) {
+		struct drm_vaccel_kick k = { .queue_id = q->id };
+
+		if (kicked)
+			*kicked = true;
+		return ioctl(fd, DRM_IOCTL_VACCEL_KICK, &k) ? -errno : 0;
+	}
+	return 0;
+}
+
+/* Wait until the queue completed everything submitted or stopped. */
+static inline bool drain(struct q *q, uint64_t timeout_ms)
+{
+	uint64_t end = now_ns() + timeout_ms * 1000000ull;
+
+	while (__atomic_load_n(&q->ctrl->read_index, __ATOMIC_ACQUIRE) < q->wi) {
+		if (q->ctrl->state != DRM_VACCEL_QUEUE_RUNNING || now_ns() > end)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+static inline struct drm_vaccel_packet pkt(uint16_t type, uint64_t a, uint64_t b, uint64_t c,
+				    uint64_t d)
+{
+	struct drm_vaccel_packet p = { .header = type };
+
+	p.operand[0] = a;
+	p.operand[1] = b;
+	p.operand[2] = c;
+	p.operand[3] = d;
+	return p;
+}
+
+#endif /* VACCEL_QUEUE_UTIL_H */
