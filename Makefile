@@ -72,7 +72,7 @@ tests: $(KSELFTESTS) $(HOST_TESTS) $(CORE_TEST) $(CORE_FUZZ) $(FUZZ_SEEDS)
 
 $(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $<
+	$(CC) $(TEST_CFLAGS) -o $@ $< -lm
 
 $(BUILD)/host-tests/%: tests/host/%.c uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
