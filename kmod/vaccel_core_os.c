@@ -31,6 +31,8 @@ u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 	struct vaccel_vm_map *map;
 	void *p;
 
+	if (vaccel_inject(&q->vfile->vdev->knobs.fault_access))
+		return DRM_VACCEL_FAULT_INJECTED;
 	p = vaccel_vm_translate(&q->vfile->vm, va, len, access, &map, avail);
 	if (IS_ERR(p))
 		return vaccel_os_fault(p);

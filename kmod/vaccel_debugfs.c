@@ -7,6 +7,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/ktime.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -19,6 +20,7 @@
 
 #include "vaccel_drv.h"
 #include "vaccel_gem.h"
+#include "vaccel_queue.h"
 
 static struct dentry *vaccel_debugfs_root;
 
@@ -273,6 +275,118 @@ static const struct file_operations vaccel_vm_read_fops = {
 	.write = vaccel_vm_read_write,
 };
 
+static int vaccel_debugfs_queues_show(struct seq_file *m, void *unused)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct vaccel_device *vdev = to_vaccel_device(entry->dev);
+	unsigned int i;
+
+	for (i = 0; i < vdev->num_engines; i++) {
+		struct vaccel_engine *e = &vdev->engines[i];
+		struct vaccel_queue *q;
+
+		mutex_lock(&e->lock);
+		list_for_each_entry(q, &e->queues, node)
+			seq_printf(m, "engine %u ctx %u queue %u state %u read %llu write %llu fault %u fault_index %llu fault_addr 0x%llx blocked %d\n",
+				   i, q->vfile->id, q->id, READ_ONCE(q->ctrl->state),
+				   q->core.read_index, q->write_index, q->core.fault,
+				   q->core.fault_index, q->core.fault_addr, q->blocked);
+		mutex_unlock(&e->lock);
+	}
+	return 0;
+}
+
+static int vaccel_debugfs_engines_show(struct seq_file *m, void *unused)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct vaccel_device *vdev = to_vaccel_device(entry->dev);
+	u64 now = ktime_get_ns();
+	unsigned int i;
+
+	for (i = 0; i < vdev->num_engines; i++) {
+		struct vaccel_engine *e = &vdev->engines[i];
+		struct vaccel_queue *q;
+		unsigned int n = 0;
+
+		mutex_lock(&e->lock);
+		list_for_each_entry(q, &e->queues, node)
+			n++;
+		mutex_unlock(&e->lock);
+		seq_printf(m, "engine %u queues %u running %d stalled %d\n", i, n,
+			   !!e->thread, READ_ONCE(e->stall_until) > now);
+	}
+	return 0;
+}
+
+static int vaccel_debugfs_stats_show(struct seq_file *m, void *unused)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct vaccel_device *vdev = to_vaccel_device(entry->dev);
+
+	seq_printf(m, "packets %lld\n", atomic64_read(&vdev->stats.packets));
+	seq_printf(m, "bytes %lld\n", atomic64_read(&vdev->stats.bytes));
+	seq_printf(m, "faults %lld\n", atomic64_read(&vdev->stats.faults));
+	seq_printf(m, "kicks %lld\n", atomic64_read(&vdev->stats.kicks));
+	seq_printf(m, "sleeps %lld\n", atomic64_read(&vdev->stats.sleeps));
+	return 0;
+}
+
+/*
+ * Write-only actions: "stall_engine" takes "ENGINE NS" and keeps that
+ * engine idle for NS nanoseconds; "force_fault" takes "CTX QUEUE" and
+ * stops that queue with DRM_VACCEL_FAULT_INJECTED.
+ */
+static ssize_t vaccel_debugfs_action(struct file *f, const char __user *ubuf,
+				     size_t count, bool stall)
+{
+	struct vaccel_device *vdev = file_inode(f)->i_private;
+	char buf[64];
+	u32 a;
+	u64 b;
+	int ret;
+
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	if (sscanf(buf, "%u %llu", &a, &b) != 2)
+		return -EINVAL;
+	if (stall) {
+		if (a >= vdev->num_engines || b > 60 * NSEC_PER_SEC)
+			return -EINVAL;
+		WRITE_ONCE(vdev->engines[a].stall_until, ktime_get_ns() + b);
+		ret = 0;
+	} else {
+		ret = b > U32_MAX ? -EINVAL : vaccel_device_force_fault(vdev, a, b);
+	}
+	return ret ?: count;
+}
+
+static ssize_t vaccel_debugfs_stall_write(struct file *f, const char __user *ubuf,
+					  size_t count, loff_t *ppos)
+{
+	return vaccel_debugfs_action(f, ubuf, count, true);
+}
+
+static ssize_t vaccel_debugfs_fault_write(struct file *f, const char __user *ubuf,
+					  size_t count, loff_t *ppos)
+{
+	return vaccel_debugfs_action(f, ubuf, count, false);
+}
+
+static const struct file_operations vaccel_debugfs_stall_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = vaccel_debugfs_stall_write,
+};
+
+static const struct file_operations vaccel_debugfs_fault_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = vaccel_debugfs_fault_write,
+};
+
 /**
  * vaccel_debugfs_device_init() - create the per-device debugfs files
  * @vdev: device, before drm_dev_register()
@@ -282,10 +396,23 @@ static const struct file_operations vaccel_vm_read_fops = {
  */
 void vaccel_debugfs_device_init(struct vaccel_device *vdev)
 {
+	struct dentry *root = vdev->drm.debugfs_root;
+
 	drm_debugfs_add_file(&vdev->drm, "info", vaccel_debugfs_info_show, NULL);
 	drm_debugfs_add_file(&vdev->drm, "contexts", vaccel_debugfs_contexts_show, NULL);
 	drm_debugfs_add_file(&vdev->drm, "buffers", vaccel_debugfs_buffers_show, NULL);
 	drm_debugfs_add_file(&vdev->drm, "vm", vaccel_debugfs_vm_show, NULL);
-	debugfs_create_file("vm_read", 0600, vdev->drm.debugfs_root, vdev,
-			    &vaccel_vm_read_fops);
+	drm_debugfs_add_file(&vdev->drm, "queues", vaccel_debugfs_queues_show, NULL);
+	drm_debugfs_add_file(&vdev->drm, "engines", vaccel_debugfs_engines_show, NULL);
+	drm_debugfs_add_file(&vdev->drm, "stats", vaccel_debugfs_stats_show, NULL);
+	debugfs_create_file("vm_read", 0600, root, vdev, &vaccel_vm_read_fops);
+	debugfs_create_file("stall_engine", 0200, root, vdev, &vaccel_debugfs_stall_fops);
+	debugfs_create_file("force_fault", 0200, root, vdev, &vaccel_debugfs_fault_fops);
+	/* fault injection: how many of the next operations fail */
+	debugfs_create_atomic_t("fail_bo_create", 0600, root, &vdev->knobs.fail_bo_create);
+	debugfs_create_atomic_t("fail_vm_bind", 0600, root, &vdev->knobs.fail_vm_bind);
+	debugfs_create_atomic_t("fail_queue_create", 0600, root,
+				&vdev->knobs.fail_queue_create);
+	debugfs_create_atomic_t("fault_access", 0600, root, &vdev->knobs.fault_access);
+	debugfs_create_u64("packet_latency_ns", 0600, root, &vdev->knobs.packet_latency_ns);
 }

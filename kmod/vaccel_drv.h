@@ -65,6 +65,9 @@ struct vaccel_bus_dev {
  * @next_engine: round-robin cursor for placing new queues
  * @stats: counters for debugfs: packets and bytes executed, queue faults,
  *	KICK calls, engine sleeps
+ * @knobs: fault injection, set through debugfs: fail the next N buffer
+ *	creations, binds or queue creations with -ENOMEM, fault the next N
+ *	device memory accesses, add latency to every packet
  *
  * Allocated by probe, unplugged by remove (unbind or del_device), freed
  * when the last reference to @drm is dropped. Buffer objects do not hold
@@ -88,7 +91,20 @@ struct vaccel_device {
 		atomic64_t kicks;
 		atomic64_t sleeps;
 	} stats;
+	struct {
+		atomic_t fail_bo_create;
+		atomic_t fail_vm_bind;
+		atomic_t fail_queue_create;
+		atomic_t fault_access;
+		u64 packet_latency_ns;
+	} knobs;
 };
+
+/* Consume one injected failure from @knob; true if this call must fail. */
+static inline bool vaccel_inject(atomic_t *knob)
+{
+	return atomic_read(knob) > 0 && atomic_dec_if_positive(knob) >= 0;
+}
 
 /**
  * struct vaccel_file - per open file state, one context per file

@@ -32,7 +32,12 @@
 #include "vaccel_queue.h"
 #include "vaccel_signal.h"
 
-static void vaccel_queue_fault(struct vaccel_queue *q)
+/**
+ * vaccel_queue_fault() - publish a queue's fault and stop it
+ * @q: the queue, whose core fault record is set; called by its engine or
+ *	with its engine's lock held
+ */
+void vaccel_queue_fault(struct vaccel_queue *q)
 {
 	struct drm_vaccel_queue_control *c = q->ctrl;
 
@@ -79,6 +84,7 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 {
 	struct vaccel_device *vdev = q->vfile->vdev;
 	u64 packets = q->core.packets, bytes = q->core.bytes;
+	u64 latency = READ_ONCE(vdev->knobs.packet_latency_ns);
 	enum vaccel_core_status st;
 
 	if (READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
@@ -88,7 +94,11 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 	if (vaccel_queue_idle(q))
 		return false;
 
-	st = vaccel_core_run(&q->core, q->write_index, VACCEL_QUEUE_BUDGET);
+	/* injected latency: one step at a time, each after the delay */
+	if (latency)
+		vaccel_os_delay(q, min_t(u64, latency, VACCEL_CORE_MAX_DELAY_NS));
+	st = vaccel_core_run(&q->core, q->write_index,
+			     latency ? 1 : VACCEL_QUEUE_BUDGET);
 	/* the packets' effects are visible before their completion is */
 	smp_store_release(&q->ctrl->read_index, q->core.read_index);
 	q->blocked = st == VACCEL_CORE_BLOCKED;
@@ -169,12 +179,62 @@ static void vaccel_engine_sleep(struct vaccel_engine *e, int gen, u64 deadline)
 	mutex_unlock(&e->lock);
 }
 
+/**
+ * vaccel_device_force_fault() - stop a queue with DRM_VACCEL_FAULT_INJECTED
+ * @vdev: the device
+ * @ctx: context id (debugfs "contexts")
+ * @id: queue id in that context
+ *
+ * Queues are found through the engines' lists, under each engine's lock:
+ * a queue is on its list exactly as long as it is alive.
+ *
+ * Return: 0, or -ENOENT if there is no such running queue.
+ */
+int vaccel_device_force_fault(struct vaccel_device *vdev, u32 ctx, u32 id)
+{
+	unsigned int i;
+	int ret = -ENOENT;
+
+	for (i = 0; i < vdev->num_engines && ret; i++) {
+		struct vaccel_engine *e = &vdev->engines[i];
+		struct vaccel_queue *q;
+
+		mutex_lock(&e->lock);
+		list_for_each_entry(q, &e->queues, node) {
+			if (q->vfile->id != ctx || q->id != id ||
+			    READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
+				continue;
+			q->core.fault = DRM_VACCEL_FAULT_INJECTED;
+			q->core.fault_index = q->core.read_index;
+			q->core.fault_addr = 0;
+			vaccel_queue_fault(q);
+			ret = 0;
+			break;
+		}
+		mutex_unlock(&e->lock);
+	}
+	return ret;
+}
+
+/* An injected stall: the engine does nothing until it ends. */
+static void vaccel_engine_stall(struct vaccel_engine *e)
+{
+	u64 until = READ_ONCE(e->stall_until), now = ktime_get_ns();
+
+	while (now < until && !kthread_should_stop()) {
+		schedule_timeout_interruptible(nsecs_to_jiffies(until - now) + 1);
+		now = ktime_get_ns();
+		until = READ_ONCE(e->stall_until);
+	}
+}
+
 static int vaccel_engine_thread(void *data)
 {
 	struct vaccel_engine *e = data;
 	u64 idle_since = ktime_get_ns();
 
 	while (!kthread_should_stop()) {
+		vaccel_engine_stall(e);
 		u64 deadline = U64_MAX;
 		int gen = vaccel_signal_generation();
 		bool progress;

@@ -358,6 +358,8 @@ int vaccel_ioctl_bo_create(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (!args->size)
 		return -EINVAL;
+	if (vaccel_inject(&vdev->knobs.fail_bo_create))
+		return -ENOMEM;
 	/* The capacity is page-aligned and at most 1 TiB: no overflow. */
 	if (args->size > vdev->cfg.memory)
 		return -E2BIG;

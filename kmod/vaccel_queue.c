@@ -57,6 +57,8 @@ int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 	    !is_power_of_2(args->ring_size) || args->priority > 2 ||
 	    args->ring_va % sizeof(struct drm_vaccel_packet))
 		return -EINVAL;
+	if (vaccel_inject(&vdev->knobs.fail_queue_create))
+		return -ENOMEM;
 	/* The ring must be readable now; the engine checks every fetch again. */
 	ring = vaccel_vm_translate(&vfile->vm, args->ring_va,
 				   (u64)args->ring_size * sizeof(struct drm_vaccel_packet),

@@ -39,6 +39,8 @@ struct vaccel_file;
  * @queues: the &struct vaccel_queue assigned to this engine
  * @kicked: set by KICK before waking the thread, so a kick between the
  *	thread's last doorbell check and its sleep is not lost
+ * @stall_until: injected stall: the thread runs nothing before this time
+ *	(ktime_get_ns()); set through debugfs
  */
 struct vaccel_engine {
 	struct vaccel_device *vdev;
@@ -47,6 +49,7 @@ struct vaccel_engine {
 	struct mutex lock;	/* see above */
 	struct list_head queues;
 	atomic_t kicked;
+	u64 stall_until;
 };
 
 /**
@@ -78,6 +81,8 @@ struct vaccel_queue {
 int vaccel_engines_start(struct vaccel_device *vdev);
 void vaccel_queues_fini(struct vaccel_file *vfile);
 int vaccel_queue_mmap(struct file *filp, struct vm_area_struct *vma);
+void vaccel_queue_fault(struct vaccel_queue *q);
+int vaccel_device_force_fault(struct vaccel_device *vdev, u32 ctx, u32 id);
 
 int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 			      struct drm_file *file);

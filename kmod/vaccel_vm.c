@@ -153,6 +153,8 @@ int vaccel_ioctl_vm_bind(struct drm_device *drm, void *data,
 		return -EOVERFLOW;
 	if (args->va < VACCEL_VA_START || end > VACCEL_VA_END)
 		return -ERANGE;
+	if (vaccel_inject(&to_vaccel_device(drm)->knobs.fail_vm_bind))
+		return -ENOMEM;
 
 	obj = drm_gem_object_lookup(file, args->handle);
 	if (!obj)

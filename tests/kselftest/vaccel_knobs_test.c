@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Fault injection and observability: the debugfs knobs that fail the next
+ * creations and binds, fault device accesses, force a queue fault, add
+ * per-packet latency and stall an engine; and the queues, engines and
+ * stats files.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include "vaccel_common.h"
+#include "vaccel_queue_util.h"
+#include "kselftest_harness.h"
+
+#define ID	VACCEL_TEST_ID
+
+FIXTURE(knob) {
+	int fd;
+	char dir[128];
+	struct bo ring;
+	struct q q;
+};
+
+static int knob_write(const char *dir, const char *name, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return vaccel_sysfs_write(path, val);
+}
+
+static uint64_t knob_read(const char *dir, const char *name)
+{
+	char path[256];
+	uint64_t v = ~0ull;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	vaccel_read_u64(path, &v);
+	return v;
+}
+
+FIXTURE_SETUP(knob)
+{
+	char spec[64];
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	snprintf(self->dir, sizeof(self->dir), ACCEL_DEBUGFS "/vaccel%u", ID);
+	vaccel_del_device(ID);
+	snprintf(spec, sizeof(spec), "%u engines=1", ID);
+	ASSERT_EQ(0, vaccel_new_device(spec));
+	if (access(self->dir, F_OK))
+		SKIP(return, "debugfs is not mounted");
+	self->fd = vaccel_open(ID);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, bo_new(self->fd, RING_N * 64, 0, &self->ring));
+	ASSERT_EQ(0, bind(self->fd, self->ring.handle, DRM_VACCEL_VM_READ, RING_VA, PAGE));
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, (void *)self->ring.map, &self->q));
+}
+
+FIXTURE_TEARDOWN(knob)
+{
+	if (!vaccel_present())
+		return;
+	close(self->fd);
+	vaccel_del_device(ID);
+}
+
+TEST_F(knob, fail_next_creations)
+{
+	struct bo b;
+	struct q q2;
+
+	ASSERT_EQ(0, knob_write(self->dir, "fail_bo_create", "2"));
+	EXPECT_EQ(-ENOMEM, bo_new(self->fd, PAGE, 0, &b));
+	EXPECT_EQ(-ENOMEM, bo_new(self->fd, PAGE, 0, &b));
+	EXPECT_EQ(0, knob_read(self->dir, "fail_bo_create"));
+	ASSERT_EQ(0, bo_new(self->fd, PAGE, 0, &b));
+
+	ASSERT_EQ(0, knob_write(self->dir, "fail_vm_bind", "1"));
+	EXPECT_EQ(-ENOMEM, bind(self->fd, b.handle, DRM_VACCEL_VM_READ, RING_VA + PAGE, PAGE));
+	EXPECT_EQ(0, bind(self->fd, b.handle, DRM_VACCEL_VM_READ, RING_VA + PAGE, PAGE));
+
+	ASSERT_EQ(0, knob_write(self->dir, "fail_queue_create", "1"));
+	EXPECT_EQ(-ENOMEM, queue_new(self->fd, RING_VA, RING_N, (void *)self->ring.map, &q2));
+	EXPECT_EQ(0, queue_new(self->fd, RING_VA, RING_N, (void *)self->ring.map, &q2));
+}
+
+TEST_F(knob, fault_next_access)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+
+	ASSERT_EQ(0, knob_write(self->dir, "fault_access", "1"));
+	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	EXPECT_FALSE(drain(&self->q, 10000));
+	EXPECT_EQ(DRM_VACCEL_FAULT_INJECTED, self->q.ctrl->fault);
+	EXPECT_EQ(0, knob_read(self->dir, "fault_access"));
+}
+
+TEST_F(knob, force_fault)
+{
+	char buf[4096], line[64];
+	unsigned int ctx = ~0u, q, e;
+
+	ASSERT_LT(0, vaccel_read_file(ACCEL_DEBUGFS "/vaccel900/queues", buf, sizeof(buf)));
+	ASSERT_EQ(3, sscanf(buf, "engine %u ctx %u queue %u", &e, &ctx, &q));
+	EXPECT_EQ(self->q.id, q);
+	EXPECT_EQ(-EINVAL, knob_write(self->dir, "force_fault", "x"));
+	EXPECT_EQ(-ENOENT, knob_write(self->dir, "force_fault", "99999 0"));
+	snprintf(line, sizeof(line), "%u %u", ctx, q);
+	ASSERT_EQ(0, knob_write(self->dir, "force_fault", line));
+	EXPECT_EQ(DRM_VACCEL_QUEUE_ERROR, self->q.ctrl->state);
+	EXPECT_EQ(DRM_VACCEL_FAULT_INJECTED, self->q.ctrl->fault);
+	/* only running queues can be stopped */
+	EXPECT_EQ(-ENOENT, knob_write(self->dir, "force_fault", line));
+	ASSERT_LT(0, vaccel_read_file(ACCEL_DEBUGFS "/vaccel900/queues", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "state 1 "));
+	EXPECT_NE(NULL, strstr(buf, "fault 10 "));
+}
+
+TEST_F(knob, packet_latency)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	uint64_t t0;
+	int i;
+
+	ASSERT_EQ(0, knob_write(self->dir, "packet_latency_ns", "20000000"));
+	t0 = now_ns();
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	ASSERT_TRUE(drain(&self->q, 10000));
+	EXPECT_LE(t0 + 100000000ull, now_ns());
+	ASSERT_EQ(0, knob_write(self->dir, "packet_latency_ns", "0"));
+}
+
+TEST_F(knob, stall_engine)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	char buf[512];
+
+	EXPECT_EQ(-EINVAL, knob_write(self->dir, "stall_engine", "1 1000"));	/* 1 engine */
+	EXPECT_EQ(-EINVAL, knob_write(self->dir, "stall_engine", "0"));
+	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 400000000"));
+	ASSERT_LT(0, vaccel_read_file(ACCEL_DEBUGFS "/vaccel900/engines", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "engine 0 queues 1 running 1 stalled 1"));
+	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	usleep(150000);
+	EXPECT_EQ(0, self->q.ctrl->read_index);
+	EXPECT_TRUE(drain(&self->q, 10000));
+}
+
+TEST_F(knob, stats)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	unsigned long long packets = 0, kicks = 0;
+	char buf[512], path[256];
+	int i;
+
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	ASSERT_TRUE(drain(&self->q, 10000));
+
+	snprintf(path, sizeof(path), "%s/stats", self->dir);
+	ASSERT_LT(0, vaccel_read_file(path, buf, sizeof(buf)));
+	ASSERT_EQ(1, sscanf(buf, "packets %llu", &packets));
+	EXPECT_LE(10, packets);
+	ASSERT_NE(NULL, strstr(buf, "kicks "));
+	sscanf(strstr(buf, "kicks "), "kicks %llu", &kicks);
+	EXPECT_LE(1, kicks);	/* the new queue's first submission kicks */
+	EXPECT_NE(NULL, strstr(buf, "bytes "));
+	EXPECT_NE(NULL, strstr(buf, "faults 0\n"));
+	EXPECT_NE(NULL, strstr(buf, "sleeps "));
+}
+
+TEST_HARNESS_MAIN
