@@ -7,6 +7,7 @@
 #                 show the devices and their settings
 #   make check    all tests: host tests, DKMS build, kselftests in the VM
 #   make lint     checkpatch --strict and sparse (C=2, W=1) on the module
+#   make bench    the submission/copy benchmark, in the VM
 #   make deps     install the Debian packages everything needs
 #
 # KDIR=<kernel build tree> selects the target kernel; by default the newest
@@ -49,8 +50,9 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 CORE_TEST := $(BUILD)/host-tests/core_test
 CORE_FUZZ := $(BUILD)/core/core_fuzz
 FUZZ_SEEDS := $(BUILD)/core/fuzz_seeds
+BENCH := $(BUILD)/tools/vaccel-bench
 
-.PHONY: all module tests check run lint deps clean kernel-check dkms-install dkms-uninstall
+.PHONY: all module tests check run lint deps clean kernel-check dkms-install dkms-uninstall bench
 
 all: module tests
 
@@ -68,7 +70,7 @@ module: $(COMPAT_H) | kernel-check
 $(LINUX_SRC_STAMP): tools/fetch-linux-source
 	tools/fetch-linux-source $(LINUX_SRC)
 
-tests: $(KSELFTESTS) $(HOST_TESTS) $(CORE_TEST) $(CORE_FUZZ) $(FUZZ_SEEDS)
+tests: $(KSELFTESTS) $(HOST_TESTS) $(CORE_TEST) $(CORE_FUZZ) $(FUZZ_SEEDS) $(BENCH)
 
 $(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
@@ -91,6 +93,11 @@ $(FUZZ_SEEDS): tests/core/fuzz_seeds.c tests/core/core_fuzz.h uapi/drm/vaccel_ac
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 $(WARN_CFLAGS) -I$(TOP)/uapi $(DRM_CFLAGS) -o $@ $<
 
+$(BENCH): tools/vaccel-bench.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 $(WARN_CFLAGS) -pthread -I$(TOP)/uapi $(DRM_CFLAGS) \
+		-o $@ $<
+
 deps:
 	tools/install-deps
 
@@ -102,6 +109,11 @@ run: deps
 	$(MAKE) all
 	tests/vm/run --module $(TOP)/vaccel.ko --file $(TOP)/tools/show-devices \
 		-- show-devices
+
+# The benchmark table (Documentation/queues.rst), measured in the VM.
+bench: deps
+	$(MAKE) all
+	tests/vm/run --module $(TOP)/vaccel.ko --file $(BENCH) -- vaccel-bench
 
 lint: $(LINUX_SRC_STAMP) $(COMPAT_H)
 	perl $(LINUX_SRC)/scripts/checkpatch.pl --strict --no-tree --quiet \

@@ -335,7 +335,7 @@ static void *storm_thread(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(queue, no_lost_wakeups, 120)
+TEST_F_TIMEOUT(queue, no_lost_wakeups, 600)
 {
 	struct storm s[2];
 	pthread_t t[2];
@@ -343,7 +343,7 @@ TEST_F_TIMEOUT(queue, no_lost_wakeups, 120)
 
 	for (i = 0; i < 2; i++) {
 		s[i].fd = self->fd;
-		s[i].n = 20000;
+		s[i].n = 500000;	/* a million submits in all */
 		s[i].seed = 1234 + i;
 		ASSERT_EQ(0, queue_new(self->fd, RING_VA + i * RING_N * 64, RING_N,
 				       ring_at(&self->ring, i), &s[i].q));

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vaccel-bench: submission latency, packet rate and COPY bandwidth of a
+ * vaccel device, each next to a baseline measured in the same run:
+ *
+ *   NOP latency, hot doorbell path (engine polling)   vs   bare ioctl
+ *   NOP latency, KICK path (engine asleep)             vs   hot path
+ *   packets/s on 1 queue and on N queues
+ *   COPY of 64 MiB                                      vs   memcpy()
+ *
+ * A benchmark, not a test: it prints figures and the ratios the project
+ * targets (hot path <= 1/3 of the KICK path, COPY >= 0.8x memcpy) and
+ * exits 0 unless something failed to run.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "../tests/kselftest/vaccel_queue_util.h"
+
+#define COPY_SIZE	(64ull << 20)
+#define BIG_VA		(RING_VA + (1ull << 30))
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t median(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[n / 2];
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "vaccel-bench: %s: %s\n", what, strerror(-err));
+	exit(1);
+}
+
+/* Submit one NOP and spin until it completes; returns ns. */
+static uint64_t nop_roundtrip(int fd, struct q *q)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	uint64_t t0 = now_ns();
+	int ret = submit(fd, q, &p, NULL);
+
+	if (ret)
+		die("submit", ret);
+	while (__atomic_load_n(&q->ctrl->read_index, __ATOMIC_ACQUIRE) < q->wi)
+		;
+	return now_ns() - t0;
+}
+
+struct rate {
+	int fd;
+	struct q q;
+	uint64_t packets;
+};
+
+/* Keep the ring full of NOPs for @n packets. */
+static void *rate_thread(void *arg)
+{
+	struct rate *r = arg;
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+
+	while (r->q.wi < r->packets) {
+		uint64_t done = __atomic_load_n(&r->q.ctrl->read_index, __ATOMIC_ACQUIRE);
+
+		if (r->q.wi - done >= RING_N) {
+			sched_yield();
+			continue;
+		}
+		if (submit(r->fd, &r->q, &p, NULL))
+			return NULL;
+	}
+	drain(&r->q, 60000);
+	return NULL;
+}
+
+static double packets_per_s(int fd, struct bo *ring, unsigned int nq, uint64_t per_q)
+{
+	struct rate r[8];
+	pthread_t t[8];
+	uint64_t t0;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < nq; i++) {
+		r[i].fd = fd;
+		r[i].packets = per_q;
+		ret = queue_new(fd, RING_VA + 4096ull * (i + 1), RING_N,
+				(struct drm_vaccel_packet *)(ring->map + 4096 * (i + 1)), &r[i].q);
+		if (ret)
+			die("queue_new", ret);
+	}
+	t0 = now_ns();
+	for (i = 0; i < nq; i++)
+		pthread_create(&t[i], NULL, rate_thread, &r[i]);
+	for (i = 0; i < nq; i++)
+		pthread_join(t[i], NULL);
+	return nq * per_q * 1e9 / (double)(now_ns() - t0);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int id = argc > 1 ? atoi(argv[1]) : 0, i, nq;
+	enum { N_HOT = 20000, N_KICK = 300, N_IOCTL = 20000 };
+	uint64_t *lat = calloc(N_HOT, sizeof(*lat)), hot, kick, bare, engines = 0;
+	struct drm_vaccel_packet p;
+	struct bo ring, src, dst;
+	double pps1, pps2, ppsn, copy_gbs, memcpy_gbs;
+	struct q q;
+	void *a, *b;
+	int fd, ret;
+
+	fd = vaccel_open(id);
+	if (fd < 0)
+		die("open", fd);
+	vaccel_get_param(fd, DRM_VACCEL_PARAM_NUM_ENGINES, &engines);
+	nq = engines < 7 ? engines : 7;	/* ring pages 1..7 */
+	ret = bo_new(fd, 16 * 4096, 0, &ring);
+	if (!ret)
+		ret = bind(fd, ring.handle, DRM_VACCEL_VM_READ, RING_VA, 16 * 4096);
+	if (ret)
+		die("ring", ret);
+	ret = queue_new(fd, RING_VA, RING_N, (void *)ring.map, &q);
+	if (ret)
+		die("queue", ret);
+
+	/* bare ioctl round trip */
+	for (i = 0; i < N_IOCTL; i++) {
+		uint64_t v, t0 = now_ns();
+
+		vaccel_get_param(fd, DRM_VACCEL_PARAM_DEVICE_ID, &v);
+		lat[i] = now_ns() - t0;
+	}
+	bare = median(lat, N_IOCTL);
+
+	/* hot path: back-to-back, the engine is still polling */
+	for (i = 0; i < 100; i++)
+		nop_roundtrip(fd, &q);
+	for (i = 0; i < N_HOT; i++)
+		lat[i] = nop_roundtrip(fd, &q);
+	hot = median(lat, N_HOT);
+
+	/* KICK path: wait until the engine sleeps, then submit */
+	for (i = 0; i < N_KICK; i++) {
+		while (!__atomic_load_n(&q.ctrl->need_wakeup, __ATOMIC_ACQUIRE))
+			usleep(100);
+		lat[i] = nop_roundtrip(fd, &q);
+	}
+	kick = median(lat, N_KICK);
+
+	/* packet rate */
+	pps1 = packets_per_s(fd, &ring, 1, 200000);
+	pps2 = packets_per_s(fd, &ring, 2, 200000);
+	ppsn = packets_per_s(fd, &ring, nq, 200000);
+
+	/* COPY 64 MiB vs memcpy, both warm, best of 5 */
+	if (bo_new(fd, COPY_SIZE, 0, &src) || bo_new(fd, COPY_SIZE, 0, &dst) ||
+	    bind(fd, src.handle, DRM_VACCEL_VM_READ, BIG_VA, COPY_SIZE) ||
+	    bind(fd, dst.handle, DRM_VACCEL_VM_WRITE, BIG_VA + COPY_SIZE, COPY_SIZE))
+		die("copy buffers", -ENOMEM);
+	memset(src.map, 0x5a, COPY_SIZE);
+	memset(dst.map, 0, COPY_SIZE);
+	copy_gbs = 0;
+	for (i = 0; i < 5; i++) {
+		uint64_t t0 = now_ns(), t;
+
+		p = pkt(DRM_VACCEL_PKT_COPY, BIG_VA, BIG_VA + COPY_SIZE, COPY_SIZE, 0);
+		submit(fd, &q, &p, NULL);
+		if (!drain(&q, 60000))
+			die("copy", -EIO);
+		t = now_ns() - t0;
+		if (COPY_SIZE / (double)t > copy_gbs)
+			copy_gbs = COPY_SIZE / (double)t;
+	}
+	a = malloc(COPY_SIZE);
+	b = malloc(COPY_SIZE);
+	memset(a, 0x5a, COPY_SIZE);
+	memset(b, 0, COPY_SIZE);
+	memcpy_gbs = 0;
+	for (i = 0; i < 5; i++) {
+		uint64_t t0 = now_ns(), t;
+
+		memcpy(b, a, COPY_SIZE);
+		__asm__ volatile("" : : "r"(b) : "memory");
+		t = now_ns() - t0;
+		if (COPY_SIZE / (double)t > memcpy_gbs)
+			memcpy_gbs = COPY_SIZE / (double)t;
+	}
+
+	printf("vaccel-bench: device %u, %llu engines, %ld CPUs\n", id,
+	       (unsigned long long)engines, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("| measurement | vaccel | baseline | ratio | target |\n");
+	printf("|---|---|---|---|---|\n");
+	printf("| NOP latency, hot doorbell path (median of %d) | %.1f us | bare ioctl %.1f us | %.2f | |\n",
+	       N_HOT, hot / 1e3, bare / 1e3, (double)hot / bare);
+	printf("| NOP latency, KICK after engine sleep (median of %d) | %.1f us | hot path %.1f us | hot/kick %.2f | <= 0.33 |\n",
+	       N_KICK, kick / 1e3, hot / 1e3, (double)hot / kick);
+	printf("| NOP packets/s, 1 queue | %.0f | | | |\n", pps1);
+	printf("| NOP packets/s, 2 queues | %.0f | 1 queue %.0f | %.2f | |\n",
+	       pps2, pps1, pps2 / pps1);
+	printf("| NOP packets/s, %u queues on %llu engines | %.0f | 1 queue %.0f | %.2f | |\n",
+	       nq, (unsigned long long)engines, ppsn, pps1, ppsn / pps1);
+	printf("| COPY 64 MiB (best of 5) | %.2f GB/s | memcpy %.2f GB/s | %.2f | >= 0.8 |\n",
+	       copy_gbs, memcpy_gbs, copy_gbs / memcpy_gbs);
+	return 0;
+}
