@@ -115,10 +115,13 @@ bench: deps
 	$(MAKE) all
 	tests/vm/run --module $(TOP)/vaccel.ko --file $(BENCH) -- vaccel-bench
 
+# vaccel_trace.h is left out of checkpatch: the TRACE_EVENT macro language
+# is laid out like upstream trace headers, which --strict's C layout checks
+# (alignment, lines ending in '(') do not fit. sparse and W=1 still cover it.
 lint: $(LINUX_SRC_STAMP) $(COMPAT_H)
 	perl $(LINUX_SRC)/scripts/checkpatch.pl --strict --no-tree --quiet \
-		--ignore FILE_PATH_CHANGES -f kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h \
-		uapi/drm/*.h
+		--ignore FILE_PATH_CHANGES -f $(filter-out kmod/vaccel_trace.h,$(wildcard kmod/*.c kmod/*.h)) \
+		kmod/core/*.c kmod/core/*.h uapi/drm/*.h
 	@mkdir -p $(BUILD)
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 W=1 modules 2>&1 | tee $(BUILD)/lint.log
 	@if grep -E '(warning|error):' $(BUILD)/lint.log; then \

@@ -16,6 +16,7 @@
 #include "vaccel_gem.h"
 #include "vaccel_queue.h"
 #include "vaccel_signal.h"
+#include "vaccel_trace.h"
 #include "vaccel_vm.h"
 
 static u32 vaccel_os_fault(void *ptr)
@@ -112,6 +113,20 @@ u32 vaccel_os_exec_check(void *os, u64 va, u64 len)
 	sealed = owner && READ_ONCE(owner->sealed);
 	vaccel_vm_map_put(map);
 	return sealed ? DRM_VACCEL_FAULT_NONE : DRM_VACCEL_FAULT_NOT_SEALED;
+}
+
+void vaccel_os_packet(void *os, const struct drm_vaccel_packet *pkt, u64 index,
+		      unsigned int depth, bool done)
+{
+	struct vaccel_queue *q = os;
+	u16 type = pkt->header & DRM_VACCEL_PKT_TYPE_MASK;
+
+	if (done)
+		trace_vaccel_packet_end(q->vfile->vdev->id, q->vfile->id, q->id,
+					index, depth, type);
+	else
+		trace_vaccel_packet_start(q->vfile->vdev->id, q->vfile->id, q->id,
+					  index, depth, type);
 }
 
 u64 vaccel_os_now_ns(void *os)

@@ -32,6 +32,9 @@
 #include "vaccel_queue.h"
 #include "vaccel_signal.h"
 
+#define CREATE_TRACE_POINTS
+#include "vaccel_trace.h"
+
 /**
  * vaccel_queue_fault() - publish a queue's fault and stop it
  * @q: the queue, whose core fault record is set; called by its engine or
@@ -41,6 +44,8 @@ void vaccel_queue_fault(struct vaccel_queue *q)
 {
 	struct drm_vaccel_queue_control *c = q->ctrl;
 
+	trace_vaccel_fault(q->vfile->vdev->id, q->vfile->id, q->id, q->core.fault,
+			   q->core.fault_index, q->core.fault_addr);
 	WRITE_ONCE(c->fault, q->core.fault);
 	WRITE_ONCE(c->fault_index, q->core.fault_index);
 	WRITE_ONCE(c->fault_addr, q->core.fault_addr);
@@ -67,6 +72,7 @@ static bool vaccel_queue_doorbell(struct vaccel_queue *q)
 		return false;
 	}
 	q->write_index = db;
+	trace_vaccel_doorbell(q->vfile->vdev->id, q->vfile->id, q->id, db);
 	return true;
 }
 
@@ -86,6 +92,7 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 	u64 packets = q->core.packets, bytes = q->core.bytes;
 	u64 latency = READ_ONCE(vdev->knobs.packet_latency_ns);
 	enum vaccel_core_status st;
+	bool blocked;
 
 	if (READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
 		return false;
@@ -101,7 +108,16 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 			     latency ? 1 : VACCEL_QUEUE_BUDGET);
 	/* the packets' effects are visible before their completion is */
 	smp_store_release(&q->ctrl->read_index, q->core.read_index);
-	q->blocked = st == VACCEL_CORE_BLOCKED;
+	blocked = st == VACCEL_CORE_BLOCKED;
+	if (q->blocked != blocked) {
+		q->blocked = blocked;
+		if (q->blocked)
+			trace_vaccel_wait_block(vdev->id, q->vfile->id, q->id,
+						q->core.read_index);
+		else
+			trace_vaccel_wait_unblock(vdev->id, q->vfile->id, q->id,
+						  q->core.read_index);
+	}
 	if (st == VACCEL_CORE_FAULT)
 		vaccel_queue_fault(q);
 	if (q->blocked && q->core.deadline && q->core.deadline < *deadline)

@@ -19,6 +19,7 @@
 
 #include "vaccel_drv.h"
 #include "vaccel_queue.h"
+#include "vaccel_trace.h"
 #include "vaccel_vm.h"
 
 static void vaccel_queue_free(struct vaccel_queue *q)
@@ -182,6 +183,8 @@ int vaccel_ioctl_kick(struct drm_device *drm, void *data, struct drm_file *file)
 		if (q->engine->thread)
 			wake_up_process(q->engine->thread);
 		atomic64_inc(&vdev->stats.kicks);
+		trace_vaccel_kick(vdev->id, vfile->id, q->id,
+				  READ_ONCE(q->ctrl->read_index));
 	} else {
 		ret = -ENOENT;
 	}

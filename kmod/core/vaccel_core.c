@@ -253,6 +253,7 @@ static enum step fetch(struct vaccel_core_queue *q, u64 write_index)
 	f = vaccel_core_validate(&q->pkt, q->depth);
 	if (f)
 		return fault(q, f, va);
+	vaccel_os_packet(q->os, &q->pkt, q->read_index, q->depth, false);
 	q->have_pkt = true;
 	q->progress = 0;
 	q->deadline = 0;
@@ -486,6 +487,7 @@ static bool complete(struct vaccel_core_queue *q)
 {
 	if (!complete_action(q, &q->pkt))
 		return false;
+	vaccel_os_packet(q->os, &q->pkt, q->read_index, q->depth, true);
 	q->have_pkt = false;
 	q->packets++;
 	if (!q->depth)
@@ -503,6 +505,7 @@ static bool finish_execs(struct vaccel_core_queue *q)
 			return true;
 		if (!complete_action(q, &fr->pkt))
 			return false;
+		vaccel_os_packet(q->os, &fr->pkt, q->read_index, q->depth - 1, true);
 		q->depth--;
 		q->packets++;
 		if (!q->depth)

@@ -140,8 +140,12 @@ u64 vaccel_os_now_ns(void *os);
  */
 void vaccel_os_delay(void *os, u64 ns);
 /*
- * Bracket floating-point work (kernel_fpu_begin/end in the kernel).
+ * A packet started (fetched and validated) or completed: @index is the
+ * ring index it belongs to, @depth its EXEC nesting. For tracing.
  */
+void vaccel_os_packet(void *os, const struct drm_vaccel_packet *pkt, u64 index,
+		      unsigned int depth, bool done);
+/* Bracket floating-point work (kernel_fpu_begin/end in the kernel). */
 void vaccel_os_fpu_begin(void);
 void vaccel_os_fpu_end(void);
 

@@ -156,6 +156,20 @@ void vaccel_os_delay(void *o, u64 ns)
 	((struct os_native *)o)->now += ns;
 }
 
+void vaccel_os_packet(void *o, const struct drm_vaccel_packet *pkt, u64 index,
+		      unsigned int depth, bool done)
+{
+	struct os_native *os = o;
+
+	(void)pkt;
+	(void)index;
+	(void)depth;
+	if (done)
+		os->ended++;
+	else
+		os->started++;
+}
+
 void vaccel_os_fpu_begin(void)
 {
 }

@@ -30,6 +30,7 @@ struct os_native {
 	u64 maps;		/* vaccel_os_map() calls not yet unmapped */
 	u64 signals;		/* vaccel_os_signal() calls */
 	u64 irqs;		/* ... with irq set */
+	u64 started, ended;	/* vaccel_os_packet() calls */
 };
 
 /* Add a region of @size bytes at @va (zero-filled); returns its memory. */
