@@ -11,6 +11,7 @@
 #include <linux/err.h>
 #include <linux/fpu.h>
 #include <linux/ktime.h>
+#include <linux/math64.h>
 
 #include "vaccel_drv.h"
 #include "vaccel_gem.h"
@@ -25,6 +26,29 @@ static u32 vaccel_os_fault(void *ptr)
 					 DRM_VACCEL_FAULT_UNMAPPED;
 }
 
+/*
+ * The link model: an access to memory of another vaccel device (an import
+ * of its dma-buf) costs the accessing device's link latency plus the
+ * bytes at its link bandwidth. 0 means unthrottled.
+ */
+static void vaccel_os_link(struct vaccel_queue *q, struct vaccel_vm_map *map,
+			   u64 bytes)
+{
+	struct vaccel_device *vdev = q->vfile->vdev;
+	struct vaccel_bo *owner;
+	u64 ns;
+
+	if (!vdev->cfg.link_bw_mbps && !vdev->cfg.link_latency_ns)
+		return;
+	owner = vaccel_bo_owner(map->bo);
+	if (!owner || owner->base.base.dev == &vdev->drm)
+		return;
+	ns = vdev->cfg.link_latency_ns;
+	if (vdev->cfg.link_bw_mbps)	/* MB/s is bytes per us */
+		ns += div64_u64(bytes * NSEC_PER_USEC, vdev->cfg.link_bw_mbps);
+	vaccel_os_delay(q, ns);
+}
+
 u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 		  u64 *avail, void **cookie)
 {
@@ -37,6 +61,7 @@ u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 	p = vaccel_vm_translate(&q->vfile->vm, va, len, access, &map, avail);
 	if (IS_ERR(p))
 		return vaccel_os_fault(p);
+	vaccel_os_link(q, map, avail ? *avail : len);
 	*ptr = p;
 	*cookie = map;
 	return DRM_VACCEL_FAULT_NONE;
@@ -64,6 +89,7 @@ static u32 vaccel_os_signal_word(struct vaccel_queue *q, u64 va, u32 access,
 		vaccel_vm_map_put(*mapp);
 		return DRM_VACCEL_FAULT_NOT_SIGNAL;
 	}
+	vaccel_os_link(q, *mapp, 8);
 	*word = p;
 	return DRM_VACCEL_FAULT_NONE;
 }
