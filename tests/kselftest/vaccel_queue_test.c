@@ -245,6 +245,110 @@ TEST_F(queue, fault_is_per_queue)
 	EXPECT_EQ(100, b.ctrl->fault_index);
 }
 
+/*
+ * Every kind of invalid packet, each on its own queue: the queue stops with
+ * the right code, ring index and address, while another queue of the same
+ * context completes a packet after each fault.
+ */
+TEST_F(queue, every_invalid_packet_faults_its_queue_only)
+{
+	const uint64_t RO_VA = RING_VA + (5ull << 20), WO_VA = RING_VA + (6ull << 20);
+	const uint64_t UNMAPPED = RING_VA + (9ull << 20);
+	struct bad { struct drm_vaccel_packet p; uint32_t fault; int addr_is_ring; uint64_t addr; };
+	struct bad b[32];
+	struct drm_vaccel_packet p, ok;
+	unsigned int n = 0, i;
+	struct q good;
+
+#define BAD(pk, f, a)	(b[n].p = (pk), b[n].fault = (f), b[n].addr_is_ring = !(a), \
+			 b[n].addr = (a), n++)
+	ASSERT_EQ(0, bind(self->fd, self->data.handle, DRM_VACCEL_VM_READ, RO_VA, PAGE));
+	ASSERT_EQ(0, bind(self->fd, self->data.handle, DRM_VACCEL_VM_WRITE, WO_VA, PAGE));
+	p = pkt(9, 0, 0, 0, 0);
+	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
+	p = pkt(DRM_VACCEL_PKT_NOP | 0x4000, 0, 0, 0, 0);
+	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
+	p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	p.reserved = 1;
+	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
+	p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 7);
+	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
+	p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	p.completion_op = 4;
+	p.completion_addr = SIG_VA;
+	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
+	p.completion_op = DRM_VACCEL_SIGNAL_ADD;
+	p.completion_addr = SIG_VA + 4;
+	BAD(p, DRM_VACCEL_FAULT_ALIGNMENT, 0);
+	p.completion_addr = DATA_VA;
+	BAD(p, DRM_VACCEL_FAULT_NOT_SIGNAL, DATA_VA);
+	p = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, DATA_VA + 8, 64, 0);
+	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
+	p = pkt(DRM_VACCEL_PKT_COPY, UNMAPPED, DATA_VA, 64, 0);
+	BAD(p, DRM_VACCEL_FAULT_UNMAPPED, UNMAPPED);
+	p = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, RO_VA, 64, 0);
+	BAD(p, DRM_VACCEL_FAULT_ACCESS, RO_VA);
+	p = pkt(DRM_VACCEL_PKT_COPY, WO_VA, DATA_VA, 64, 0);
+	BAD(p, DRM_VACCEL_FAULT_ACCESS, WO_VA);
+	p = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, RO_VA + PAGE - 32, 64, 0);
+	BAD(p, DRM_VACCEL_FAULT_ACCESS, RO_VA + PAGE - 32);
+	p = pkt(DRM_VACCEL_PKT_FILL, DATA_VA, 16, 0, 0);
+	p.arg = 3;
+	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
+	p.arg = 4;
+	p.operand[0] = DATA_VA + 2;
+	BAD(p, DRM_VACCEL_FAULT_ALIGNMENT, 0);
+	p = pkt(DRM_VACCEL_PKT_REDUCE, DATA_VA, DATA_VA + 64, DATA_VA + 128, 4);
+	p.arg = 6;
+	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
+	p = pkt(DRM_VACCEL_PKT_SIGNAL, SIG_VA + 4, 1, 0, 0);
+	p.arg = DRM_VACCEL_SIGNAL_SET;
+	BAD(p, DRM_VACCEL_FAULT_ALIGNMENT, 0);
+	p.operand[0] = DATA_VA;
+	BAD(p, DRM_VACCEL_FAULT_NOT_SIGNAL, DATA_VA);
+	p = pkt(DRM_VACCEL_PKT_WAIT, SIG_VA, 1, 0, 0);
+	p.arg = 3;
+	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
+	p.arg = DRM_VACCEL_WAIT_EQ;
+	p.operand[1] = 12345;
+	p.operand[3] = 1000000;		/* 1 ms */
+	BAD(p, DRM_VACCEL_FAULT_WAIT_TIMEOUT, SIG_VA);
+	p = pkt(DRM_VACCEL_PKT_EXEC, DATA_VA, 1, 0, 0);
+	BAD(p, DRM_VACCEL_FAULT_NOT_SEALED, DATA_VA);
+	p = pkt(DRM_VACCEL_PKT_TIMESTAMP, RO_VA, 0, 0, 0);
+	BAD(p, DRM_VACCEL_FAULT_ACCESS, RO_VA);
+	p = pkt(DRM_VACCEL_PKT_DELAY, 2000000000ull, 0, 0, 0);
+	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
+#undef BAD
+
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, ring_at(&self->ring, 0), &good));
+	ok = pkt(DRM_VACCEL_PKT_SIGNAL, SIG_VA + 64, 1, 0, 0);
+	ok.arg = DRM_VACCEL_SIGNAL_ADD;
+	for (i = 0; i < n; i++) {
+		/* two-packet rings after the good queue's ring */
+		uint64_t ring_va = RING_VA + RING_N * 64 + 128 * i;
+		struct drm_vaccel_queue_destroy d;
+		struct q bq;
+
+		ASSERT_EQ(0, queue_new(self->fd, ring_va, 2,
+				       (struct drm_vaccel_packet *)(self->ring.map + RING_N * 64 +
+								    128 * i), &bq));
+		ASSERT_EQ(0, submit(self->fd, &bq, &b[i].p, NULL));
+		bq.wi = 1;
+		EXPECT_FALSE(drain(&bq, 10000)) TH_LOG("packet %u", i);
+		EXPECT_EQ(DRM_VACCEL_QUEUE_ERROR, bq.ctrl->state) TH_LOG("packet %u", i);
+		EXPECT_EQ(b[i].fault, bq.ctrl->fault) TH_LOG("packet %u", i);
+		EXPECT_EQ(0, bq.ctrl->fault_index) TH_LOG("packet %u", i);
+		EXPECT_EQ(b[i].addr_is_ring ? ring_va : b[i].addr, bq.ctrl->fault_addr)
+			TH_LOG("packet %u", i);
+		ASSERT_EQ(0, submit(self->fd, &good, &ok, NULL));
+		ASSERT_TRUE(drain(&good, 10000)) TH_LOG("good queue after packet %u", i);
+		d = (struct drm_vaccel_queue_destroy){ .queue_id = bq.id };
+		ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_DESTROY, &d));
+	}
+	EXPECT_EQ(n, ((uint64_t *)self->sig.map)[8]);
+}
+
 TEST_F(queue, doorbell_runaway_faults)
 {
 	struct q q;
