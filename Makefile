@@ -35,7 +35,7 @@ DRM_LIBS = $(shell pkg-config --libs libdrm)
 WARN_CFLAGS := -Wall -Wextra -Werror
 # kselftest_harness.h is not -Wextra clean (upstream builds selftests with -Wall)
 TEST_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Werror -pthread \
-	-isystem $(KSFT) -I$(TOP)/uapi $(DRM_CFLAGS)
+	-isystem $(KSFT) -I$(TOP)/uapi -I$(TOP)/tests/include $(DRM_CFLAGS)
 
 KSELFTEST_SRCS := $(wildcard tests/kselftest/*_test.c)
 KSELFTESTS := $(patsubst tests/kselftest/%.c,$(BUILD)/tests/%,$(KSELFTEST_SRCS))
@@ -45,7 +45,7 @@ HOST_TESTS := $(patsubst tests/host/%.c,$(BUILD)/host-tests/%,$(HOST_TEST_SRCS))
 # The packet core (kmod/core/) built natively: unit tests under ASan and
 # UBSan with gcc, and a libFuzzer target with clang.
 CORE_SRCS := kmod/core/vaccel_core.c kmod/core/vaccel_reduce.c tests/core/os_native.c
-CORE_DEPS := $(CORE_SRCS) $(wildcard kmod/core/*.h tests/core/*.h) uapi/drm/vaccel_accel.h
+CORE_DEPS := $(CORE_SRCS) $(wildcard kmod/core/*.h tests/core/*.h tests/include/*.h) uapi/drm/vaccel_accel.h
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 CORE_TEST := $(BUILD)/host-tests/core_test
 CORE_FUZZ := $(BUILD)/core/core_fuzz
@@ -72,7 +72,7 @@ $(LINUX_SRC_STAMP): tools/fetch-linux-source
 
 tests: $(KSELFTESTS) $(HOST_TESTS) $(CORE_TEST) $(CORE_FUZZ) $(FUZZ_SEEDS) $(BENCH)
 
-$(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
+$(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h tests/include/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lm
 

@@ -78,77 +78,81 @@ static int vaccel_debugfs_info_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
-static int vaccel_debugfs_contexts_show(struct seq_file *m, void *unused)
+/*
+ * The contexts, buffers and vm files walk the DRM core's file list: a file
+ * leaves it under filelist_mutex before its handles and VM are torn down,
+ * so every file seen here is whole.
+ */
+static int vaccel_debugfs_files_show(struct seq_file *m,
+				     void (*show)(struct seq_file *m,
+						  struct drm_file *file))
 {
 	struct drm_debugfs_entry *entry = m->private;
 	struct drm_device *drm = entry->dev;
 	struct drm_file *file;
 
 	mutex_lock(&drm->filelist_mutex);
-	list_for_each_entry(file, &drm->filelist, lhead) {
-		struct vaccel_file *vfile = file->driver_priv;
-		unsigned int maps;
-
-		spin_lock(&vfile->vm.lock);
-		maps = vfile->vm.num_maps;
-		spin_unlock(&vfile->vm.lock);
-		seq_printf(m, "ctx %u pid %d bos %d mappings %u\n", vfile->id,
-			   pid_nr(vfile->pid), atomic_read(&vfile->num_bos), maps);
-	}
+	list_for_each_entry(file, &drm->filelist, lhead)
+		show(m, file);
 	mutex_unlock(&drm->filelist_mutex);
 	return 0;
 }
 
-/*
- * The contexts, buffers and vm files walk the DRM core's file list: a file
- * leaves it under filelist_mutex before its handles and VM are torn down.
- */
+static void vaccel_debugfs_context(struct seq_file *m, struct drm_file *file)
+{
+	struct vaccel_file *vfile = file->driver_priv;
+	unsigned int maps;
+
+	spin_lock(&vfile->vm.lock);
+	maps = vfile->vm.num_maps;
+	spin_unlock(&vfile->vm.lock);
+	seq_printf(m, "ctx %u pid %d bos %d mappings %u\n", vfile->id,
+		   pid_nr(vfile->pid), atomic_read(&vfile->num_bos), maps);
+}
+
+static void vaccel_debugfs_buffers(struct seq_file *m, struct drm_file *file)
+{
+	struct vaccel_file *vfile = file->driver_priv;
+	struct drm_gem_object *obj;
+	int handle;
+
+	spin_lock(&file->table_lock);
+	idr_for_each_entry(&file->object_idr, obj, handle) {
+		struct vaccel_bo *bo = to_vaccel_bo(obj);
+		struct vaccel_bo *owner = vaccel_bo_owner(bo);
+		u32 status = 0;
+
+		if (obj->import_attach)
+			status |= DRM_VACCEL_BO_STATUS_IMPORTED;
+		if (owner && READ_ONCE(owner->sealed))
+			status |= DRM_VACCEL_BO_STATUS_SEALED;
+		seq_printf(m, "ctx %u handle %d size %zu flags 0x%x status 0x%x\n",
+			   vfile->id, handle, obj->size,
+			   owner ? owner->flags : 0, status);
+	}
+	spin_unlock(&file->table_lock);
+}
+
+static void vaccel_debugfs_vm(struct seq_file *m, struct drm_file *file)
+{
+	struct vaccel_file *vfile = file->driver_priv;
+
+	vaccel_vm_debugfs_show(&vfile->vm, m, vfile->id);
+}
+
+static int vaccel_debugfs_contexts_show(struct seq_file *m, void *unused)
+{
+	return vaccel_debugfs_files_show(m, vaccel_debugfs_context);
+}
+
 static int vaccel_debugfs_buffers_show(struct seq_file *m, void *unused)
 {
-	struct drm_debugfs_entry *entry = m->private;
-	struct drm_device *drm = entry->dev;
-	struct drm_file *file;
-
-	mutex_lock(&drm->filelist_mutex);
-	list_for_each_entry(file, &drm->filelist, lhead) {
-		struct vaccel_file *vfile = file->driver_priv;
-		struct drm_gem_object *obj;
-		int handle;
-
-		spin_lock(&file->table_lock);
-		idr_for_each_entry(&file->object_idr, obj, handle) {
-			struct vaccel_bo *bo = to_vaccel_bo(obj);
-			struct vaccel_bo *owner = vaccel_bo_owner(bo);
-			u32 status = 0;
-
-			if (obj->import_attach)
-				status |= DRM_VACCEL_BO_STATUS_IMPORTED;
-			if (owner && READ_ONCE(owner->sealed))
-				status |= DRM_VACCEL_BO_STATUS_SEALED;
-			seq_printf(m, "ctx %u handle %d size %zu flags 0x%x status 0x%x\n",
-				   vfile->id, handle, obj->size,
-				   owner ? owner->flags : 0, status);
-		}
-		spin_unlock(&file->table_lock);
-	}
-	mutex_unlock(&drm->filelist_mutex);
-	return 0;
+	return vaccel_debugfs_files_show(m, vaccel_debugfs_buffers);
 }
 
 static int vaccel_debugfs_vm_show(struct seq_file *m, void *unused)
 {
-	struct drm_debugfs_entry *entry = m->private;
-	struct drm_device *drm = entry->dev;
-	struct drm_file *file;
-
-	mutex_lock(&drm->filelist_mutex);
-	list_for_each_entry(file, &drm->filelist, lhead) {
-		struct vaccel_file *vfile = file->driver_priv;
-
-		vaccel_vm_debugfs_show(&vfile->vm, m, vfile->id);
-	}
-	mutex_unlock(&drm->filelist_mutex);
-	return 0;
+	return vaccel_debugfs_files_show(m, vaccel_debugfs_vm);
 }
 
 /*

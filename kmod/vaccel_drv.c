@@ -264,6 +264,8 @@ void vaccel_device_remove(struct vaccel_bus_dev *bdev)
 	struct vaccel_device *vdev = dev_get_drvdata(&bdev->dev);
 
 	drm_dev_unplug(&vdev->drm);
+	/* host waiters on this device fail with -ENODEV now */
+	vaccel_signal_wake(true);
 	dev_set_drvdata(&bdev->dev, NULL);
 }
 

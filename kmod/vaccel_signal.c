@@ -18,6 +18,7 @@
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 
@@ -171,7 +172,7 @@ static int vaccel_signals_check(const struct drm_vaccel_signal_cond *c,
 	return all ? 0 : -1;
 }
 
-static int vaccel_signals_wait(struct vaccel_file *vfile,
+static int vaccel_signals_wait(struct drm_device *drm, struct vaccel_file *vfile,
 			       struct drm_vaccel_wait_signals *args,
 			       const struct drm_vaccel_signal_cond *c,
 			       atomic64_t **words)
@@ -188,6 +189,11 @@ static int vaccel_signals_wait(struct vaccel_file *vfile,
 		if (first >= 0) {
 			args->first = first;
 			ret = 0;
+			break;
+		}
+		/* an unplugged device signals nothing any more */
+		if (drm_dev_is_unplugged(drm)) {
+			ret = -ENODEV;
 			break;
 		}
 		if (!(args->flags & DRM_VACCEL_WAIT_IGNORE_FAULTS) &&
@@ -250,7 +256,7 @@ int vaccel_ioctl_wait_signals(struct drm_device *drm, void *data,
 		if (ret)
 			goto out;
 	}
-	ret = vaccel_signals_wait(vfile, args, c, words);
+	ret = vaccel_signals_wait(drm, vfile, args, c, words);
 out:
 	for (i = 0; i < n; i++)
 		drm_gem_object_put(objs[i]);

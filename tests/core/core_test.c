@@ -12,6 +12,7 @@
 
 #include "os_native.h"
 #include "../../kmod/core/vaccel_reduce.h"
+#include "float_ref.h"
 #include "kselftest_harness.h"
 
 #define RING_VA		0x100000000ull
@@ -224,55 +225,6 @@ TEST_F(core, reduce_integers)
 	ASSERT_EQ(VACCEL_CORE_IDLE, RUN());
 	for (i = 0; i < 16; i++)
 		ASSERT_EQ(a8[i] > b8[i] ? a8[i] : b8[i], d8[i]);
-}
-
-static float ref_op(float x, float y, u32 op)
-{
-	switch (op) {
-	case DRM_VACCEL_REDOP_SUM:
-		return x + y;
-	case DRM_VACCEL_REDOP_PROD:
-		return x * y;
-	case DRM_VACCEL_REDOP_MIN:
-		return isnan(x) ? x : isnan(y) ? y : fminf(x, y);
-	default:
-		return isnan(x) ? x : isnan(y) ? y : fmaxf(x, y);
-	}
-}
-
-/* bf16 reference: round a float to 8 significant bits, nearest even,
- * using double arithmetic instead of bit tricks. */
-static u16 ref_bf16(float f)
-{
-	double d = f, m, scaled;
-	u32 u;
-	int e;
-
-	if (isnan(f)) {
-		memcpy(&u, &f, 4);
-		return (u >> 16) | 0x40;
-	}
-	if (isinf(f) || f == 0) {
-		memcpy(&u, &f, 4);
-		return u >> 16;
-	}
-	m = frexp(d, &e);			/* d = m * 2^e, 0.5 <= |m| < 1 */
-	if (e < -125)				/* bf16 subnormal: fixed quantum */
-		scaled = nearbyint(ldexp(d, 133)), d = ldexp(scaled, -133);
-	else
-		scaled = nearbyint(ldexp(m, 8)), d = ldexp(scaled, e - 8);
-	f = (float)d;				/* exact, or +-inf on overflow */
-	memcpy(&u, &f, 4);
-	return u >> 16;
-}
-
-static float bf16_f(u16 h)
-{
-	u32 u = (u32)h << 16;
-	float f;
-
-	memcpy(&f, &u, 4);
-	return f;
 }
 
 /* f32, f16 (against the compiler's _Float16) and bf16, every op,

@@ -11,6 +11,7 @@
 
 #include "vaccel_common.h"
 #include "vaccel_queue_util.h"
+#include "float_ref.h"
 #include "kselftest_harness.h"
 
 #define EXEC_SIZE	(64 * 1024)
@@ -172,46 +173,6 @@ TEST_F(ex, exec_epochs)
 		ASSERT_TRUE(drain(&self->q, 10000));
 		EXPECT_EQ(100 * i, sigs(&self->sig)[1]);
 	}
-}
-
-static float ref_op(float x, float y, unsigned int op)
-{
-	switch (op) {
-	case DRM_VACCEL_REDOP_SUM:
-		return x + y;
-	case DRM_VACCEL_REDOP_PROD:
-		return x * y;
-	case DRM_VACCEL_REDOP_MIN:
-		return isnan(x) ? x : isnan(y) ? y : fminf(x, y);
-	default:
-		return isnan(x) ? x : isnan(y) ? y : fmaxf(x, y);
-	}
-}
-
-/* bf16 by double arithmetic: round to 8 significant bits, nearest even. */
-static uint16_t ref_bf16(float f)
-{
-	uint32_t u;
-	double d = f, m;
-	int e;
-
-	if (!isnan(f) && !isinf(f) && f != 0) {
-		m = frexp(d, &e);
-		d = e < -125 ? ldexp(nearbyint(ldexp(d, 133)), -133)
-			     : ldexp(nearbyint(ldexp(m, 8)), e - 8);
-		f = (float)d;
-	}
-	memcpy(&u, &f, 4);
-	return isnan(f) ? (u >> 16) | 0x40 : u >> 16;
-}
-
-static float bf16_f(uint16_t h)
-{
-	uint32_t u = (uint32_t)h << 16;
-	float f;
-
-	memcpy(&f, &u, 4);
-	return f;
 }
 
 /* The kernel's REDUCE (FPU sections included) against host references. */

@@ -332,4 +332,39 @@ TEST_F(sig, cross_device)
 	close(fd1);
 }
 
+static void *del_later(void *arg)
+{
+	usleep(200000);
+	vaccel_del_device(*(unsigned int *)arg);
+	return NULL;
+}
+
+/* Deleting the device ends a wait that nothing else would end. */
+TEST(del_device_ends_wait)
+{
+	unsigned int id = VACCEL_TEST_ID;
+	struct drm_vaccel_signal_cond c;
+	struct drm_vaccel_wait_signals w = { .count = 1, .timeout_ns = INT64_MAX };
+	char spec[32];
+	struct bo s;
+	pthread_t t;
+	int fd;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	vaccel_del_device(id);
+	snprintf(spec, sizeof(spec), "%u", id);
+	ASSERT_EQ(0, vaccel_new_device(spec));
+	fd = vaccel_open(id);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bo_new(fd, PAGE, DRM_VACCEL_BO_SIGNAL, &s));
+	c = cond(s.handle, 0, 1, DRM_VACCEL_WAIT_GE);
+	w.conds = (uintptr_t)&c;
+	ASSERT_EQ(0, pthread_create(&t, NULL, del_later, &id));
+	EXPECT_EQ(-1, ioctl(fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w));
+	EXPECT_EQ(ENODEV, errno);
+	pthread_join(t, NULL);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

@@ -591,7 +591,8 @@ struct drm_vaccel_signal_cond {
  * misaligned or out-of-range offset, or an object that is not a signal
  * object; -EFAULT for an unreadable @conds; -ENOENT for an unknown handle;
  * -ETIME when @timeout_ns passes first; -EIO when a queue of this context
- * is (or gets) in the error state, unless DRM_VACCEL_WAIT_IGNORE_FAULTS.
+ * is (or gets) in the error state, unless DRM_VACCEL_WAIT_IGNORE_FAULTS;
+ * -ENODEV when the device is removed, also during the wait.
  */
 struct drm_vaccel_wait_signals {
 	/** @conds: in, pointer to @count &struct drm_vaccel_signal_cond */
