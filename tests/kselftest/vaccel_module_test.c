@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 
 #include "vaccel_common.h"
+#include "vaccel_queue_util.h"
 #include "kselftest_harness.h"
 
 static int unload(void)
@@ -234,6 +235,50 @@ TEST_F(module, leak_then_unload)
 }
 
 /* A dma-buf outlives its file and holds the module until it is closed. */
+/*
+ * Queues with work in flight on a run-time device: del_device, then the
+ * process exits; afterwards no queue, file or object is left and the
+ * module unloads.
+ */
+TEST_F(module, busy_queues_then_unload)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_DELAY, 100000000, 0, 0, 0);
+	char spec[32];
+	int status;
+	pid_t pid;
+
+	snprintf(spec, sizeof(spec), "%u engines=2", VACCEL_TEST_ID);
+	ASSERT_EQ(0, vaccel_new_device(spec));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = vaccel_open(VACCEL_TEST_ID), i;
+		struct bo ring;
+		struct q q;
+
+		if (fd < 0 || bo_new(fd, 4 * RING_N * 64, 0, &ring) ||
+		    bind(fd, ring.handle, DRM_VACCEL_VM_READ, RING_VA, ring.size))
+			_exit(1);
+		for (i = 0; i < 4; i++) {
+			if (queue_new(fd, RING_VA + i * RING_N * 64, RING_N,
+				      (struct drm_vaccel_packet *)ring.map + i * RING_N, &q) ||
+			    submit(fd, &q, &p, NULL) || submit(fd, &q, &p, NULL))
+				_exit(2);
+		}
+		usleep(30000);
+		if (vaccel_del_device(VACCEL_TEST_ID))
+			_exit(3);
+		_exit(0);	/* with everything still open and mapped */
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, vaccel_objects("queues"));
+	expect_idle(_metadata, self->num_devices);
+	EXPECT_EQ(0, vaccel_objects("bos"));
+	ASSERT_EQ(0, unload());
+}
+
 TEST_F(module, unload_refused_while_dmabuf_open)
 {
 	uint32_t h;
