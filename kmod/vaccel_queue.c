@@ -169,10 +169,13 @@ int vaccel_ioctl_kick(struct drm_device *drm, void *data, struct drm_file *file)
 	struct vaccel_file *vfile = file->driver_priv;
 	struct drm_vaccel_kick *args = data;
 	struct vaccel_queue *q;
-	int ret = 0;
+	int idx, ret = 0;
 
 	if (args->pad)
 		return -EINVAL;
+	/* engines stop after the unplug, which waits for this section */
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	xa_lock(&vfile->queues);
 	q = xa_load(&vfile->queues, args->queue_id);
 	if (q) {
@@ -189,6 +192,7 @@ int vaccel_ioctl_kick(struct drm_device *drm, void *data, struct drm_file *file)
 		ret = -ENOENT;
 	}
 	xa_unlock(&vfile->queues);
+	drm_dev_exit(idx);
 	return ret;
 }
 

@@ -351,8 +351,17 @@ static enum step step_reduce(struct vaccel_core_queue *q)
 		vaccel_os_unmap(q->os, ac);
 		return fault(q, f, op[2] + off);
 	}
-	/* mappings are page-aligned and addresses element-aligned */
+	/*
+	 * Mappings are page-aligned and addresses element-aligned, so whole
+	 * elements are available; never let a step make no progress.
+	 */
 	dn -= dn % es;
+	if (!dn) {
+		vaccel_os_unmap(q->os, dc);
+		vaccel_os_unmap(q->os, bc);
+		vaccel_os_unmap(q->os, ac);
+		return fault(q, ALIGN, op[2] + off);
+	}
 	fp = dtype == DRM_VACCEL_DTYPE_F32 || dtype == DRM_VACCEL_DTYPE_F16 ||
 	     dtype == DRM_VACCEL_DTYPE_BF16;
 	if (fp)
