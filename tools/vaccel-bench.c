@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 	nq = engines < 7 ? engines : 7;	/* ring pages 1..7 */
 	ret = bo_new(fd, 16 * 4096, 0, &ring);
 	if (!ret)
-		ret = bind(fd, ring.handle, DRM_VACCEL_VM_READ, RING_VA, 16 * 4096);
+		ret = vaccel_vm_bind(fd, ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA, 16 * 4096);
 	if (ret)
 		die("ring", ret);
 	ret = queue_new(fd, RING_VA, RING_N, (void *)ring.map, &q);
@@ -162,8 +162,8 @@ int main(int argc, char **argv)
 
 	/* COPY 64 MiB vs memcpy, both warm, best of 5 */
 	if (bo_new(fd, COPY_SIZE, 0, &src) || bo_new(fd, COPY_SIZE, 0, &dst) ||
-	    bind(fd, src.handle, DRM_VACCEL_VM_READ, BIG_VA, COPY_SIZE) ||
-	    bind(fd, dst.handle, DRM_VACCEL_VM_WRITE, BIG_VA + COPY_SIZE, COPY_SIZE))
+	    vaccel_vm_bind(fd, src.handle, DRM_VACCEL_VM_READ, 0, BIG_VA, COPY_SIZE) ||
+	    vaccel_vm_bind(fd, dst.handle, DRM_VACCEL_VM_WRITE, 0, BIG_VA + COPY_SIZE, COPY_SIZE))
 		die("copy buffers", -ENOMEM);
 	memset(src.map, 0x5a, COPY_SIZE);
 	memset(dst.map, 0, COPY_SIZE);

@@ -32,11 +32,10 @@ FIXTURE_SETUP(ex)
 	ASSERT_EQ(0, bo_new(self->fd, DATA_SIZE, 0, &self->data));
 	ASSERT_EQ(0, bo_new(self->fd, PAGE, DRM_VACCEL_BO_SIGNAL, &self->sig));
 	ASSERT_EQ(0, bo_new(self->fd, EXEC_SIZE, DRM_VACCEL_BO_PERSISTENT, &self->exec));
-	ASSERT_EQ(0, bind(self->fd, self->ring.handle, DRM_VACCEL_VM_READ, RING_VA, PAGE));
-	ASSERT_EQ(0, bind(self->fd, self->data.handle,
-			  DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, DATA_VA, DATA_SIZE));
-	ASSERT_EQ(0, bind(self->fd, self->sig.handle,
-			  DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, SIG_VA, PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA,
+				    PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->data.handle, VM_RW, 0, DATA_VA, DATA_SIZE));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->sig.handle, VM_RW, 0, SIG_VA, PAGE));
 	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, (void *)self->ring.map, &self->q));
 }
 
@@ -56,7 +55,7 @@ static void record(struct __test_metadata *_metadata, int fd, struct bo *exec,
 	ASSERT_EQ(0, munmap(exec->map, exec->size));	/* no writable mapping */
 	exec->map = NULL;
 	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_VACCEL_BO_SEAL, &s));
-	ASSERT_EQ(0, bind(fd, exec->handle, DRM_VACCEL_VM_READ, EXEC_VA, exec->size));
+	ASSERT_EQ(0, vaccel_vm_bind(fd, exec->handle, DRM_VACCEL_VM_READ, 0, EXEC_VA, exec->size));
 }
 
 static volatile uint64_t *sigs(struct bo *b)
@@ -69,8 +68,8 @@ TEST_F(ex, exec_needs_sealed_buffer)
 	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_EXEC, EXEC_VA, 1, 0, 0);
 
 	self->exec.map[0] = 0;	/* a NOP */
-	ASSERT_EQ(0, bind(self->fd, self->exec.handle, DRM_VACCEL_VM_READ, EXEC_VA,
-			  EXEC_SIZE));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->exec.handle, DRM_VACCEL_VM_READ, 0, EXEC_VA,
+				    EXEC_SIZE));
 	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
 	EXPECT_FALSE(drain(&self->q, 10000));
 	EXPECT_EQ(DRM_VACCEL_FAULT_NOT_SEALED, self->q.ctrl->fault);
@@ -301,8 +300,9 @@ TEST_F_TIMEOUT(ex, unbind_under_copy, 120)
 
 	ASSERT_EQ(0, bo_new(self->fd, size, 0, &big));
 	ASSERT_EQ(0, bo_new(self->fd, size, 0, &dst));
-	ASSERT_EQ(0, bind(self->fd, big.handle, DRM_VACCEL_VM_READ, src, size));
-	ASSERT_EQ(0, bind(self->fd, dst.handle, DRM_VACCEL_VM_WRITE, src + size, size));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, big.handle, DRM_VACCEL_VM_READ, 0, src, size));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, dst.handle, DRM_VACCEL_VM_WRITE, 0, src + size,
+				    size));
 	for (i = 0; i < 4; i++) {
 		p = pkt(DRM_VACCEL_PKT_COPY, src, src + size, size, 0);
 		ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));

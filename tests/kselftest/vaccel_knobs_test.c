@@ -53,7 +53,8 @@ FIXTURE_SETUP(knob)
 	self->fd = vaccel_open(ID);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, bo_new(self->fd, RING_N * 64, 0, &self->ring));
-	ASSERT_EQ(0, bind(self->fd, self->ring.handle, DRM_VACCEL_VM_READ, RING_VA, PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA,
+				    PAGE));
 	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, (void *)self->ring.map, &self->q));
 }
 
@@ -77,8 +78,10 @@ TEST_F(knob, fail_next_creations)
 	ASSERT_EQ(0, bo_new(self->fd, PAGE, 0, &b));
 
 	ASSERT_EQ(0, knob_write(self->dir, "fail_vm_bind", "1"));
-	EXPECT_EQ(-ENOMEM, bind(self->fd, b.handle, DRM_VACCEL_VM_READ, RING_VA + PAGE, PAGE));
-	EXPECT_EQ(0, bind(self->fd, b.handle, DRM_VACCEL_VM_READ, RING_VA + PAGE, PAGE));
+	EXPECT_EQ(-ENOMEM, vaccel_vm_bind(self->fd, b.handle, DRM_VACCEL_VM_READ, 0, RING_VA + PAGE,
+					  PAGE));
+	EXPECT_EQ(0, vaccel_vm_bind(self->fd, b.handle, DRM_VACCEL_VM_READ, 0, RING_VA + PAGE,
+				    PAGE));
 
 	ASSERT_EQ(0, knob_write(self->dir, "fail_queue_create", "1"));
 	EXPECT_EQ(-ENOMEM, queue_new(self->fd, RING_VA, RING_N, (void *)self->ring.map, &q2));

@@ -54,11 +54,9 @@ TEST(peer_copy_is_throttled)
 	imp.fd = exp.fd;
 	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
 
-	ASSERT_EQ(0, bind(fd, ring.handle, DRM_VACCEL_VM_READ, RING_VA, PAGE));
-	ASSERT_EQ(0, bind(fd, local.handle, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE,
-			  DATA_VA, 2 * SIZE));
-	ASSERT_EQ(0, bind(fd, imp.handle, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE,
-			  DATA_VA + 2 * SIZE, SIZE));
+	ASSERT_EQ(0, vaccel_vm_bind(fd, ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA, PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(fd, local.handle, VM_RW, 0, DATA_VA, 2 * SIZE));
+	ASSERT_EQ(0, vaccel_vm_bind(fd, imp.handle, VM_RW, 0, DATA_VA + 2 * SIZE, SIZE));
 	ASSERT_EQ(0, queue_new(fd, RING_VA, RING_N, (void *)ring.map, &q));
 	memset(local.map, 0x3c, SIZE);
 

@@ -257,7 +257,7 @@ TEST_F(module, busy_queues_then_unload)
 		struct q q;
 
 		if (fd < 0 || bo_new(fd, 4 * RING_N * 64, 0, &ring) ||
-		    bind(fd, ring.handle, DRM_VACCEL_VM_READ, RING_VA, ring.size))
+		    vaccel_vm_bind(fd, ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA, ring.size))
 			_exit(1);
 		for (i = 0; i < 4; i++) {
 			if (queue_new(fd, RING_VA + i * RING_N * 64, RING_N,

@@ -27,12 +27,10 @@ FIXTURE_SETUP(queue)
 	ASSERT_EQ(0, bo_new(self->fd, 4 * RING_N * 64, 0, &self->ring));
 	ASSERT_EQ(0, bo_new(self->fd, DATA_SIZE, 0, &self->data));
 	ASSERT_EQ(0, bo_new(self->fd, PAGE, DRM_VACCEL_BO_SIGNAL, &self->sig));
-	ASSERT_EQ(0, bind(self->fd, self->ring.handle, DRM_VACCEL_VM_READ, RING_VA,
-			  self->ring.size));
-	ASSERT_EQ(0, bind(self->fd, self->data.handle,
-			  DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, DATA_VA, DATA_SIZE));
-	ASSERT_EQ(0, bind(self->fd, self->sig.handle,
-			  DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, SIG_VA, PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA,
+				    self->ring.size));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->data.handle, VM_RW, 0, DATA_VA, DATA_SIZE));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->sig.handle, VM_RW, 0, SIG_VA, PAGE));
 }
 
 FIXTURE_TEARDOWN(queue)
@@ -262,8 +260,10 @@ TEST_F(queue, every_invalid_packet_faults_its_queue_only)
 
 #define BAD(pk, f, a)	(b[n].p = (pk), b[n].fault = (f), b[n].addr_is_ring = !(a), \
 			 b[n].addr = (a), n++)
-	ASSERT_EQ(0, bind(self->fd, self->data.handle, DRM_VACCEL_VM_READ, RO_VA, PAGE));
-	ASSERT_EQ(0, bind(self->fd, self->data.handle, DRM_VACCEL_VM_WRITE, WO_VA, PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->data.handle, DRM_VACCEL_VM_READ, 0, RO_VA,
+				    PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->data.handle, DRM_VACCEL_VM_WRITE, 0, WO_VA,
+				    PAGE));
 	p = pkt(9, 0, 0, 0, 0);
 	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
 	p = pkt(DRM_VACCEL_PKT_NOP | 0x4000, 0, 0, 0, 0);
@@ -493,8 +493,8 @@ TEST(exit_frees_queues)
 		struct q q;
 
 		if (fd < 0 || bo_new(fd, 4 * RING_N * 64, 0, &ring) ||
-		    bind(fd, ring.handle, DRM_VACCEL_VM_READ, RING_VA, ring.size))
-			_exit(1);
+		    vaccel_vm_bind(fd, ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA,
+				   ring.size)) _exit(1);
 		for (i = 0; i < 4; i++) {
 			if (queue_new(fd, RING_VA + i * RING_N * 64, RING_N,
 				      ring_at(&ring, i), &q))
@@ -528,7 +528,7 @@ TEST(del_device_with_busy_queue)
 	fd = vaccel_open(VACCEL_TEST_ID);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, bo_new(fd, RING_N * 64, 0, &ring));
-	ASSERT_EQ(0, bind(fd, ring.handle, DRM_VACCEL_VM_READ, RING_VA, PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(fd, ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA, PAGE));
 	ASSERT_EQ(0, queue_new(fd, RING_VA, RING_N, (void *)ring.map, &q));
 	ASSERT_EQ(0, submit(fd, &q, &p, NULL));
 	ASSERT_EQ(0, submit(fd, &q, &p, NULL));

@@ -21,6 +21,7 @@
 #define SIG_VA		(RING_VA + (2ull << 20))
 #define EXEC_VA		(RING_VA + (3ull << 20))
 #define RING_N		64
+#define VM_RW		(DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE)
 #define DATA_SIZE	(256 * 1024)
 
 struct q {
@@ -47,24 +48,17 @@ static inline uint64_t now_ns(void)
 
 static inline int bo_new(int fd, uint64_t size, uint32_t flags, struct bo *bo)
 {
-	struct drm_vaccel_bo_create c = { .size = size, .flags = flags };
+	struct drm_vaccel_bo_create c = {};
+	int ret;
 
 	memset(bo, 0, sizeof(*bo));
-	if (ioctl(fd, DRM_IOCTL_VACCEL_BO_CREATE, &c))
-		return -errno;
+	ret = vaccel_bo_create(fd, size, flags, &c);
+	if (ret)
+		return ret;
 	bo->handle = c.handle;
 	bo->size = c.size;
-	bo->map = mmap(NULL, c.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, c.mmap_offset);
+	bo->map = vaccel_bo_mmap(fd, c.mmap_offset, c.size, PROT_READ | PROT_WRITE);
 	return bo->map == MAP_FAILED ? -errno : 0;
-}
-
-static inline int bind(int fd, uint32_t handle, uint32_t flags, uint64_t va, uint64_t size)
-{
-	struct drm_vaccel_vm_bind b = {
-		.handle = handle, .flags = flags, .va = va, .size = size,
-	};
-
-	return ioctl(fd, DRM_IOCTL_VACCEL_VM_BIND, &b) ? -errno : 0;
 }
 
 static inline int queue_new(int fd, uint64_t ring_va, uint32_t n, struct drm_vaccel_packet *ring,

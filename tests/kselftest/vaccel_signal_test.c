@@ -62,10 +62,9 @@ FIXTURE_SETUP(sig)
 	ASSERT_EQ(0, bo_new(self->fd, 4 * RING_N * 64, 0, &self->ring));
 	ASSERT_EQ(0, bo_new(self->fd, PAGE, 0, &self->data));
 	ASSERT_EQ(0, bo_new(self->fd, PAGE, DRM_VACCEL_BO_SIGNAL, &self->sig));
-	ASSERT_EQ(0, bind(self->fd, self->ring.handle, DRM_VACCEL_VM_READ, RING_VA,
-			  self->ring.size));
-	ASSERT_EQ(0, bind(self->fd, self->sig.handle,
-			  DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, SIG_VA, PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA,
+				    self->ring.size));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->sig.handle, VM_RW, 0, SIG_VA, PAGE));
 }
 
 FIXTURE_TEARDOWN(sig)
@@ -317,8 +316,7 @@ TEST_F(sig, cross_device)
 	ASSERT_EQ(0, ioctl(fd1, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp));
 	imp.fd = exp.fd;
 	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
-	ASSERT_EQ(0, bind(self->fd, imp.handle, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE,
-			  SIG_VA + PAGE, PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, imp.handle, VM_RW, 0, SIG_VA + PAGE, PAGE));
 	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, (void *)self->ring.map, &q));
 	p = pkt(DRM_VACCEL_PKT_DELAY, 50000000, 0, 0, 0);
 	ASSERT_EQ(0, submit(self->fd, &q, &p, NULL));

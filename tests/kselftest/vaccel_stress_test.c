@@ -332,8 +332,8 @@ static void op_shared(int fd)
 		EXPECT_ONE_OF(vaccel_gem_close(fd, h), 0, -EINVAL);
 		break;
 	case 2:
-		EXPECT_ONE_OF(vaccel_vm_bind(fd, h, VM_R | VM_W, 0, SLOT_VA(s), PAGE),
-			      0, -ENOENT, -EBUSY, -EACCES, -ENOSPC);
+		EXPECT_ONE_OF(vaccel_vm_bind(fd, h, VM_R | VM_W, 0, SLOT_VA(s), PAGE), 0, -ENOENT,
+					     -EBUSY, -EACCES, -ENOSPC);
 		break;
 	case 3:
 		EXPECT_ONE_OF(vaccel_vm_unbind(fd, SLOT_VA(s), PAGE),

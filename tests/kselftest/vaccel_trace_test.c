@@ -43,9 +43,8 @@ TEST(events)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, bo_new(fd, RING_N * 64, 0, &ring));
 	ASSERT_EQ(0, bo_new(fd, PAGE, DRM_VACCEL_BO_SIGNAL, &sig));
-	ASSERT_EQ(0, bind(fd, ring.handle, DRM_VACCEL_VM_READ, RING_VA, PAGE));
-	ASSERT_EQ(0, bind(fd, sig.handle, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE,
-			  SIG_VA, PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(fd, ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA, PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(fd, sig.handle, VM_RW, 0, SIG_VA, PAGE));
 	ASSERT_EQ(0, queue_new(fd, RING_VA, RING_N, (void *)ring.map, &q));
 	p = pkt(DRM_VACCEL_PKT_WAIT, SIG_VA, 1, 0, 0);
 	ASSERT_EQ(0, submit(fd, &q, &p, NULL));

@@ -72,17 +72,6 @@ FIXTURE_TEARDOWN(xlate)
 	}
 }
 
-static int bind(int fd, uint32_t handle, uint32_t flags, uint64_t bo_offset,
-		uint64_t va, uint64_t size)
-{
-	struct drm_vaccel_vm_bind b = {
-		.handle = handle, .flags = flags, .bo_offset = bo_offset,
-		.va = va, .size = size,
-	};
-
-	return ioctl(fd, DRM_IOCTL_VACCEL_VM_BIND, &b) ? -errno : 0;
-}
-
 /* Device read of @len bytes at @va: hex string, or "error N". */
 static void dev_read(struct __test_metadata *_metadata, const char *path,
 		     uint32_t ctx, uint64_t va, unsigned int len, char *out,
@@ -116,7 +105,7 @@ TEST_F(xlate, reads_what_host_wrote)
 	char got[8300], want[8300];
 
 	/* object pages 1..2 at VA + 1 page */
-	ASSERT_EQ(0, bind(self->fd, self->handle, DRM_VACCEL_VM_READ, 4096,
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->handle, DRM_VACCEL_VM_READ, 4096,
 			  VA + 4096, 2 * 4096));
 	dev_read(_metadata, self->vm_read, self->ctx, VA + 4096, 16, got, sizeof(got));
 	hex(self->map + 4096, 16, want);
@@ -137,8 +126,8 @@ TEST_F(xlate, faults)
 {
 	char got[256];
 
-	ASSERT_EQ(0, bind(self->fd, self->handle, DRM_VACCEL_VM_READ, 0, VA, 4096));
-	ASSERT_EQ(0, bind(self->fd, self->handle, DRM_VACCEL_VM_WRITE, 0, VA + 8192, 4096));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->handle, DRM_VACCEL_VM_READ, 0, VA, 4096));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->handle, DRM_VACCEL_VM_WRITE, 0, VA + 8192, 4096));
 	/* unmapped */
 	dev_read(_metadata, self->vm_read, self->ctx, VA + 4096, 8, got, sizeof(got));
 	EXPECT_STREQ("error -14\n", got);
@@ -162,7 +151,7 @@ TEST_F(xlate, unbound_range_faults)
 	struct drm_vaccel_vm_unbind u = { .va = VA, .size = 4096 };
 	char got[256];
 
-	ASSERT_EQ(0, bind(self->fd, self->handle, DRM_VACCEL_VM_READ, 0, VA, 4096));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->handle, DRM_VACCEL_VM_READ, 0, VA, 4096));
 	dev_read(_metadata, self->vm_read, self->ctx, VA, 4, got, sizeof(got));
 	EXPECT_STRNE("error -14\n", got);
 	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_VM_UNBIND, &u));
@@ -180,7 +169,7 @@ TEST_F(xlate, per_context)
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, last_ctx(&other_ctx));
 	ASSERT_NE(self->ctx, other_ctx);
-	ASSERT_EQ(0, bind(self->fd, self->handle, DRM_VACCEL_VM_READ, 0, VA, 4096));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->handle, DRM_VACCEL_VM_READ, 0, VA, 4096));
 	dev_read(_metadata, self->vm_read, other_ctx, VA, 4, got, sizeof(got));
 	EXPECT_STREQ("error -14\n", got);
 	close(fd2);

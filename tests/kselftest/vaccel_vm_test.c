@@ -139,22 +139,21 @@ TEST_F(vm, past_object_end)
 	/* up to the last byte is fine */
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 15 * PAGE, VA, PAGE));
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA + PAGE, 16 * PAGE));
-	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 4 * PAGE, VA + 17 * PAGE,
-				    12 * PAGE));
+	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 4 * PAGE, VA + 17 * PAGE, 12 * PAGE));
 }
 
 TEST_F(vm, wraps)
 {
 	/* va + size wraps */
-	EXPECT_EQ(-EOVERFLOW, vaccel_vm_bind(self->fd, self->bo, RW, 0,
-					     0xfffffffffffff000ULL, 0x2000));
-	EXPECT_EQ(-EOVERFLOW, vaccel_vm_bind(self->fd, self->bo, R, 0,
-					     0xffffffffffffe000ULL, 0x10000));
+	EXPECT_EQ(-EOVERFLOW, vaccel_vm_bind(self->fd, self->bo, RW, 0, 0xfffffffffffff000ULL,
+					     0x2000));
+	EXPECT_EQ(-EOVERFLOW, vaccel_vm_bind(self->fd, self->bo, R, 0, 0xffffffffffffe000ULL,
+					     0x10000));
 	/* bo_offset + size wraps */
-	EXPECT_EQ(-EOVERFLOW, vaccel_vm_bind(self->fd, self->bo, RW,
-					     0xfffffffffffff000ULL, VA, 0x2000));
-	EXPECT_EQ(-EOVERFLOW, vaccel_vm_bind(self->fd, self->bo, RW,
-					     0xffffffffffff0000ULL, VA, 0x11000));
+	EXPECT_EQ(-EOVERFLOW, vaccel_vm_bind(self->fd, self->bo, RW, 0xfffffffffffff000ULL, VA,
+					     0x2000));
+	EXPECT_EQ(-EOVERFLOW, vaccel_vm_bind(self->fd, self->bo, RW, 0xffffffffffff0000ULL, VA,
+					     0x11000));
 	EXPECT_EQ(self->mappings, vaccel_objects("mappings"));
 }
 
@@ -168,8 +167,7 @@ TEST_F(vm, outside_window)
 	EXPECT_EQ(-ERANGE, vaccel_vm_bind(self->fd, self->bo, RW, 0, HI - PAGE, 2 * PAGE));
 	EXPECT_EQ(-ERANGE, vaccel_vm_bind(self->fd, self->bo, RW, 0, HI, PAGE));
 	EXPECT_EQ(-ERANGE, vaccel_vm_bind(self->fd, self->bo, RW, 0, 1ULL << 63, PAGE));
-	EXPECT_EQ(-ERANGE, vaccel_vm_bind(self->fd, self->bo, RW, 0,
-					  0xffffffffffff0000ULL, PAGE));
+	EXPECT_EQ(-ERANGE, vaccel_vm_bind(self->fd, self->bo, RW, 0, 0xffffffffffff0000ULL, PAGE));
 	EXPECT_EQ(self->mappings, vaccel_objects("mappings"));
 	/* the first and the last page of the window */
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 0, LO, PAGE));
@@ -244,8 +242,8 @@ TEST_F_TIMEOUT(vm, max_mappings, 90)
 	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_MAPPINGS, &max));
 	ASSERT_EQ(4096, max);
 	for (i = 0; i < max; i++)
-		ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->bo, i & 1 ? R : RW,
-					    (i % 16) * PAGE, LO + i * PAGE, PAGE))
+		ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->bo, i & 1 ? R : RW, (i % 16) * PAGE,
+					    LO + i * PAGE, PAGE))
 			TH_LOG("mapping %llu", (unsigned long long)i);
 	EXPECT_EQ(self->mappings + (long)max, vaccel_objects("mappings"));
 	EXPECT_EQ(-ENOSPC, vaccel_vm_bind(self->fd, self->bo, RW, 0, LO + max * PAGE, PAGE));
