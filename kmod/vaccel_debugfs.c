@@ -332,6 +332,7 @@ static int vaccel_debugfs_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "faults %lld\n", atomic64_read(&vdev->stats.faults));
 	seq_printf(m, "kicks %lld\n", atomic64_read(&vdev->stats.kicks));
 	seq_printf(m, "sleeps %lld\n", atomic64_read(&vdev->stats.sleeps));
+	seq_printf(m, "wakeups %lld\n", atomic64_read(&vdev->stats.wakeups));
 	return 0;
 }
 

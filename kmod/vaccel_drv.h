@@ -64,7 +64,7 @@ struct vaccel_bus_dev {
  * @num_engines: copy of @cfg.engines
  * @next_engine: round-robin cursor for placing new queues
  * @stats: counters for debugfs: packets and bytes executed, queue faults,
- *	KICK calls, engine sleeps
+ *	KICK calls, engine sleeps and wake-ups
  * @knobs: fault injection, set through debugfs: fail the next N buffer
  *	creations, binds or queue creations with -ENOMEM, fault the next N
  *	device memory accesses, add latency to every packet
@@ -90,6 +90,7 @@ struct vaccel_device {
 		atomic64_t faults;
 		atomic64_t kicks;
 		atomic64_t sleeps;
+		atomic64_t wakeups;
 	} stats;
 	struct {
 		atomic_t fail_bo_create;

@@ -187,6 +187,7 @@ static void vaccel_engine_sleep(struct vaccel_engine *e, int gen, u64 deadline)
 	    vaccel_signal_generation() == gen && !kthread_should_stop()) {
 		atomic64_inc(&e->vdev->stats.sleeps);
 		schedule_timeout(timeout);
+		atomic64_inc(&e->vdev->stats.wakeups);
 	}
 	finish_wait(&vaccel_engine_wq, &wait);
 

@@ -172,6 +172,60 @@ TEST_F(knob, stats)
 	EXPECT_NE(NULL, strstr(buf, "bytes "));
 	EXPECT_NE(NULL, strstr(buf, "faults 0\n"));
 	EXPECT_NE(NULL, strstr(buf, "sleeps "));
+	EXPECT_NE(NULL, strstr(buf, "wakeups "));
+}
+
+/*
+ * One engine, two queues: a queue blocked in WAIT does not block the
+ * engine, and a huge COPY on one queue does not starve the other (it runs
+ * in bounded chunks and the engine takes turns).
+ */
+TEST_F(knob, one_engine_two_queues)
+{
+	const uint64_t big = 32ull << 20, big_va = RING_VA + (1ull << 30);
+	struct drm_vaccel_packet p;
+	struct bo sig, src, dst;
+	struct q q2;
+	int i;
+
+	ASSERT_EQ(0, bo_new(self->fd, PAGE, DRM_VACCEL_BO_SIGNAL, &sig));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, sig.handle, VM_RW, 0, SIG_VA, PAGE));
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA + RING_N * 32, RING_N / 2,
+			       (struct drm_vaccel_packet *)self->ring.map + RING_N / 2, &q2));
+	self->q.ring = (struct drm_vaccel_packet *)self->ring.map;
+
+	/* q blocks in WAIT; q2 on the same engine keeps completing */
+	p = pkt(DRM_VACCEL_PKT_WAIT, SIG_VA, 1, 0, 0);
+	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	for (i = 0; i < 20; i++) {
+		p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+		ASSERT_EQ(0, submit(self->fd, &q2, &p, NULL));
+	}
+	ASSERT_TRUE(drain(&q2, 10000));
+	EXPECT_EQ(0, self->q.ctrl->read_index);
+	((volatile uint64_t *)sig.map)[0] = 1;
+	{
+		struct drm_vaccel_kick k = { .queue_id = self->q.id };
+
+		ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_KICK, &k));
+	}
+	ASSERT_TRUE(drain(&self->q, 10000));
+
+	/* four 32 MiB copies on q; q2's NOPs finish long before them */
+	ASSERT_EQ(0, bo_new(self->fd, big, 0, &src));
+	ASSERT_EQ(0, bo_new(self->fd, big, 0, &dst));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, src.handle, DRM_VACCEL_VM_READ, 0, big_va, big));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, dst.handle, DRM_VACCEL_VM_WRITE, 0,
+				    big_va + big, big));
+	for (i = 0; i < 4; i++) {
+		p = pkt(DRM_VACCEL_PKT_COPY, big_va, big_va + big, big, 0);
+		ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	}
+	p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	ASSERT_EQ(0, submit(self->fd, &q2, &p, NULL));
+	ASSERT_TRUE(drain(&q2, 10000));
+	EXPECT_GT(self->q.wi, self->q.ctrl->read_index);	/* copies still running */
+	ASSERT_TRUE(drain(&self->q, 60000));
 }
 
 TEST_HARNESS_MAIN
