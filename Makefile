@@ -4,7 +4,8 @@
 #
 #   make          build the module, the library, the tools and the tests
 #   make run      the main job: build, boot the test VM, load the module,
-#                 show the devices and their settings
+#                 show the devices and their settings, run packets on one
+#                 (vaccel-bench: latency, packet rate, copy bandwidth)
 #   make check    all tests: host tests, DKMS build, kselftests in the VM
 #   make lint     checkpatch --strict and sparse (C=2, W=1) on the module
 #   make bench    the submission/copy benchmark, in the VM
@@ -108,7 +109,7 @@ check: deps
 run: deps
 	$(MAKE) all
 	tests/vm/run --module $(TOP)/vaccel.ko --file $(TOP)/tools/show-devices \
-		-- show-devices
+		--file $(BENCH) -- 'show-devices && vaccel-bench'
 
 # The benchmark table (Documentation/queues.rst), measured in the VM.
 bench: deps
