@@ -285,7 +285,7 @@ static int vaccel_debugfs_queues_show(struct seq_file *m, void *unused)
 	struct vaccel_device *vdev = to_vaccel_device(entry->dev);
 	unsigned int i;
 
-	for (i = 0; i < vdev->num_engines; i++) {
+	for (i = 0; i < vdev->cfg.engines; i++) {
 		struct vaccel_engine *e = &vdev->engines[i];
 		struct vaccel_queue *q;
 
@@ -307,7 +307,7 @@ static int vaccel_debugfs_engines_show(struct seq_file *m, void *unused)
 	u64 now = ktime_get_ns();
 	unsigned int i;
 
-	for (i = 0; i < vdev->num_engines; i++) {
+	for (i = 0; i < vdev->cfg.engines; i++) {
 		struct vaccel_engine *e = &vdev->engines[i];
 		struct vaccel_queue *q;
 		unsigned int n = 0;
@@ -358,7 +358,7 @@ static ssize_t vaccel_debugfs_action(struct file *f, const char __user *ubuf,
 	if (sscanf(buf, "%u %llu", &a, &b) != 2)
 		return -EINVAL;
 	if (stall) {
-		if (a >= vdev->num_engines || b > 60 * NSEC_PER_SEC)
+		if (a >= vdev->cfg.engines || b > 60 * NSEC_PER_SEC)
 			return -EINVAL;
 		WRITE_ONCE(vdev->engines[a].stall_until, ktime_get_ns() + b);
 		ret = 0;

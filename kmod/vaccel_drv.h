@@ -60,8 +60,7 @@ struct vaccel_bus_dev {
  * @mem_used: bytes of @cfg.memory taken by buffer objects
  * @mem_pinned: bytes of buffer objects pinned for their whole life
  * @next_ctx_id: id of the next context
- * @engines: the @num_engines engines (see vaccel_engine.c)
- * @num_engines: copy of @cfg.engines
+ * @engines: the @cfg.engines engines (see vaccel_engine.c)
  * @next_engine: round-robin cursor for placing new queues
  * @stats: counters for debugfs: packets and bytes executed, queue faults,
  *	KICK calls, engine sleeps and wake-ups
@@ -82,7 +81,6 @@ struct vaccel_device {
 	atomic64_t mem_pinned;
 	atomic_t next_ctx_id;
 	struct vaccel_engine *engines;
-	unsigned int num_engines;
 	atomic_t next_engine;
 	struct {
 		atomic64_t packets;

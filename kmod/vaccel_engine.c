@@ -123,8 +123,11 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 	if (q->blocked && q->core.deadline && q->core.deadline < *deadline)
 		*deadline = q->core.deadline;
 
-	atomic64_add(q->core.packets - packets, &vdev->stats.packets);
-	atomic64_add(q->core.bytes - bytes, &vdev->stats.bytes);
+	/* shared counters: touched only when something ran */
+	if (q->core.packets != packets)
+		atomic64_add(q->core.packets - packets, &vdev->stats.packets);
+	if (q->core.bytes != bytes)
+		atomic64_add(q->core.bytes - bytes, &vdev->stats.bytes);
 	return q->core.packets != packets || q->core.bytes != bytes ||
 	       st == VACCEL_CORE_BUDGET || st == VACCEL_CORE_FAULT;
 }
@@ -212,7 +215,7 @@ int vaccel_device_force_fault(struct vaccel_device *vdev, u32 ctx, u32 id)
 	unsigned int i;
 	int ret = -ENOENT;
 
-	for (i = 0; i < vdev->num_engines && ret; i++) {
+	for (i = 0; i < vdev->cfg.engines && ret; i++) {
 		struct vaccel_engine *e = &vdev->engines[i];
 		struct vaccel_queue *q;
 
@@ -278,7 +281,7 @@ static void vaccel_engines_stop(void *data)
 	struct vaccel_device *vdev = data;
 	unsigned int i;
 
-	for (i = 0; i < vdev->num_engines; i++) {
+	for (i = 0; i < vdev->cfg.engines; i++) {
 		if (vdev->engines[i].thread) {
 			kthread_stop(vdev->engines[i].thread);
 			vdev->engines[i].thread = NULL;
@@ -301,12 +304,11 @@ int vaccel_engines_start(struct vaccel_device *vdev)
 	unsigned int i;
 	int ret;
 
-	vdev->num_engines = vdev->cfg.engines;
-	vdev->engines = drmm_kcalloc(&vdev->drm, vdev->num_engines,
+	vdev->engines = drmm_kcalloc(&vdev->drm, vdev->cfg.engines,
 				     sizeof(*vdev->engines), GFP_KERNEL);
 	if (!vdev->engines)
 		return -ENOMEM;
-	for (i = 0; i < vdev->num_engines; i++) {
+	for (i = 0; i < vdev->cfg.engines; i++) {
 		struct vaccel_engine *e = &vdev->engines[i];
 
 		e->vdev = vdev;
@@ -319,7 +321,7 @@ int vaccel_engines_start(struct vaccel_device *vdev)
 	ret = devm_add_action_or_reset(vdev->drm.dev, vaccel_engines_stop, vdev);
 	if (ret)
 		return ret;
-	for (i = 0; i < vdev->num_engines; i++) {
+	for (i = 0; i < vdev->cfg.engines; i++) {
 		struct task_struct *t;
 
 		t = kthread_run(vaccel_engine_thread, &vdev->engines[i],

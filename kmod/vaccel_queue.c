@@ -88,7 +88,7 @@ int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 	vaccel_core_queue_init(&q->core, q, args->ring_va, args->ring_size);
 
 	/* on its engine before it is visible to KICK, QUERY and DESTROY */
-	e = &vdev->engines[atomic_inc_return(&vdev->next_engine) % vdev->num_engines];
+	e = &vdev->engines[atomic_inc_return(&vdev->next_engine) % vdev->cfg.engines];
 	q->engine = e;
 	mutex_lock(&e->lock);
 	list_add_tail(&q->node, &e->queues);

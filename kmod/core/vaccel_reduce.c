@@ -150,54 +150,63 @@ void vaccel_core_reduce(void *dst, const void *a, const void *b, u64 n,
 	u8 *pd = dst;
 	u64 i;
 
-	for (i = 0; i < n; i++) {
-		switch (dtype) {
-		case DRM_VACCEL_DTYPE_F32: {
+	/* the dtype is chosen once per step, not per element */
+	switch (dtype) {
+	case DRM_VACCEL_DTYPE_F32:
+		for (i = 0; i < n; i++) {
 			float x, y, r;
 
 			memcpy(&x, pa + 4 * i, 4);
 			memcpy(&y, pb + 4 * i, 4);
 			r = fop(x, y, op);
 			memcpy(pd + 4 * i, &r, 4);
-			break;
 		}
-		case DRM_VACCEL_DTYPE_F16:
-		case DRM_VACCEL_DTYPE_BF16: {
-			bool bf = dtype == DRM_VACCEL_DTYPE_BF16;
+		break;
+	case DRM_VACCEL_DTYPE_F16:
+		for (i = 0; i < n; i++) {
 			u16 x, y, r;
 
 			memcpy(&x, pa + 2 * i, 2);
 			memcpy(&y, pb + 2 * i, 2);
-			if (bf)
-				r = vaccel_core_f32_to_bf16(fop(vaccel_core_bf16_to_f32(x),
-								vaccel_core_bf16_to_f32(y), op));
-			else
-				r = vaccel_core_f32_to_f16(fop(vaccel_core_f16_to_f32(x),
-							       vaccel_core_f16_to_f32(y), op));
+			r = vaccel_core_f32_to_f16(fop(vaccel_core_f16_to_f32(x),
+						       vaccel_core_f16_to_f32(y), op));
 			memcpy(pd + 2 * i, &r, 2);
-			break;
 		}
-		case DRM_VACCEL_DTYPE_I32: {
+		break;
+	case DRM_VACCEL_DTYPE_BF16:
+		for (i = 0; i < n; i++) {
+			u16 x, y, r;
+
+			memcpy(&x, pa + 2 * i, 2);
+			memcpy(&y, pb + 2 * i, 2);
+			r = vaccel_core_f32_to_bf16(fop(vaccel_core_bf16_to_f32(x),
+							vaccel_core_bf16_to_f32(y), op));
+			memcpy(pd + 2 * i, &r, 2);
+		}
+		break;
+	case DRM_VACCEL_DTYPE_I32:
+		for (i = 0; i < n; i++) {
 			s32 x, y, r;
 
 			memcpy(&x, pa + 4 * i, 4);
 			memcpy(&y, pb + 4 * i, 4);
 			r = (s32)(u32)iop(x, y, op);
 			memcpy(pd + 4 * i, &r, 4);
-			break;
 		}
-		case DRM_VACCEL_DTYPE_I64: {
+		break;
+	case DRM_VACCEL_DTYPE_I64:
+		for (i = 0; i < n; i++) {
 			s64 x, y, r;
 
 			memcpy(&x, pa + 8 * i, 8);
 			memcpy(&y, pb + 8 * i, 8);
 			r = iop(x, y, op);
 			memcpy(pd + 8 * i, &r, 8);
-			break;
 		}
-		default:	/* U8: unsigned, sums and products wrap */
+		break;
+	default:	/* U8: unsigned, sums and products wrap */
+		for (i = 0; i < n; i++)
 			pd[i] = (u8)iop(pa[i], pb[i], op);
-			break;
-		}
+		break;
 	}
 }

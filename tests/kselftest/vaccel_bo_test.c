@@ -27,7 +27,7 @@
 
 FIXTURE(bo) {
 	int fd;
-	long bos, mappings, files, devices;
+	struct vaccel_counts counts;
 };
 
 FIXTURE_SETUP(bo)
@@ -38,10 +38,7 @@ FIXTURE_SETUP(bo)
 	if (!vaccel_present())
 		SKIP(return, "vaccel is not loaded");
 	vaccel_del_device(ID);
-	self->bos = vaccel_objects("bos");
-	self->mappings = vaccel_objects("mappings");
-	self->files = vaccel_objects("files");
-	self->devices = vaccel_objects("devices");
+	vaccel_counts_read(&self->counts);
 	snprintf(spec, sizeof(spec), "%u memory=64M", ID);
 	ASSERT_EQ(0, vaccel_new_device(spec));
 	self->fd = vaccel_open(ID);
@@ -54,22 +51,7 @@ FIXTURE_TEARDOWN(bo)
 	if (self->fd >= 0)
 		close(self->fd);
 	vaccel_del_device(ID);
-	EXPECT_EQ(self->bos, vaccel_objects_wait("bos", self->bos, 2000));
-	EXPECT_EQ(self->mappings, vaccel_objects_wait("mappings", self->mappings, 2000));
-	EXPECT_EQ(self->files, vaccel_objects_wait("files", self->files, 2000));
-	EXPECT_EQ(self->devices, vaccel_objects_wait("devices", self->devices, 2000));
-}
-
-/* Wait for a forked child; its exit status, or 128 + signal. */
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	EXPECT_COUNTS_BACK(&self->counts, 2000);
 }
 
 static bool all_bytes(const void *p, int c, size_t len)
@@ -120,7 +102,7 @@ TEST_F(bo, create_rounds_size)
 			EXPECT_NE(bo[j].mmap_offset, bo[i].mmap_offset);
 		}
 	}
-	EXPECT_EQ(self->bos + 6, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos + 6, vaccel_objects("bos"));
 	for (i = 0; i < 6; i++)
 		EXPECT_EQ(0, vaccel_gem_close(self->fd, bo[i].handle));
 	EXPECT_EQ(0, vaccel_memory_used_wait(self->fd, 0, 2000));
@@ -131,7 +113,7 @@ TEST_F(bo, create_size_zero)
 	EXPECT_EQ(-EINVAL, vaccel_bo_new(self->fd, 0, 0, NULL));
 	EXPECT_EQ(-EINVAL, vaccel_bo_new(self->fd, 0, PERSISTENT, NULL));
 	EXPECT_EQ(-EINVAL, vaccel_bo_new(self->fd, 0, SIGNAL, NULL));
-	EXPECT_EQ(self->bos, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos, vaccel_objects("bos"));
 }
 
 TEST_F(bo, create_bad_flags)
@@ -146,7 +128,7 @@ TEST_F(bo, create_bad_flags)
 		EXPECT_EQ(-EINVAL, vaccel_bo_new(self->fd, PAGE, bad[i], NULL))
 			TH_LOG("flags 0x%x", bad[i]);
 	EXPECT_EQ(0, vaccel_memory_used(self->fd));
-	EXPECT_EQ(self->bos, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos, vaccel_objects("bos"));
 }
 
 TEST_F(bo, create_too_big)
@@ -202,7 +184,7 @@ TEST_F(bo, capacity_enomem)
 	EXPECT_EQ(-ENOMEM, vaccel_bo_new(self->fd, 1, PERSISTENT, NULL));
 	EXPECT_EQ(-ENOMEM, vaccel_bo_new(self->fd, PAGE, SIGNAL, NULL));
 	EXPECT_EQ(CAP, vaccel_memory_used(self->fd));
-	EXPECT_EQ(self->bos + 2, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos + 2, vaccel_objects("bos"));
 
 	/* freeing gives the capacity back */
 	EXPECT_EQ(0, vaccel_gem_close(self->fd, a));
@@ -237,10 +219,10 @@ TEST_F(bo, gem_close_frees)
 
 	ASSERT_EQ(0, vaccel_bo_new(self->fd, 1 << 20, 0, &h));
 	EXPECT_EQ(1 << 20, vaccel_memory_used(self->fd));
-	EXPECT_EQ(self->bos + 1, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos + 1, vaccel_objects("bos"));
 	EXPECT_EQ(0, vaccel_gem_close(self->fd, h));
 	EXPECT_EQ(0, vaccel_memory_used_wait(self->fd, 0, 2000));
-	EXPECT_EQ(self->bos, vaccel_objects_wait("bos", self->bos, 2000));
+	EXPECT_EQ(self->counts.bos, vaccel_objects_wait("bos", self->counts.bos, 2000));
 	EXPECT_EQ(-EINVAL, vaccel_gem_close(self->fd, h));	/* DRM core */
 	EXPECT_EQ(-ENOENT, vaccel_bo_info(self->fd, h, NULL));
 }
@@ -257,11 +239,11 @@ TEST_F(bo, mmap_keeps_object)
 	memset(p, 0x5a, bo.size);
 	EXPECT_EQ(0, vaccel_gem_close(self->fd, bo.handle));
 	EXPECT_EQ(1 << 20, vaccel_memory_used(self->fd));
-	EXPECT_EQ(self->bos + 1, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos + 1, vaccel_objects("bos"));
 	EXPECT_TRUE(all_bytes(p, 0x5a, bo.size));
 	EXPECT_EQ(0, munmap(p, bo.size));
 	EXPECT_EQ(0, vaccel_memory_used_wait(self->fd, 0, 2000));
-	EXPECT_EQ(self->bos, vaccel_objects_wait("bos", self->bos, 2000));
+	EXPECT_EQ(self->counts.bos, vaccel_objects_wait("bos", self->counts.bos, 2000));
 }
 
 /* An exported dma-buf keeps the object after GEM_CLOSE. */
@@ -274,10 +256,10 @@ TEST_F(bo, export_keeps_object)
 	ASSERT_EQ(0, vaccel_prime_export(self->fd, h, &dmabuf));
 	EXPECT_EQ(0, vaccel_gem_close(self->fd, h));
 	EXPECT_EQ(1 << 20, vaccel_memory_used(self->fd));
-	EXPECT_EQ(self->bos + 1, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos + 1, vaccel_objects("bos"));
 	close(dmabuf);
 	EXPECT_EQ(0, vaccel_memory_used_wait(self->fd, 0, 2000));
-	EXPECT_EQ(self->bos, vaccel_objects_wait("bos", self->bos, 2000));
+	EXPECT_EQ(self->counts.bos, vaccel_objects_wait("bos", self->counts.bos, 2000));
 }
 
 TEST_F(bo, zero_filled)
@@ -387,7 +369,7 @@ TEST_F_TIMEOUT(bo, max_bos, 90)
 	EXPECT_EQ(-ENOSPC, vaccel_bo_new(self->fd, PAGE, 0, NULL));
 	EXPECT_EQ(-ENOSPC, vaccel_bo_new(self->fd, PAGE, PERSISTENT, NULL));
 	EXPECT_EQ(max * PAGE, vaccel_memory_used(self->fd));
-	EXPECT_EQ(self->bos + (long)max, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos + (long)max, vaccel_objects("bos"));
 
 	/* the limit is per file */
 	fd2 = vaccel_open(ID);
@@ -630,11 +612,11 @@ TEST_F(bo, seal_busy_inherited_mapping)
 		/* only the child's copy of the writable mapping is left */
 		EXPECT_EQ(-EBUSY, vaccel_bo_seal(self->fd, h));
 		ASSERT_EQ(1, write(to_child[1], &c, 1));
-		EXPECT_EQ(0, wait_child(pid));
+		EXPECT_EQ(0, vaccel_wait_child(pid));
 	} else {
 		/* VM_DONTCOPY: the child had no mapping and died reading it */
 		TH_LOG("the mapping was not inherited");
-		EXPECT_EQ(128 + SIGSEGV, wait_child(pid));
+		EXPECT_EQ(128 + SIGSEGV, vaccel_wait_child(pid));
 		EXPECT_EQ(0, munmap(w, PAGE));
 	}
 	EXPECT_EQ(0, vaccel_bo_seal(self->fd, h));
@@ -997,7 +979,7 @@ TEST_F(bo, memlock_charged)
 	ASSERT_LE(0, pid);
 	if (pid == 0)
 		memlock_child();
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, vaccel_wait_child(pid));
 	chmod(node_path, node_mode);
 	EXPECT_EQ(0, vaccel_memory_used_wait(self->fd, 0, 2000));
 }
@@ -1047,7 +1029,7 @@ static void memlock_holder_child(void)
 	vaccel_msleep(100);
 	CHILD_EQ(base + (32 << 10), vaccel_vmlck());
 	CHILD_ASSERT(write(go[1], "g", 1) == 1);
-	CHILD_EQ(0, wait_child(g));
+	CHILD_EQ(0, vaccel_wait_child(g));
 	CHILD_EQ(base, vmlck_wait(base));
 	_exit(0);
 }
@@ -1063,7 +1045,7 @@ TEST_F(bo, memlock_uncharged_by_last_holder)
 	ASSERT_LE(0, pid);
 	if (pid == 0)
 		memlock_holder_child();
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, vaccel_wait_child(pid));
 	chmod(node_path, node_mode);
 	EXPECT_EQ(0, vaccel_memory_used_wait(self->fd, 0, 2000));
 }
@@ -1087,7 +1069,7 @@ TEST_F(bo, memlock_cap_ipc_lock)
 		CHILD_EQ(0, vaccel_gem_close(self->fd, h));
 		_exit(0);
 	}
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, vaccel_wait_child(pid));
 	/* the child's signal object is still in the (shared) file */
 	EXPECT_EQ(256 << 10, vaccel_memory_used(self->fd));
 }

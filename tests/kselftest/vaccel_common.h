@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -429,5 +430,41 @@ static inline int vaccel_fresh_device(unsigned int id, const char *spec)
 		_exit(1);						\
 	}								\
 } while (0)
+
+/*
+ * Live-object counters a fixture records first and expects back at the
+ * end: whatever a test did, everything it made must be freed.
+ */
+struct vaccel_counts {
+	long bos, mappings, files, devices;
+};
+
+static inline void vaccel_counts_read(struct vaccel_counts *c)
+{
+	c->bos = vaccel_objects("bos");
+	c->mappings = vaccel_objects("mappings");
+	c->files = vaccel_objects("files");
+	c->devices = vaccel_objects("devices");
+}
+
+/* In a test or teardown: each counter is back to @c within @ms. */
+#define EXPECT_COUNTS_BACK(c, ms) do {						\
+	EXPECT_EQ((c)->bos, vaccel_objects_wait("bos", (c)->bos, ms));		\
+	EXPECT_EQ((c)->mappings, vaccel_objects_wait("mappings", (c)->mappings, ms)); \
+	EXPECT_EQ((c)->files, vaccel_objects_wait("files", (c)->files, ms));	\
+	EXPECT_EQ((c)->devices, vaccel_objects_wait("devices", (c)->devices, ms)); \
+} while (0)
+
+/* Wait for a forked child: its exit status, 128 + signal, or -1. */
+static inline int vaccel_wait_child(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
 
 #endif /* VACCEL_COMMON_H */

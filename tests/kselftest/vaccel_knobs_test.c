@@ -109,6 +109,7 @@ TEST_F(knob, force_fault)
 	EXPECT_EQ(self->q.id, q);
 	EXPECT_EQ(-EINVAL, knob_write(self->dir, "force_fault", "x"));
 	EXPECT_EQ(-ENOENT, knob_write(self->dir, "force_fault", "99999 0"));
+	EXPECT_EQ(-EINVAL, knob_write(self->dir, "force_fault", "0 4294967296"));
 	snprintf(line, sizeof(line), "%u %u", ctx, q);
 	ASSERT_EQ(0, knob_write(self->dir, "force_fault", line));
 	EXPECT_EQ(DRM_VACCEL_QUEUE_ERROR, self->q.ctrl->state);
@@ -142,6 +143,7 @@ TEST_F(knob, stall_engine)
 
 	EXPECT_EQ(-EINVAL, knob_write(self->dir, "stall_engine", "1 1000"));	/* 1 engine */
 	EXPECT_EQ(-EINVAL, knob_write(self->dir, "stall_engine", "0"));
+	EXPECT_EQ(-EINVAL, knob_write(self->dir, "stall_engine", "0 60000000001"));
 	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 400000000"));
 	ASSERT_LT(0, vaccel_read_file(ACCEL_DEBUGFS "/vaccel900/engines", buf, sizeof(buf)));
 	EXPECT_NE(NULL, strstr(buf, "engine 0 queues 1 running 1 stalled 1"));

@@ -31,7 +31,7 @@
 
 FIXTURE(prime) {
 	int a, b;	/* one file on each device */
-	long bos, mappings, files, devices;
+	struct vaccel_counts counts;
 };
 
 FIXTURE_SETUP(prime)
@@ -43,10 +43,7 @@ FIXTURE_SETUP(prime)
 		SKIP(return, "vaccel is not loaded");
 	vaccel_del_device(ID_A);
 	vaccel_del_device(ID_B);
-	self->bos = vaccel_objects("bos");
-	self->mappings = vaccel_objects("mappings");
-	self->files = vaccel_objects("files");
-	self->devices = vaccel_objects("devices");
+	vaccel_counts_read(&self->counts);
 	snprintf(spec, sizeof(spec), "%u memory=64M", ID_A);
 	ASSERT_EQ(0, vaccel_new_device(spec));
 	snprintf(spec, sizeof(spec), "%u memory=64M", ID_B);
@@ -65,21 +62,7 @@ FIXTURE_TEARDOWN(prime)
 		close(self->b);
 	vaccel_del_device(ID_A);
 	vaccel_del_device(ID_B);
-	EXPECT_EQ(self->bos, vaccel_objects_wait("bos", self->bos, 2000));
-	EXPECT_EQ(self->mappings, vaccel_objects_wait("mappings", self->mappings, 2000));
-	EXPECT_EQ(self->files, vaccel_objects_wait("files", self->files, 2000));
-	EXPECT_EQ(self->devices, vaccel_objects_wait("devices", self->devices, 2000));
-}
-
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	EXPECT_COUNTS_BACK(&self->counts, 2000);
 }
 
 static int send_fd(int sock, int fd)
@@ -233,7 +216,7 @@ TEST_F(prime, import_twice_same_handle)
 	ASSERT_EQ(0, vaccel_prime_import(self->b, dmabuf, &hb1));
 	ASSERT_EQ(0, vaccel_prime_import(self->b, dmabuf, &hb2));
 	EXPECT_EQ(hb1, hb2);
-	EXPECT_EQ(self->bos + 2, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos + 2, vaccel_objects("bos"));
 	close(dmabuf);
 }
 
@@ -258,7 +241,7 @@ TEST_F(prime, import_bind)
 	EXPECT_EQ(0, vaccel_vm_bind(self->b, hb, VM_R | VM_W, 0, VA, 4 * PAGE));
 	EXPECT_EQ(0, vaccel_vm_bind(self->b, hb, VM_R, 2 * PAGE, VA + 4 * PAGE, 2 * PAGE));
 	EXPECT_EQ(-EINVAL, vaccel_vm_bind(self->b, hb, VM_R, 2 * PAGE, VA + 8 * PAGE, 3 * PAGE));
-	EXPECT_EQ(self->mappings + 2, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings + 2, vaccel_objects("mappings"));
 	/* the binding holds the import after its handle is closed */
 	EXPECT_EQ(0, vaccel_gem_close(self->b, hb));
 	EXPECT_EQ(0, vaccel_gem_close(self->a, ha));
@@ -468,12 +451,12 @@ TEST_F(prime, memory_accounting)
 	ASSERT_EQ(0, vaccel_prime_import(self->b, dmabuf, &hb));
 	EXPECT_EQ(1 << 20, vaccel_memory_used(self->a));
 	EXPECT_EQ(0, vaccel_memory_used(self->b));
-	EXPECT_EQ(self->bos + 2, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos + 2, vaccel_objects("bos"));
 	close(dmabuf);
 	EXPECT_EQ(0, vaccel_gem_close(self->a, ha));
 	EXPECT_EQ(1 << 20, vaccel_memory_used(self->a));
 	EXPECT_EQ(0, vaccel_memory_used(self->b));
-	EXPECT_EQ(self->bos + 2, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos + 2, vaccel_objects("bos"));
 	/* B's full capacity is still there */
 	EXPECT_EQ(0, vaccel_bo_new(self->b, 64 << 20, 0, NULL));
 	EXPECT_EQ(0, vaccel_gem_close(self->b, hb));
@@ -579,7 +562,7 @@ TEST_F(prime, between_processes)
 	EXPECT_STREQ("from the child, B", p + 2 * PAGE);
 	strcpy(p + 3 * PAGE, "parent again");
 	ASSERT_EQ(1, write(sv[0], "q", 1));
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, vaccel_wait_child(pid));
 	close(sv[0]);
 	EXPECT_EQ(0, munmap(p, 4 * PAGE));
 	EXPECT_EQ(0, vaccel_gem_close(self->a, bo.handle));
@@ -619,7 +602,7 @@ TEST_F(prime, exporter_process_exits)
 	close(sv[1]);
 	dmabuf = recv_fd(sv[0]);
 	ASSERT_LE(0, dmabuf);
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, vaccel_wait_child(pid));
 	close(sv[0]);
 	ASSERT_EQ(0, vaccel_prime_import(self->b, dmabuf, &hb));
 	close(dmabuf);
@@ -720,7 +703,7 @@ TEST_F(prime, unprivileged_share)
 		CHILD_ASSERT(!strcmp(q, "unprivileged"));
 		_exit(0);
 	}
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, vaccel_wait_child(pid));
 	chmod(pa_path, sta.st_mode & 07777);
 	chmod(pb_path, stb.st_mode & 07777);
 }
@@ -762,7 +745,7 @@ TEST_F(prime, foreign_import)
 	EXPECT_EQ(4 * PAGE, info.size);
 	EXPECT_EQ(DRM_VACCEL_BO_STATUS_IMPORTED, info.status);
 	EXPECT_EQ(0, vaccel_memory_used(self->a));
-	EXPECT_EQ(self->bos + 1, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos + 1, vaccel_objects("bos"));
 	EXPECT_EQ(-EINVAL, vaccel_bo_seal(self->a, h));
 	EXPECT_EQ(0, vaccel_vm_bind(self->a, h, VM_R | VM_W, 0, VA, 4 * PAGE));
 	EXPECT_EQ(0, vaccel_vm_bind(self->a, h, VM_R, PAGE, VA + 4 * PAGE, PAGE));
@@ -776,9 +759,9 @@ TEST_F(prime, foreign_import)
 	}
 	EXPECT_EQ(0, vaccel_vm_unbind(self->a, VA, 4 * PAGE));
 	EXPECT_EQ(0, vaccel_gem_close(self->a, h));
-	EXPECT_EQ(self->bos + 1, vaccel_objects("bos"));	/* still bound */
+	EXPECT_EQ(self->counts.bos + 1, vaccel_objects("bos"));	/* still bound */
 	EXPECT_EQ(0, vaccel_vm_unbind(self->a, VA + 4 * PAGE, PAGE));
-	EXPECT_EQ(self->bos, vaccel_objects_wait("bos", self->bos, 2000));
+	EXPECT_EQ(self->counts.bos, vaccel_objects_wait("bos", self->counts.bos, 2000));
 	EXPECT_EQ(0, munmap(m, 4 * PAGE));
 	close(memfd);
 }

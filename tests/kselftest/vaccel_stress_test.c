@@ -404,7 +404,7 @@ static void child(unsigned int idx, int shared, uint64_t until)
 }
 
 FIXTURE(stress) {
-	long bos, mappings, files, devices;
+	struct vaccel_counts counts;
 };
 
 FIXTURE_SETUP(stress)
@@ -415,10 +415,7 @@ FIXTURE_SETUP(stress)
 		SKIP(return, "vaccel is not loaded");
 	vaccel_del_device(ID_A);
 	vaccel_del_device(ID_B);
-	self->bos = vaccel_objects("bos");
-	self->mappings = vaccel_objects("mappings");
-	self->files = vaccel_objects("files");
-	self->devices = vaccel_objects("devices");
+	vaccel_counts_read(&self->counts);
 	snprintf(spec, sizeof(spec), "%u memory=16M", ID_A);
 	ASSERT_EQ(0, vaccel_new_device(spec));
 	snprintf(spec, sizeof(spec), "%u memory=16M", ID_B);
@@ -429,10 +426,7 @@ FIXTURE_TEARDOWN(stress)
 {
 	vaccel_del_device(ID_A);
 	vaccel_del_device(ID_B);
-	EXPECT_EQ(self->bos, vaccel_objects_wait("bos", self->bos, 5000));
-	EXPECT_EQ(self->mappings, vaccel_objects_wait("mappings", self->mappings, 5000));
-	EXPECT_EQ(self->files, vaccel_objects_wait("files", self->files, 5000));
-	EXPECT_EQ(self->devices, vaccel_objects_wait("devices", self->devices, 5000));
+	EXPECT_COUNTS_BACK(&self->counts, 5000);
 }
 
 TEST_F_TIMEOUT(stress, processes, 90)
@@ -469,9 +463,9 @@ TEST_F_TIMEOUT(stress, processes, 90)
 	close(shared);
 
 	/* everything the children left behind is freed */
-	EXPECT_EQ(self->bos, vaccel_objects_wait("bos", self->bos, 5000));
-	EXPECT_EQ(self->mappings, vaccel_objects_wait("mappings", self->mappings, 5000));
-	EXPECT_EQ(self->files, vaccel_objects_wait("files", self->files, 5000));
+	EXPECT_EQ(self->counts.bos, vaccel_objects_wait("bos", self->counts.bos, 5000));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects_wait("mappings", self->counts.mappings, 5000));
+	EXPECT_EQ(self->counts.files, vaccel_objects_wait("files", self->counts.files, 5000));
 	fd = vaccel_open(ID_A);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(0, vaccel_memory_used_wait(fd, 0, 5000));

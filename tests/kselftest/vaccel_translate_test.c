@@ -175,4 +175,18 @@ TEST_F(xlate, per_context)
 	close(fd2);
 }
 
+/* Malformed requests are refused; an unknown context reads as ESRCH. */
+TEST_F(xlate, bad_requests)
+{
+	char got[256];
+
+	EXPECT_EQ(-EINVAL, vaccel_sysfs_write(self->vm_read, "1 100000000 0"));
+	EXPECT_EQ(-EINVAL, vaccel_sysfs_write(self->vm_read, "1 100000000 4097"));
+	EXPECT_EQ(-EINVAL, vaccel_sysfs_write(self->vm_read, "1 100000000"));
+	EXPECT_EQ(-EINVAL, vaccel_sysfs_write(self->vm_read, "x y z"));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->handle, DRM_VACCEL_VM_READ, 0, VA, 4096));
+	dev_read(_metadata, self->vm_read, 0xfffffff0u, VA, 8, got, sizeof(got));
+	EXPECT_STREQ("error -3\n", got);
+}
+
 TEST_HARNESS_MAIN

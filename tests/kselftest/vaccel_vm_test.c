@@ -26,7 +26,7 @@
 FIXTURE(vm) {
 	int fd;
 	uint32_t bo;		/* 16 pages, plain */
-	long bos, mappings, files, devices;
+	struct vaccel_counts counts;
 };
 
 FIXTURE_SETUP(vm)
@@ -37,10 +37,7 @@ FIXTURE_SETUP(vm)
 	if (!vaccel_present())
 		SKIP(return, "vaccel is not loaded");
 	vaccel_del_device(ID);
-	self->bos = vaccel_objects("bos");
-	self->mappings = vaccel_objects("mappings");
-	self->files = vaccel_objects("files");
-	self->devices = vaccel_objects("devices");
+	vaccel_counts_read(&self->counts);
 	snprintf(spec, sizeof(spec), "%u memory=64M", ID);
 	ASSERT_EQ(0, vaccel_new_device(spec));
 	self->fd = vaccel_open(ID);
@@ -54,10 +51,7 @@ FIXTURE_TEARDOWN(vm)
 	if (self->fd >= 0)
 		close(self->fd);
 	vaccel_del_device(ID);
-	EXPECT_EQ(self->bos, vaccel_objects_wait("bos", self->bos, 2000));
-	EXPECT_EQ(self->mappings, vaccel_objects_wait("mappings", self->mappings, 2000));
-	EXPECT_EQ(self->files, vaccel_objects_wait("files", self->files, 2000));
-	EXPECT_EQ(self->devices, vaccel_objects_wait("devices", self->devices, 2000));
+	EXPECT_COUNTS_BACK(&self->counts, 2000);
 }
 
 TEST_F(vm, params)
@@ -75,9 +69,9 @@ TEST_F(vm, params)
 TEST_F(vm, bind_unbind)
 {
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA, 16 * PAGE));
-	EXPECT_EQ(self->mappings + 1, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings + 1, vaccel_objects("mappings"));
 	EXPECT_EQ(0, vaccel_vm_unbind(self->fd, VA, 16 * PAGE));
-	EXPECT_EQ(self->mappings, vaccel_objects_wait("mappings", self->mappings, 2000));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects_wait("mappings", self->counts.mappings, 2000));
 	/* the range can be used again */
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, R, 0, VA, 16 * PAGE));
 	EXPECT_EQ(0, vaccel_vm_unbind(self->fd, VA, 16 * PAGE));
@@ -94,12 +88,12 @@ TEST_F(vm, access_flags)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		EXPECT_EQ(-EINVAL, vaccel_vm_bind(self->fd, self->bo, bad[i], 0, VA, PAGE))
 			TH_LOG("flags 0x%x", bad[i]);
-	EXPECT_EQ(self->mappings, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects("mappings"));
 	/* read, write and both are each valid alone */
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, R, 0, VA, PAGE));
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, W, 0, VA + PAGE, PAGE));
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA + 2 * PAGE, PAGE));
-	EXPECT_EQ(self->mappings + 3, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings + 3, vaccel_objects("mappings"));
 }
 
 TEST_F(vm, unaligned)
@@ -117,14 +111,14 @@ TEST_F(vm, unaligned)
 	}
 	EXPECT_EQ(-EINVAL, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA, PAGE + 1));
 	EXPECT_EQ(-EINVAL, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA, 2 * PAGE - 1));
-	EXPECT_EQ(self->mappings, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects("mappings"));
 }
 
 TEST_F(vm, size_zero)
 {
 	EXPECT_EQ(-EINVAL, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA, 0));
 	EXPECT_EQ(-EINVAL, vaccel_vm_bind(self->fd, self->bo, R, PAGE, VA, 0));
-	EXPECT_EQ(self->mappings, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects("mappings"));
 }
 
 TEST_F(vm, past_object_end)
@@ -135,7 +129,7 @@ TEST_F(vm, past_object_end)
 	EXPECT_EQ(-EINVAL, vaccel_vm_bind(self->fd, self->bo, RW, 15 * PAGE, VA, 2 * PAGE));
 	EXPECT_EQ(-EINVAL, vaccel_vm_bind(self->fd, self->bo, RW, 1ULL << 40, VA, PAGE));
 	EXPECT_EQ(-EINVAL, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA, 1ULL << 40));
-	EXPECT_EQ(self->mappings, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects("mappings"));
 	/* up to the last byte is fine */
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 15 * PAGE, VA, PAGE));
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA + PAGE, 16 * PAGE));
@@ -154,7 +148,7 @@ TEST_F(vm, wraps)
 					     0x2000));
 	EXPECT_EQ(-EOVERFLOW, vaccel_vm_bind(self->fd, self->bo, RW, 0xffffffffffff0000ULL, VA,
 					     0x11000));
-	EXPECT_EQ(self->mappings, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects("mappings"));
 }
 
 TEST_F(vm, outside_window)
@@ -168,7 +162,7 @@ TEST_F(vm, outside_window)
 	EXPECT_EQ(-ERANGE, vaccel_vm_bind(self->fd, self->bo, RW, 0, HI, PAGE));
 	EXPECT_EQ(-ERANGE, vaccel_vm_bind(self->fd, self->bo, RW, 0, 1ULL << 63, PAGE));
 	EXPECT_EQ(-ERANGE, vaccel_vm_bind(self->fd, self->bo, RW, 0, 0xffffffffffff0000ULL, PAGE));
-	EXPECT_EQ(self->mappings, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects("mappings"));
 	/* the first and the last page of the window */
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 0, LO, PAGE));
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 0, HI - PAGE, PAGE));
@@ -198,7 +192,7 @@ TEST_F(vm, overlap)
 	EXPECT_EQ(-EBUSY, vaccel_vm_bind(self->fd, self->bo, R, 0, a - 3 * PAGE, 4 * PAGE));
 	EXPECT_EQ(-EBUSY, vaccel_vm_bind(self->fd, self->bo, R, 0, a + 3 * PAGE, 2 * PAGE));
 	EXPECT_EQ(-EBUSY, vaccel_vm_bind(self->fd, self->bo, R, 0, a + 2 * PAGE, 8 * PAGE));
-	EXPECT_EQ(self->mappings + 1, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings + 1, vaccel_objects("mappings"));
 
 	/* adjacent on both sides is fine, and then the gaps are closed */
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, R, 0, a - PAGE, PAGE));
@@ -206,7 +200,7 @@ TEST_F(vm, overlap)
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, R, 0, a - 4 * PAGE, 3 * PAGE));
 	EXPECT_EQ(-EBUSY, vaccel_vm_bind(self->fd, self->bo, R, 0, a - 5 * PAGE, 2 * PAGE));
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, R, 0, a - 5 * PAGE, PAGE));
-	EXPECT_EQ(self->mappings + 5, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings + 5, vaccel_objects("mappings"));
 
 	/* after unbinding, the range is free again */
 	EXPECT_EQ(0, vaccel_vm_unbind(self->fd, a, 4 * PAGE));
@@ -232,7 +226,7 @@ TEST_F(vm, unknown_handle)
 	ASSERT_LE(0, fd2);
 	EXPECT_EQ(-ENOENT, vaccel_vm_bind(fd2, self->bo, RW, 0, VA, PAGE));
 	close(fd2);
-	EXPECT_EQ(self->mappings, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects("mappings"));
 }
 
 TEST_F_TIMEOUT(vm, max_mappings, 90)
@@ -245,7 +239,7 @@ TEST_F_TIMEOUT(vm, max_mappings, 90)
 		ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->bo, i & 1 ? R : RW, (i % 16) * PAGE,
 					    LO + i * PAGE, PAGE))
 			TH_LOG("mapping %llu", (unsigned long long)i);
-	EXPECT_EQ(self->mappings + (long)max, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings + (long)max, vaccel_objects("mappings"));
 	EXPECT_EQ(-ENOSPC, vaccel_vm_bind(self->fd, self->bo, RW, 0, LO + max * PAGE, PAGE));
 	EXPECT_EQ(-ENOSPC, vaccel_vm_bind(self->fd, self->bo, R, 0, HI - PAGE, PAGE));
 
@@ -296,13 +290,13 @@ TEST_F(vm, unbind_errors)
 		EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_VM_UNBIND, &u));
 		EXPECT_EQ(EINVAL, errno);
 	}
-	EXPECT_EQ(self->mappings + 1, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings + 1, vaccel_objects("mappings"));
 	/* the failures left it in place */
 	EXPECT_EQ(-EBUSY, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA, PAGE));
 
 	EXPECT_EQ(0, vaccel_vm_unbind(self->fd, VA, 4 * PAGE));
 	EXPECT_EQ(-ENOENT, vaccel_vm_unbind(self->fd, VA, 4 * PAGE));
-	EXPECT_EQ(self->mappings, vaccel_objects_wait("mappings", self->mappings, 2000));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects_wait("mappings", self->counts.mappings, 2000));
 }
 
 /*
@@ -354,7 +348,7 @@ TEST_F(vm, per_context)
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA, 4 * PAGE));
 	EXPECT_EQ(0, vaccel_vm_bind(fd2, h2, RW, 0, VA, 4 * PAGE));
 	EXPECT_EQ(-EBUSY, vaccel_vm_bind(fd2, h2, R, 0, VA + PAGE, PAGE));
-	EXPECT_EQ(self->mappings + 2, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings + 2, vaccel_objects("mappings"));
 	/* one context cannot unbind the other's mapping */
 	EXPECT_EQ(0, vaccel_vm_unbind(fd2, VA, 4 * PAGE));
 	EXPECT_EQ(-ENOENT, vaccel_vm_unbind(fd2, VA, 4 * PAGE));
@@ -363,7 +357,7 @@ TEST_F(vm, per_context)
 	/* closing a file drops its mappings */
 	EXPECT_EQ(0, vaccel_vm_bind(fd2, h2, RW, 0, VA, 4 * PAGE));
 	close(fd2);
-	EXPECT_EQ(self->mappings, vaccel_objects_wait("mappings", self->mappings, 2000));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects_wait("mappings", self->counts.mappings, 2000));
 }
 
 /* One object at several addresses, whole and in parts. */
@@ -373,12 +367,12 @@ TEST_F(vm, same_object_many_vas)
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, R, 0, VA + (1 << 20), 16 * PAGE));
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, W, 8 * PAGE, LO, 8 * PAGE));
 	EXPECT_EQ(0, vaccel_vm_bind(self->fd, self->bo, R, 3 * PAGE, HI - PAGE, PAGE));
-	EXPECT_EQ(self->mappings + 4, vaccel_objects("mappings"));
+	EXPECT_EQ(self->counts.mappings + 4, vaccel_objects("mappings"));
 	EXPECT_EQ(0, vaccel_vm_unbind(self->fd, VA, 16 * PAGE));
 	EXPECT_EQ(0, vaccel_vm_unbind(self->fd, LO, 8 * PAGE));
 	EXPECT_EQ(0, vaccel_vm_unbind(self->fd, HI - PAGE, PAGE));
 	EXPECT_EQ(0, vaccel_vm_unbind(self->fd, VA + (1 << 20), 16 * PAGE));
-	EXPECT_EQ(self->mappings, vaccel_objects_wait("mappings", self->mappings, 2000));
+	EXPECT_EQ(self->counts.mappings, vaccel_objects_wait("mappings", self->counts.mappings, 2000));
 }
 
 /* A mapping holds its object: GEM_CLOSE does not free it, VM_UNBIND does. */
@@ -395,12 +389,12 @@ TEST_F(vm, mapping_keeps_object)
 	EXPECT_EQ(-ENOENT, vaccel_bo_info(self->fd, h, NULL));
 	EXPECT_EQ(-ENOENT, vaccel_vm_bind(self->fd, h, RW, 0, VA + (1 << 20), PAGE));
 	EXPECT_EQ(used + (1 << 20), vaccel_memory_used(self->fd));
-	EXPECT_EQ(self->bos + 2, vaccel_objects("bos"));
+	EXPECT_EQ(self->counts.bos + 2, vaccel_objects("bos"));
 	EXPECT_EQ(0, vaccel_vm_unbind(self->fd, VA, 1 << 20));
 	EXPECT_EQ(used + (1 << 20), vaccel_memory_used(self->fd));
 	EXPECT_EQ(0, vaccel_vm_unbind(self->fd, LO, PAGE));
 	EXPECT_EQ(used, vaccel_memory_used_wait(self->fd, used, 2000));
-	EXPECT_EQ(self->bos + 1, vaccel_objects_wait("bos", self->bos + 1, 2000));
+	EXPECT_EQ(self->counts.bos + 1, vaccel_objects_wait("bos", self->counts.bos + 1, 2000));
 }
 
 /* The line of the mapping at @va in the "vm" file; false if none. */
