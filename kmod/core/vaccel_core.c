@@ -233,7 +233,7 @@ static enum step fetch(struct vaccel_core_queue *q, u64 write_index)
 		va = fr->pkt.operand[0] + fr->next * PKT_SIZE;
 		fr->next++;
 	} else {
-		if (q->read_index == write_index)
+		if (q->read_index >= write_index)
 			return STEP_NEXT;
 		va = q->ring_va + (q->read_index & (q->ring_size - 1)) * PKT_SIZE;
 	}
@@ -504,10 +504,16 @@ static bool complete(struct vaccel_core_queue *q)
 	return true;
 }
 
-/* Leave every EXEC whose packets have all completed. */
+/*
+ * Leave every EXEC whose packets have all completed. fr->next counts the
+ * packets fetched, so an EXEC whose last packet is still in flight (a
+ * blocked WAIT, a DELAY or a COPY taking several steps) must stay entered:
+ * leaving early would run its completion action before that packet's, and
+ * the packet's own retirement would then advance the ring a second time.
+ */
 static bool finish_execs(struct vaccel_core_queue *q)
 {
-	while (q->depth) {
+	while (q->depth && !q->have_pkt) {
 		struct vaccel_core_frame *fr = &q->frames[q->depth - 1];
 
 		if (fr->next < fr->pkt.operand[1])

@@ -446,6 +446,62 @@ TEST_F(core, exec_runs_sealed_buffer_with_epoch)
 	EXPECT_EQ(4, self->q.packets);
 }
 
+/*
+ * An EXEC is left only when its last packet has retired, not when it has
+ * been fetched. A last packet that takes several steps (a blocked WAIT, a
+ * multi-step DELAY, a COPY of several chunks) keeps the EXEC entered: its
+ * completion action waits, and the ring advances by exactly one slot.
+ * Leaving at fetch let the read index overtake the write index (found by
+ * the fuzzer).
+ */
+TEST_F(core, exec_last_packet_multi_step)
+{
+	struct drm_vaccel_packet body[2];
+	u64 va_wait, va_delay, va_copy;
+
+	body[0] = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	body[1] = wait_pkt(SIG_VA, 1, 0, 0, DRM_VACCEL_WAIT_GE);
+	va_wait = exec_buf(self->exec, 0, body, 2);
+	body[1] = pkt(DRM_VACCEL_PKT_DELAY, 25000000, 0, 0, 0);	/* 3 steps */
+	va_delay = exec_buf(self->exec, 128, body, 2);
+	body[1] = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, DATA_VA + (2u << 20),
+		      3 * VACCEL_CORE_CHUNK, 0);
+	va_copy = exec_buf(self->exec, 256, body, 2);
+	fill_random(self->data, 3 * VACCEL_CORE_CHUNK, 11);
+
+	EMIT(with_completion(pkt(DRM_VACCEL_PKT_EXEC, va_wait, 2, 0, 0), SIG_VA + 8,
+			     DRM_VACCEL_SIGNAL_SET, 1));
+	EXPECT_EQ(VACCEL_CORE_BLOCKED, RUN());
+	EXPECT_EQ(VACCEL_CORE_BLOCKED, RUN());	/* still blocked, still entered */
+	EXPECT_EQ(1, self->q.depth);
+	EXPECT_EQ(0, self->q.read_index);
+	EXPECT_EQ(0, self->sig[1]);		/* the EXEC has not completed */
+	self->sig[0] = 1;
+	EXPECT_EQ(VACCEL_CORE_IDLE, RUN());
+	EXPECT_EQ(1, self->sig[1]);
+	EXPECT_EQ(1, self->q.read_index);
+
+	/* budget 1: every call takes one step, so each gap is observable */
+	EMIT(with_completion(pkt(DRM_VACCEL_PKT_EXEC, va_delay, 2, 0, 0), SIG_VA + 8,
+			     DRM_VACCEL_SIGNAL_SET, 2));
+	EMIT(with_completion(pkt(DRM_VACCEL_PKT_EXEC, va_copy, 2, 0, 0), SIG_VA + 16,
+			     DRM_VACCEL_SIGNAL_SET, 3));
+	while (vaccel_core_run(&self->q, self->wi, 1) == VACCEL_CORE_BUDGET) {
+		ASSERT_LE(self->q.read_index, self->wi);
+		if (self->q.depth) {	/* inside EXEC n: it has not completed */
+			ASSERT_EQ(self->q.read_index, self->sig[1]);
+			ASSERT_EQ(0, self->sig[2]);
+		}
+	}
+	EXPECT_EQ(VACCEL_CORE_IDLE, RUN());
+	EXPECT_EQ(3, self->q.read_index);
+	EXPECT_EQ(2, self->sig[1]);
+	EXPECT_EQ(3, self->sig[2]);
+	EXPECT_EQ(0, memcmp(self->data, self->data + (2u << 20), 3 * VACCEL_CORE_CHUNK));
+	EXPECT_EQ(9, self->q.packets);		/* 3 EXECs, 6 packets inside */
+	EXPECT_EQ(0, self->os.maps);
+}
+
 TEST_F(core, exec_requires_sealed)
 {
 	EMIT(pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0));

@@ -85,6 +85,24 @@ int main(int argc, char **argv)
 		in[i].completion_value = i;
 	}
 	emit(dir, s++);
+	/*
+	 * EXECs whose last packet takes several steps: a long DELAY, a WAIT
+	 * that blocks until the harness advances the signals, a COPY of
+	 * several chunks. Their completion actions must wait for it.
+	 */
+	for (i = 0; i < RING_N; i++) {
+		in[i] = p(DRM_VACCEL_PKT_EXEC, 0, EXEC_VA + 128 * (i % 3), 2, i, 0);
+		in[i].completion_addr = SIG_VA + 8 * (i % 3);
+		in[i].completion_op = DRM_VACCEL_SIGNAL_ADD;
+		in[i].completion_value = 1;
+	}
+	in[RING_N] = p(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0, 0);
+	in[RING_N + 1] = p(DRM_VACCEL_PKT_DELAY, 0, 25000000, 0, 0, 0);
+	in[RING_N + 2] = p(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0, 0);
+	in[RING_N + 3] = p(DRM_VACCEL_PKT_WAIT, DRM_VACCEL_WAIT_GE, SIG_VA + 64, 2, 0, 0);
+	in[RING_N + 4] = p(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0, 0);
+	in[RING_N + 5] = p(DRM_VACCEL_PKT_COPY, 0, DATA_VA, DATA_VA + 65536, 65536, 0);
+	emit(dir, s++);
 	printf("fuzz_seeds: wrote %d seeds to %s\n", s, dir);
 	return 0;
 }

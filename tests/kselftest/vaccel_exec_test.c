@@ -174,6 +174,49 @@ TEST_F(ex, exec_epochs)
 	}
 }
 
+/*
+ * A replay whose last packet blocks: the EXEC completes only after that
+ * WAIT is satisfied, and the ring advances by exactly its one slot. (The
+ * core once left the EXEC when its last packet was fetched, so its
+ * completion ran early and the read index ran past the doorbell.)
+ */
+TEST_F(ex, exec_ending_in_wait)
+{
+	struct drm_vaccel_packet body[2], p[2];
+	struct drm_vaccel_signal_write sw = {
+		.handle = self->sig.handle, .op = DRM_VACCEL_SIGNAL_SET, .value = 1,
+	};
+	int i;
+
+	body[0] = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	body[1] = pkt(DRM_VACCEL_PKT_WAIT, SIG_VA, 0, 0, 0);
+	body[1].flags = DRM_VACCEL_WAIT_F_EPOCH;	/* host signal >= epoch */
+	record(_metadata, self->fd, &self->exec, body, 2);
+	for (i = 1; i <= 3; i++) {
+		p[0] = pkt(DRM_VACCEL_PKT_EXEC, EXEC_VA, 2, i, 0);
+		p[0].completion_addr = SIG_VA + 8;
+		p[0].completion_op = DRM_VACCEL_SIGNAL_SET;
+		p[0].completion_value = i;
+		p[1] = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+		p[1].completion_addr = SIG_VA + 16;
+		p[1].completion_op = DRM_VACCEL_SIGNAL_SET;
+		p[1].completion_value = i;
+		ASSERT_EQ(0, submit(self->fd, &self->q, p, NULL));
+		ASSERT_EQ(0, submit(self->fd, &self->q, p + 1, NULL));
+		usleep(20000);
+		EXPECT_EQ(2 * (i - 1), self->q.ctrl->read_index);
+		EXPECT_EQ(i - 1, sigs(&self->sig)[1]);	/* the EXEC is still running */
+		EXPECT_EQ(i - 1, sigs(&self->sig)[2]);
+		sw.value = i;
+		ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &sw));
+		ASSERT_TRUE(drain(&self->q, 10000));
+		EXPECT_EQ(2 * i, self->q.ctrl->read_index);
+		EXPECT_EQ(i, sigs(&self->sig)[1]);
+		EXPECT_EQ(i, sigs(&self->sig)[2]);
+		EXPECT_EQ(DRM_VACCEL_QUEUE_RUNNING, self->q.ctrl->state);
+	}
+}
+
 /* The kernel's REDUCE (FPU sections included) against host references. */
 TEST_F(ex, reduce_exact)
 {
