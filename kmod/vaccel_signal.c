@@ -66,9 +66,9 @@ void vaccel_signal_apply(atomic64_t *word, u32 op, u64 value)
 	case DRM_VACCEL_SIGNAL_ADD:
 		atomic64_add_return_release(value, word);
 		break;
-	default:	/* MAX, unsigned */
+	default:	/* MAX in the sequence order WAIT GE uses */
 		old = atomic64_read(word);
-		while ((u64)old < value &&
+		while ((s64)(value - (u64)old) > 0 &&
 		       !atomic64_try_cmpxchg_release(word, &old, value))
 			;
 		break;

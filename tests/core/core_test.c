@@ -339,6 +339,16 @@ TEST_F(core, signals)
 	EMIT(p);
 	ASSERT_EQ(VACCEL_CORE_IDLE, RUN());
 	EXPECT_EQ(40, self->sig[1]);
+	/* MAX orders like WAIT GE: across the wrap, 3 comes after ~0 - 1 */
+	self->sig[1] = ~0ull - 1;
+	p.operand[1] = 3;
+	EMIT(p);
+	ASSERT_EQ(VACCEL_CORE_IDLE, RUN());
+	EXPECT_EQ(3, self->sig[1]);
+	p.operand[1] = ~0ull;		/* behind 3 now: no change */
+	EMIT(p);
+	ASSERT_EQ(VACCEL_CORE_IDLE, RUN());
+	EXPECT_EQ(3, self->sig[1]);
 	EXPECT_EQ(0, self->os.irqs);
 }
 

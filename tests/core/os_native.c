@@ -114,7 +114,7 @@ u32 vaccel_os_signal(void *o, u64 va, u32 op, u64 value, bool irq)
 		break;
 	default:
 		old = __atomic_load_n(w, __ATOMIC_RELAXED);
-		while (old < value &&
+		while ((s64)(value - old) > 0 &&
 		       !__atomic_compare_exchange_n(w, &old, value, false,
 						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;

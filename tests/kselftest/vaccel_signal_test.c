@@ -122,6 +122,13 @@ TEST_F(sig, write_ops_and_conditions)
 	EXPECT_EQ(15, s[1]);
 	ASSERT_EQ(0, sig_write(self->fd, self->sig.handle, 8, DRM_VACCEL_SIGNAL_MAX, 20));
 	EXPECT_EQ(20, s[1]);
+	/* MAX orders like WAIT GE, across the wrap too */
+	ASSERT_EQ(0, sig_write(self->fd, self->sig.handle, 8, DRM_VACCEL_SIGNAL_SET, ~0ull - 1));
+	ASSERT_EQ(0, sig_write(self->fd, self->sig.handle, 8, DRM_VACCEL_SIGNAL_MAX, 3));
+	EXPECT_EQ(3, s[1]);
+	ASSERT_EQ(0, sig_write(self->fd, self->sig.handle, 8, DRM_VACCEL_SIGNAL_MAX, ~0ull));
+	EXPECT_EQ(3, s[1]);
+	ASSERT_EQ(0, sig_write(self->fd, self->sig.handle, 8, DRM_VACCEL_SIGNAL_SET, 20));
 
 	c[0] = cond(self->sig.handle, 0, 1, DRM_VACCEL_WAIT_GE);	/* 0 >= 1: no */
 	c[1] = cond(self->sig.handle, 8, 20, DRM_VACCEL_WAIT_EQ);	/* yes */

@@ -351,7 +351,7 @@ struct drm_vaccel_vm_unbind {
 #define DRM_VACCEL_SIGNAL_NONE		0	/* completion actions only */
 #define DRM_VACCEL_SIGNAL_SET		1
 #define DRM_VACCEL_SIGNAL_ADD		2
-#define DRM_VACCEL_SIGNAL_MAX		3
+#define DRM_VACCEL_SIGNAL_MAX		3	/* if (s64)(value - signal) > 0 */
 #define DRM_VACCEL_SIGNAL_F_EPOCH	0x1
 
 /*
