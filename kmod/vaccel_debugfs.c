@@ -291,10 +291,11 @@ static int vaccel_debugfs_queues_show(struct seq_file *m, void *unused)
 
 		mutex_lock(&e->lock);
 		list_for_each_entry(q, &e->queues, node)
-			seq_printf(m, "engine %u ctx %u queue %u state %u read %llu write %llu fault %u fault_index %llu fault_addr 0x%llx blocked %d\n",
+			seq_printf(m, "engine %u ctx %u queue %u state %u read %llu write %llu fault %u fault_index %llu fault_addr 0x%llx blocked %d priority %u\n",
 				   i, q->vfile->id, q->id, READ_ONCE(q->ctrl->state),
 				   q->core.read_index, q->write_index, q->core.fault,
-				   q->core.fault_index, q->core.fault_addr, q->blocked);
+				   q->core.fault_index, q->core.fault_addr, q->blocked,
+				   q->priority);
 		mutex_unlock(&e->lock);
 	}
 	return 0;

@@ -83,7 +83,7 @@ static bool vaccel_queue_idle(struct vaccel_queue *q)
 }
 
 /*
- * Run one queue for up to VACCEL_QUEUE_BUDGET steps. Returns true if it
+ * Run one queue for up to its budget of steps (its priority's share). Returns true if it
  * made progress; lowers *deadline to the end of a timed WAIT it blocks on.
  */
 static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
@@ -105,7 +105,7 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 	if (latency)
 		vaccel_os_delay(q, min_t(u64, latency, VACCEL_CORE_MAX_DELAY_NS));
 	st = vaccel_core_run(&q->core, q->write_index,
-			     latency ? 1 : VACCEL_QUEUE_BUDGET);
+			     latency ? 1 : q->budget);
 	/* the packets' effects are visible before their completion is */
 	smp_store_release(&q->ctrl->read_index, q->core.read_index);
 	blocked = st == VACCEL_CORE_BLOCKED;

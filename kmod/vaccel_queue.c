@@ -55,7 +55,7 @@ int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (args->ring_size < DRM_VACCEL_RING_MIN ||
 	    args->ring_size > DRM_VACCEL_RING_MAX ||
-	    !is_power_of_2(args->ring_size) || args->priority > 2 ||
+	    !is_power_of_2(args->ring_size) || args->priority > DRM_VACCEL_QUEUE_PRIORITY_HIGH ||
 	    args->ring_va % sizeof(struct drm_vaccel_packet))
 		return -EINVAL;
 	if (vaccel_inject(&vdev->knobs.fail_queue_create))
@@ -85,6 +85,8 @@ int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 	 */
 	q->ctrl->need_wakeup = 1;
 	q->vfile = vfile;
+	q->priority = args->priority;
+	q->budget = VACCEL_QUEUE_BUDGET << (2 * args->priority);
 	vaccel_core_queue_init(&q->core, q, args->ring_va, args->ring_size);
 
 	/* on its engine before it is visible to KICK, QUERY and DESTROY */

@@ -24,7 +24,10 @@ struct vaccel_file;
 
 /* Queues per context, reported by GET_PARAM MAX_QUEUES. */
 #define VACCEL_MAX_QUEUES	64
-/* Steps an engine gives one queue per pass before moving on. */
+/*
+ * Steps an engine gives a normal-priority queue per pass before moving on;
+ * a queue of priority p gets VACCEL_QUEUE_BUDGET << (2 * p): 4x, 16x.
+ */
 #define VACCEL_QUEUE_BUDGET	64
 /* mmap() offsets of queue pages: far above the GEM offset range. */
 #define VACCEL_MMAP_QUEUE_BASE	BIT_ULL(48)
@@ -63,6 +66,8 @@ struct vaccel_engine {
  * @ctrl: kernel address of the control page
  * @pages: the doorbell and control pages; user mappings hold own references
  * @write_index: the highest doorbell value accepted
+ * @budget: steps per engine pass, from the queue's priority
+ * @priority: DRM_VACCEL_QUEUE_PRIORITY_*
  * @blocked: the last run stopped at an unsatisfied WAIT
  */
 struct vaccel_queue {
@@ -75,6 +80,8 @@ struct vaccel_queue {
 	struct drm_vaccel_queue_control *ctrl;
 	struct page *pages[2];
 	u64 write_index;
+	unsigned int budget;
+	u32 priority;
 	bool blocked;
 };
 

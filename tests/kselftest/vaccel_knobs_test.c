@@ -3,7 +3,8 @@
  * Fault injection and observability: the debugfs knobs that fail the next
  * creations and binds, fault device accesses, force a queue fault, add
  * per-packet latency and stall an engine; and the queues, engines and
- * stats files.
+ * stats files. With one engine: how queues share it (WAIT, huge copies,
+ * priority).
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -228,6 +229,68 @@ TEST_F(knob, one_engine_two_queues)
 	ASSERT_TRUE(drain(&q2, 10000));
 	EXPECT_GT(self->q.wi, self->q.ctrl->read_index);	/* copies still running */
 	ASSERT_TRUE(drain(&self->q, 60000));
+}
+
+/*
+ * Priority weights an engine's turns: with a NORMAL and a HIGH queue both
+ * full of work on one engine, HIGH runs 16x the steps per pass. Each queue
+ * gets 32 replays of 1024 NOPs; when HIGH has finished its 32, NORMAL has
+ * finished 2 (32 x 64 steps; an even split would be about 31), and it
+ * still finishes all of them afterwards: weighted, not starved.
+ */
+TEST_F_TIMEOUT(knob, priority_weights_engine_turns, 120)
+{
+	enum { BODY = 1024, LAUNCHES = 32 };
+	struct drm_vaccel_bo_seal seal = {};
+	struct drm_vaccel_packet p;
+	volatile uint64_t *s;
+	struct bo ring2, sig, exec;
+	char buf[1024];
+	struct q hi;
+	int i;
+
+	ASSERT_EQ(0, bo_new(self->fd, RING_N * 64, 0, &ring2));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, ring2.handle, DRM_VACCEL_VM_READ, 0, RING_VA + PAGE,
+				    PAGE));
+	ASSERT_EQ(0, queue_new_prio(self->fd, RING_VA + PAGE, RING_N, (void *)ring2.map,
+				    DRM_VACCEL_QUEUE_PRIORITY_HIGH, &hi));
+	ASSERT_LT(0, vaccel_read_file(ACCEL_DEBUGFS "/vaccel900/queues", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "priority 0\n"));
+	EXPECT_NE(NULL, strstr(buf, "priority 2\n"));
+	ASSERT_EQ(0, bo_new(self->fd, PAGE, DRM_VACCEL_BO_SIGNAL, &sig));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, sig.handle, VM_RW, 0, SIG_VA, PAGE));
+	s = (volatile uint64_t *)sig.map;
+	ASSERT_EQ(0, bo_new(self->fd, BODY * 64, DRM_VACCEL_BO_PERSISTENT, &exec));
+	memset(exec.map, 0, BODY * 64);		/* NOPs */
+	ASSERT_EQ(0, munmap(exec.map, exec.size));
+	seal.handle = exec.handle;
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_BO_SEAL, &seal));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, exec.handle, DRM_VACCEL_VM_READ, 0, EXEC_VA,
+				    BODY * 64));
+
+	/* both queues are full before the engine runs either */
+	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 500000000"));
+	for (i = 0; i < LAUNCHES; i++) {
+		p = pkt(DRM_VACCEL_PKT_EXEC, EXEC_VA, BODY, 0, 0);
+		p.completion_addr = SIG_VA;
+		p.completion_op = DRM_VACCEL_SIGNAL_ADD;
+		p.completion_value = 1;
+		ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+		p.completion_addr = SIG_VA + 64;
+		ASSERT_EQ(0, submit(self->fd, &hi, &p, NULL));
+	}
+	/* HIGH's last packet snapshots NORMAL's count, on the engine itself */
+	p = pkt(DRM_VACCEL_PKT_COPY, SIG_VA, SIG_VA + 128, 8, 0);
+	ASSERT_EQ(0, submit(self->fd, &hi, &p, NULL));
+	EXPECT_EQ(0, self->q.ctrl->read_index);	/* still stalled */
+	ASSERT_TRUE(drain(&hi, 60000));
+	ASSERT_EQ(LAUNCHES, s[8]);
+	TH_LOG("HIGH done: NORMAL had completed %llu of %d", (unsigned long long)s[16],
+	       LAUNCHES);
+	EXPECT_GE(3, s[16]);
+	ASSERT_TRUE(drain(&self->q, 60000));
+	EXPECT_EQ(LAUNCHES, s[0]);
+	EXPECT_EQ(DRM_VACCEL_QUEUE_RUNNING, hi.ctrl->state);
 }
 
 TEST_HARNESS_MAIN

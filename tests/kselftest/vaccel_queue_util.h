@@ -61,10 +61,12 @@ static inline int bo_new(int fd, uint64_t size, uint32_t flags, struct bo *bo)
 	return bo->map == MAP_FAILED ? -errno : 0;
 }
 
-static inline int queue_new(int fd, uint64_t ring_va, uint32_t n, struct drm_vaccel_packet *ring,
-		     struct q *q)
+static inline int queue_new_prio(int fd, uint64_t ring_va, uint32_t n,
+				 struct drm_vaccel_packet *ring, uint32_t priority, struct q *q)
 {
-	struct drm_vaccel_queue_create c = { .ring_va = ring_va, .ring_size = n };
+	struct drm_vaccel_queue_create c = {
+		.ring_va = ring_va, .ring_size = n, .priority = priority,
+	};
 	void *db, *ctrl;
 
 	memset(q, 0, sizeof(*q));
@@ -80,6 +82,12 @@ static inline int queue_new(int fd, uint64_t ring_va, uint32_t n, struct drm_vac
 	q->ring = ring;
 	q->wi = 0;
 	return 0;
+}
+
+static inline int queue_new(int fd, uint64_t ring_va, uint32_t n, struct drm_vaccel_packet *ring,
+			    struct q *q)
+{
+	return queue_new_prio(fd, ring_va, n, ring, DRM_VACCEL_QUEUE_PRIORITY_NORMAL, q);
 }
 
 /*

@@ -437,6 +437,11 @@ struct drm_vaccel_packet {
 #define DRM_VACCEL_RING_MIN		2
 #define DRM_VACCEL_RING_MAX		65536
 
+/* Queue priorities, &struct drm_vaccel_queue_create.priority */
+#define DRM_VACCEL_QUEUE_PRIORITY_NORMAL	0
+#define DRM_VACCEL_QUEUE_PRIORITY_MEDIUM	1
+#define DRM_VACCEL_QUEUE_PRIORITY_HIGH		2
+
 /* Queue states, &struct drm_vaccel_queue_control.state */
 #define DRM_VACCEL_QUEUE_RUNNING	0
 #define DRM_VACCEL_QUEUE_ERROR		1
@@ -451,7 +456,7 @@ struct drm_vaccel_packet {
  *
  * Errors: -EINVAL for non-zero @flags or @pad, a @ring_size that is not a
  * power of two in [DRM_VACCEL_RING_MIN, DRM_VACCEL_RING_MAX], a @priority
- * above 2 or a misaligned @ring_va; -EFAULT if the ring is not mapped
+ * above DRM_VACCEL_QUEUE_PRIORITY_HIGH or a misaligned @ring_va; -EFAULT if the ring is not mapped
  * readable; -ENOSPC when the context holds DRM_VACCEL_PARAM_MAX_QUEUES.
  */
 struct drm_vaccel_queue_create {
@@ -459,7 +464,12 @@ struct drm_vaccel_queue_create {
 	__u64 ring_va;
 	/** @ring_size: in, packets in the ring */
 	__u32 ring_size;
-	/** @priority: in, 0 (normal) to 2 (high) */
+	/**
+	 * @priority: in, DRM_VACCEL_QUEUE_PRIORITY_*. Queues sharing an
+	 * engine take turns; in each turn a queue runs up to 64 steps
+	 * (packets or bounded chunks of one) at NORMAL, 4x that at MEDIUM and
+	 * 16x at HIGH. No queue starves: every turn gives each at least 64.
+	 */
 	__u32 priority;
 	/** @flags: must be zero */
 	__u32 flags;
