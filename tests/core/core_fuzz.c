@@ -5,7 +5,9 @@
  * read-write, read-only, write-only and signal regions. The core runs with
  * bounded budgets; blocked WAITs are released by advancing the signals and
  * the clock. Sanitizers catch memory errors and UB; the asserts check the
- * executor's invariants.
+ * executor's invariants: no mapping left, the read index within the
+ * doorbell, EXECs bounded, and packets that start and end properly nested
+ * and in ring order.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -56,6 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsigned int i;
 
 		CHECK(os.maps == 0);
+		CHECK(os.order_errors == 0);
+		CHECK(os.open == q.depth + q.have_pkt || q.fault);
 		CHECK(q.read_index <= RING_N);
 		CHECK(q.depth <= VACCEL_CORE_MAX_DEPTH);
 		CHECK((st == VACCEL_CORE_FAULT) == (q.fault != DRM_VACCEL_FAULT_NONE));

@@ -54,6 +54,7 @@ FIXTURE_SETUP(core)
 
 FIXTURE_TEARDOWN(core)
 {
+	EXPECT_EQ(0, self->os.order_errors);
 	os_free(&self->os);
 }
 
@@ -704,6 +705,7 @@ TEST_F(core, invalid_packets)
 #undef BAD
 	for (i = 0; i < n; i++) {
 		vaccel_core_queue_init(&self->q, &self->os, RING_VA, RING_N);
+		os_track_reset(&self->os);
 		self->q.read_index = 0;
 		self->wi = 0;
 		EMIT(b[i].p);

@@ -162,12 +162,26 @@ void vaccel_os_packet(void *o, const struct drm_vaccel_packet *pkt, u64 index,
 	struct os_native *os = o;
 
 	(void)pkt;
-	(void)index;
-	(void)depth;
-	if (done)
-		os->ended++;
-	else
+	if (!done) {
 		os->started++;
+		if (depth != os->open)
+			os->order_errors++;
+		os->open++;
+		return;
+	}
+	os->ended++;
+	if (!os->open || depth != os->open - 1)
+		os->order_errors++;
+	else
+		os->open--;
+	if (!depth && index != os->retired++)
+		os->order_errors++;
+}
+
+void os_track_reset(struct os_native *os)
+{
+	os->open = 0;
+	os->retired = 0;
 }
 
 void vaccel_os_fpu_begin(void)

@@ -31,7 +31,18 @@ struct os_native {
 	u64 signals;		/* vaccel_os_signal() calls */
 	u64 irqs;		/* ... with irq set */
 	u64 started, ended;	/* vaccel_os_packet() calls */
+	/*
+	 * Order of packet events: packets start and end properly nested
+	 * (an EXEC ends after everything it ran), and ring packets end in
+	 * ring order, each index once. Violations are counted.
+	 */
+	unsigned int open;	/* started, not ended: the nesting depth */
+	u64 retired;		/* ring packets (depth 0) ended */
+	u64 order_errors;
 };
+
+/* Forget the open packets, for a queue that starts over. */
+void os_track_reset(struct os_native *os);
 
 /* Add a region of @size bytes at @va (zero-filled); returns its memory. */
 u8 *os_add(struct os_native *os, u64 va, u64 size, u32 access, bool signal,
