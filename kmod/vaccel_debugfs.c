@@ -7,6 +7,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/kstrtox.h>
 #include <linux/ktime.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -334,6 +335,7 @@ static int vaccel_debugfs_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "kicks %lld\n", atomic64_read(&vdev->stats.kicks));
 	seq_printf(m, "sleeps %lld\n", atomic64_read(&vdev->stats.sleeps));
 	seq_printf(m, "wakeups %lld\n", atomic64_read(&vdev->stats.wakeups));
+	seq_printf(m, "resets %lld\n", atomic64_read(&vdev->stats.resets));
 	return 0;
 }
 
@@ -393,6 +395,29 @@ static const struct file_operations vaccel_debugfs_fault_fops = {
 	.write = vaccel_debugfs_fault_write,
 };
 
+/* "reset": writing a true value ("1", "y") resets the device. */
+static ssize_t vaccel_debugfs_reset_write(struct file *f, const char __user *ubuf,
+					  size_t count, loff_t *ppos)
+{
+	struct vaccel_device *vdev = file_inode(f)->i_private;
+	bool reset;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, count, &reset);
+	if (ret)
+		return ret;
+	if (!reset)
+		return -EINVAL;
+	ret = vaccel_device_reset(vdev);
+	return ret < 0 ? ret : count;
+}
+
+static const struct file_operations vaccel_debugfs_reset_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = vaccel_debugfs_reset_write,
+};
+
 /**
  * vaccel_debugfs_device_init() - create the per-device debugfs files
  * @vdev: device, before drm_dev_register()
@@ -414,6 +439,7 @@ void vaccel_debugfs_device_init(struct vaccel_device *vdev)
 	debugfs_create_file("vm_read", 0600, root, vdev, &vaccel_vm_read_fops);
 	debugfs_create_file("stall_engine", 0200, root, vdev, &vaccel_debugfs_stall_fops);
 	debugfs_create_file("force_fault", 0200, root, vdev, &vaccel_debugfs_fault_fops);
+	debugfs_create_file("reset", 0200, root, vdev, &vaccel_debugfs_reset_fops);
 	/* fault injection: how many of the next operations fail */
 	debugfs_create_atomic_t("fail_bo_create", 0600, root, &vdev->knobs.fail_bo_create);
 	debugfs_create_atomic_t("fail_vm_bind", 0600, root, &vdev->knobs.fail_vm_bind);

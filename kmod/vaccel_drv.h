@@ -63,7 +63,7 @@ struct vaccel_bus_dev {
  * @engines: the @cfg.engines engines (see vaccel_engine.c)
  * @next_engine: round-robin cursor for placing new queues
  * @stats: counters for debugfs: packets and bytes executed, queue faults,
- *	KICK calls, engine sleeps and wake-ups
+ *	KICK calls, engine sleeps and wake-ups, device resets
  * @knobs: fault injection, set through debugfs: fail the next N buffer
  *	creations, binds or queue creations with -ENOMEM, fault the next N
  *	device memory accesses, add latency to every packet
@@ -89,6 +89,7 @@ struct vaccel_device {
 		atomic64_t kicks;
 		atomic64_t sleeps;
 		atomic64_t wakeups;
+		atomic64_t resets;
 	} stats;
 	struct {
 		atomic_t fail_bo_create;

@@ -26,6 +26,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
 
 #include "vaccel_drv.h"
@@ -234,6 +235,49 @@ int vaccel_device_force_fault(struct vaccel_device *vdev, u32 ctx, u32 id)
 		mutex_unlock(&e->lock);
 	}
 	return ret;
+}
+
+/**
+ * vaccel_device_reset() - reset the device, as after a hang
+ * @vdev: the device
+ *
+ * Every running queue of every context stops with DRM_VACCEL_FAULT_RESET
+ * after the step in progress (its record points at the packet it was on),
+ * injected engine stalls end, and host waiters wake (and see -EIO). Queues
+ * created afterwards run normally.
+ *
+ * Return: the number of queues stopped, or -ENODEV after an unplug.
+ */
+int vaccel_device_reset(struct vaccel_device *vdev)
+{
+	unsigned int i;
+	int idx, n = 0;
+
+	if (!drm_dev_enter(&vdev->drm, &idx))
+		return -ENODEV;
+	for (i = 0; i < vdev->cfg.engines; i++) {
+		struct vaccel_engine *e = &vdev->engines[i];
+		struct vaccel_queue *q;
+
+		WRITE_ONCE(e->stall_until, 0);
+		mutex_lock(&e->lock);
+		list_for_each_entry(q, &e->queues, node) {
+			if (READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
+				continue;
+			q->core.fault = DRM_VACCEL_FAULT_RESET;
+			q->core.fault_index = q->core.read_index;
+			q->core.fault_addr = 0;
+			vaccel_queue_fault(q);
+			n++;
+		}
+		mutex_unlock(&e->lock);
+		/* out of a stall or a sleep: it has nothing to run now */
+		if (e->thread)
+			wake_up_process(e->thread);
+	}
+	atomic64_inc(&vdev->stats.resets);
+	drm_dev_exit(idx);
+	return n;
 }
 
 /* An injected stall: the engine does nothing until it ends. */

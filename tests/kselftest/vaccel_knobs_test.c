@@ -293,4 +293,79 @@ TEST_F_TIMEOUT(knob, priority_weights_engine_turns, 120)
 	EXPECT_EQ(DRM_VACCEL_QUEUE_RUNNING, hi.ctrl->state);
 }
 
+/*
+ * "reset": every running queue stops with RESET where it was (a blocked
+ * WAIT, a stalled engine's untouched work), the stall ends, a host waiter
+ * in WAIT_SIGNALS gets -EIO, and a queue created afterwards runs.
+ */
+TEST_F(knob, reset)
+{
+	struct drm_vaccel_signal_cond c = { .value = 1, .cond = DRM_VACCEL_WAIT_GE };
+	struct drm_vaccel_wait_signals w = { .conds = (uintptr_t)&c, .count = 1 };
+	struct drm_vaccel_packet p;
+	char buf[1024], path[256];
+	struct bo sig, ring3;
+	struct q q2, q3;
+	pid_t child;
+
+	EXPECT_EQ(-EINVAL, knob_write(self->dir, "reset", "x"));
+	EXPECT_EQ(-EINVAL, knob_write(self->dir, "reset", "0"));
+	ASSERT_EQ(0, bo_new(self->fd, PAGE, DRM_VACCEL_BO_SIGNAL, &sig));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, sig.handle, VM_RW, 0, SIG_VA, PAGE));
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA + RING_N * 32, RING_N / 2,
+			       (struct drm_vaccel_packet *)self->ring.map + RING_N / 2, &q2));
+
+	/* q blocks in a WAIT, then the engine stalls with a NOP queued on q2 */
+	p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	p = pkt(DRM_VACCEL_PKT_WAIT, SIG_VA, 1, 0, 0);
+	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	usleep(50000);
+	ASSERT_EQ(1, self->q.ctrl->read_index);
+	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 30000000000"));
+	p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	ASSERT_EQ(0, submit(self->fd, &q2, &p, NULL));
+
+	/* a host waiter on the same context */
+	c.handle = sig.handle;
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		w.timeout_ns = now_ns() + 20000000000ull;
+		_exit(ioctl(self->fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w) == -1 &&
+		      errno == EIO ? 0 : 1);
+	}
+	usleep(100000);
+	ASSERT_EQ(0, knob_write(self->dir, "reset", "1"));
+	EXPECT_EQ(0, vaccel_wait_child(child));
+
+	EXPECT_EQ(DRM_VACCEL_QUEUE_ERROR, self->q.ctrl->state);
+	EXPECT_EQ(DRM_VACCEL_FAULT_RESET, self->q.ctrl->fault);
+	EXPECT_EQ(1, self->q.ctrl->fault_index);	/* the WAIT */
+	EXPECT_EQ(DRM_VACCEL_QUEUE_ERROR, q2.ctrl->state);
+	EXPECT_EQ(DRM_VACCEL_FAULT_RESET, q2.ctrl->fault);
+	EXPECT_EQ(0, q2.ctrl->fault_index);		/* never ran */
+	EXPECT_EQ(0, q2.ctrl->read_index);
+	ASSERT_LT(0, vaccel_read_file(ACCEL_DEBUGFS "/vaccel900/engines", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "stalled 0"));
+	snprintf(path, sizeof(path), "%s/stats", self->dir);
+	ASSERT_LT(0, vaccel_read_file(path, buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "resets 1\n"));
+	EXPECT_NE(NULL, strstr(buf, "faults 2\n"));
+
+	/* a stopped queue stays stopped; a new one runs */
+	ASSERT_EQ(0, bo_new(self->fd, RING_N * 64, 0, &ring3));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, ring3.handle, DRM_VACCEL_VM_READ, 0, RING_VA + PAGE,
+				    PAGE));
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA + PAGE, RING_N, (void *)ring3.map, &q3));
+	p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	ASSERT_EQ(0, submit(self->fd, &q3, &p, NULL));
+	EXPECT_TRUE(drain(&q3, 10000));
+	/* idle queues stop too, at their next packet */
+	ASSERT_EQ(0, knob_write(self->dir, "reset", "1"));
+	EXPECT_EQ(DRM_VACCEL_QUEUE_ERROR, q3.ctrl->state);
+	EXPECT_EQ(DRM_VACCEL_FAULT_RESET, q3.ctrl->fault);
+	EXPECT_EQ(1, q3.ctrl->fault_index);	/* after the NOP */
+}
+
 TEST_HARNESS_MAIN

@@ -417,6 +417,7 @@ struct drm_vaccel_packet {
 #define DRM_VACCEL_FAULT_WAIT_TIMEOUT	8	/* WAIT timed out */
 #define DRM_VACCEL_FAULT_DOORBELL	9	/* doorbell more than a ring ahead */
 #define DRM_VACCEL_FAULT_INJECTED	10	/* fault injection */
+#define DRM_VACCEL_FAULT_RESET		11	/* device reset (debugfs "reset") */
 
 /*
  * Queues. A queue runs the packets of its ring in order on one of the
