@@ -341,7 +341,7 @@ static int vaccel_debugfs_stats_show(struct seq_file *m, void *unused)
 
 /*
  * Write-only actions: "stall_engine" takes "ENGINE NS" and keeps that
- * engine idle for NS nanoseconds; "force_fault" takes "CTX QUEUE" and
+ * engine idle for NS nanoseconds from now (0 ends a stall); "force_fault" takes "CTX QUEUE" and
  * stops that queue with DRM_VACCEL_FAULT_INJECTED.
  */
 static ssize_t vaccel_debugfs_action(struct file *f, const char __user *ubuf,
@@ -363,8 +363,7 @@ static ssize_t vaccel_debugfs_action(struct file *f, const char __user *ubuf,
 	if (stall) {
 		if (a >= vdev->cfg.engines || b > 60 * NSEC_PER_SEC)
 			return -EINVAL;
-		WRITE_ONCE(vdev->engines[a].stall_until, ktime_get_ns() + b);
-		ret = 0;
+		ret = vaccel_engine_stall_set(&vdev->engines[a], b);
 	} else {
 		ret = b > U32_MAX ? -EINVAL : vaccel_device_force_fault(vdev, a, b);
 	}

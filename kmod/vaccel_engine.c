@@ -280,6 +280,29 @@ int vaccel_device_reset(struct vaccel_device *vdev)
 	return n;
 }
 
+/**
+ * vaccel_engine_stall_set() - inject a stall, or end one
+ * @e: the engine
+ * @ns: how long from now the engine runs nothing; 0 ends a stall now
+ *
+ * The thread is woken so that a new deadline takes effect at once, also
+ * when it shortens or ends a stall in progress.
+ *
+ * Return: 0, or -ENODEV after an unplug.
+ */
+int vaccel_engine_stall_set(struct vaccel_engine *e, u64 ns)
+{
+	int idx;
+
+	if (!drm_dev_enter(&e->vdev->drm, &idx))
+		return -ENODEV;
+	WRITE_ONCE(e->stall_until, ns ? ktime_get_ns() + ns : 0);
+	if (e->thread)
+		wake_up_process(e->thread);
+	drm_dev_exit(idx);
+	return 0;
+}
+
 /* An injected stall: the engine does nothing until it ends. */
 static void vaccel_engine_stall(struct vaccel_engine *e)
 {

@@ -91,6 +91,7 @@ int vaccel_queue_mmap(struct file *filp, struct vm_area_struct *vma);
 void vaccel_queue_fault(struct vaccel_queue *q);
 int vaccel_device_force_fault(struct vaccel_device *vdev, u32 ctx, u32 id);
 int vaccel_device_reset(struct vaccel_device *vdev);
+int vaccel_engine_stall_set(struct vaccel_engine *e, u64 ns);
 
 int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 			      struct drm_file *file);

@@ -152,6 +152,16 @@ TEST_F(knob, stall_engine)
 	usleep(150000);
 	EXPECT_EQ(0, self->q.ctrl->read_index);
 	EXPECT_TRUE(drain(&self->q, 10000));
+
+	/* "0" ends a long stall at once */
+	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 50000000000"));
+	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	usleep(100000);
+	EXPECT_EQ(1, self->q.ctrl->read_index);
+	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 0"));
+	EXPECT_TRUE(drain(&self->q, 10000));
+	ASSERT_LT(0, vaccel_read_file(ACCEL_DEBUGFS "/vaccel900/engines", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "stalled 0"));
 }
 
 TEST_F(knob, stats)
@@ -269,7 +279,7 @@ TEST_F_TIMEOUT(knob, priority_weights_engine_turns, 120)
 				    BODY * 64));
 
 	/* both queues are full before the engine runs either */
-	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 500000000"));
+	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 30000000000"));
 	for (i = 0; i < LAUNCHES; i++) {
 		p = pkt(DRM_VACCEL_PKT_EXEC, EXEC_VA, BODY, 0, 0);
 		p.completion_addr = SIG_VA;
@@ -283,6 +293,7 @@ TEST_F_TIMEOUT(knob, priority_weights_engine_turns, 120)
 	p = pkt(DRM_VACCEL_PKT_COPY, SIG_VA, SIG_VA + 128, 8, 0);
 	ASSERT_EQ(0, submit(self->fd, &hi, &p, NULL));
 	EXPECT_EQ(0, self->q.ctrl->read_index);	/* still stalled */
+	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 0"));
 	ASSERT_TRUE(drain(&hi, 60000));
 	ASSERT_EQ(LAUNCHES, s[8]);
 	TH_LOG("HIGH done: NORMAL had completed %llu of %d", (unsigned long long)s[16],
