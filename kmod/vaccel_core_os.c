@@ -58,9 +58,18 @@ u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 
 	if (vaccel_inject(&q->vfile->vdev->knobs.fault_access))
 		return DRM_VACCEL_FAULT_INJECTED;
-	p = vaccel_vm_translate(&q->vfile->vm, va, len, access, &map, avail);
+	p = vaccel_vm_translate(&q->vfile->vm, va, len,
+				access & ~VACCEL_CORE_ACCESS_SEALED, &map, avail);
 	if (IS_ERR(p))
 		return vaccel_os_fault(p);
+	if (access & VACCEL_CORE_ACCESS_SEALED) {
+		struct vaccel_bo *owner = vaccel_bo_owner(map->bo);
+
+		if (!owner || !READ_ONCE(owner->sealed)) {
+			vaccel_vm_map_put(map);
+			return DRM_VACCEL_FAULT_NOT_SEALED;
+		}
+	}
 	vaccel_os_link(q, map, avail ? *avail : len);
 	*ptr = p;
 	*cookie = map;

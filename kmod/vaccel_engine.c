@@ -92,11 +92,20 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 	struct vaccel_device *vdev = q->vfile->vdev;
 	u64 packets = q->core.packets, bytes = q->core.bytes;
 	u64 latency = READ_ONCE(vdev->knobs.packet_latency_ns);
+	unsigned int budget, n;
 	enum vaccel_core_status st;
 	bool blocked;
+	u64 start;
 
 	if (READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
 		return false;
+	/*
+	 * A new queue starts with need_wakeup set, as its engine may be
+	 * asleep; the engine is awake now and checks the doorbell again
+	 * before it sleeps.
+	 */
+	if (unlikely(READ_ONCE(q->ctrl->need_wakeup)))
+		WRITE_ONCE(q->ctrl->need_wakeup, 0);
 	if (!vaccel_queue_doorbell(q))
 		return true;
 	if (vaccel_queue_idle(q))
@@ -105,8 +114,15 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 	/* injected latency: one step at a time, each after the delay */
 	if (latency)
 		vaccel_os_delay(q, min_t(u64, latency, VACCEL_CORE_MAX_DELAY_NS));
-	st = vaccel_core_run(&q->core, q->write_index,
-			     latency ? 1 : q->budget);
+	/* the turn: up to the queue's budget of steps, and bounded in time */
+	budget = latency ? 1 : q->budget;
+	start = ktime_get_ns();
+	do {
+		n = min(budget, VACCEL_QUEUE_SLICE);
+		st = vaccel_core_run(&q->core, q->write_index, n);
+		budget -= n;
+	} while (st == VACCEL_CORE_BUDGET && budget &&
+		 ktime_get_ns() - start < VACCEL_QUEUE_TURN_NS);
 	/* the packets' effects are visible before their completion is */
 	smp_store_release(&q->ctrl->read_index, q->core.read_index);
 	blocked = st == VACCEL_CORE_BLOCKED;
@@ -133,14 +149,32 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 	       st == VACCEL_CORE_BUDGET || st == VACCEL_CORE_FAULT;
 }
 
-/* One pass over the engine's queues. Called with e->lock held. */
+/*
+ * One pass over the engine's queues: a turn each. The lock is taken per
+ * turn; the queue whose turn it is moves to the tail, so queues created or
+ * destroyed meanwhile do not disturb the rotation.
+ */
 static bool vaccel_engine_pass(struct vaccel_engine *e, u64 *deadline)
 {
 	struct vaccel_queue *q;
 	bool progress = false;
+	size_t i, n;
 
-	list_for_each_entry(q, &e->queues, node)
-		progress |= vaccel_queue_run(q, deadline);
+	mutex_lock(&e->lock);
+	n = list_count_nodes(&e->queues);
+	mutex_unlock(&e->lock);
+	for (i = 0; i < n; i++) {
+		mutex_lock(&e->lock);
+		q = list_first_entry_or_null(&e->queues, struct vaccel_queue, node);
+		if (q) {
+			list_move_tail(&q->node, &e->queues);
+			progress |= vaccel_queue_run(q, deadline);
+		}
+		mutex_unlock(&e->lock);
+		if (!q)
+			break;
+		cond_resched();
+	}
 	return progress;
 }
 
@@ -327,9 +361,7 @@ static int vaccel_engine_thread(void *data)
 		bool progress;
 
 		atomic_set(&e->kicked, 0);
-		mutex_lock(&e->lock);
 		progress = vaccel_engine_pass(e, &deadline);
-		mutex_unlock(&e->lock);
 
 		if (progress) {
 			idle_since = ktime_get_ns();

@@ -97,13 +97,21 @@ int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 	mutex_unlock(&e->lock);
 	atomic_inc(&vaccel_live_queues);
 
-	ret = xa_alloc(&vfile->queues, &id, q,
-		       XA_LIMIT(0, VACCEL_MAX_QUEUES - 1), GFP_KERNEL);
+	/*
+	 * Once stored, QUEUE_DESTROY (xa_erase(), under the xarray lock) may
+	 * free the queue at any moment: its id is set while that lock is
+	 * still held, and only the local copy is used afterwards.
+	 */
+	xa_lock(&vfile->queues);
+	ret = __xa_alloc(&vfile->queues, &id, q,
+			 XA_LIMIT(0, VACCEL_MAX_QUEUES - 1), GFP_KERNEL);
+	if (!ret)
+		q->id = id;
+	xa_unlock(&vfile->queues);
 	if (ret) {
 		vaccel_queue_free(q);
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}
-	q->id = id;
 
 	args->queue_id = id;
 	args->doorbell_offset = VACCEL_MMAP_QUEUE_BASE + (u64)id * 2 * PAGE_SIZE;

@@ -29,6 +29,14 @@ struct vaccel_file;
  * a queue of priority p gets VACCEL_QUEUE_BUDGET << (2 * p): 4x, 16x.
  */
 #define VACCEL_QUEUE_BUDGET	64
+/*
+ * A turn also ends after this long, whatever its budget, so the engine's
+ * lock is never held long: QUEUE_CREATE, QUEUE_DESTROY and close() of
+ * other contexts wait for at most one turn.
+ */
+#define VACCEL_QUEUE_TURN_NS	(2 * NSEC_PER_MSEC)
+/* Steps between two looks at the clock within a turn. */
+#define VACCEL_QUEUE_SLICE	16
 /* mmap() offsets of queue pages: far above the GEM offset range. */
 #define VACCEL_MMAP_QUEUE_BASE	BIT_ULL(48)
 
@@ -37,8 +45,9 @@ struct vaccel_file;
  * @vdev: the device
  * @thread: the thread; NULL before start and after stop
  * @index: engine number on the device
- * @lock: protects @queues; held by the thread while it runs them, so
- *	removing a queue waits for the step in progress
+ * @lock: protects @queues; held by the thread during each queue's turn
+ *	(not across turns), so removing a queue waits for the turn in
+ *	progress, at most about VACCEL_QUEUE_TURN_NS
  * @queues: the &struct vaccel_queue assigned to this engine
  * @kicked: set by KICK before waking the thread, so a kick between the
  *	thread's last doorbell check and its sleep is not lost

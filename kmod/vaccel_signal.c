@@ -43,7 +43,8 @@ static atomic_t vaccel_signal_gen = ATOMIC_INIT(0);
  */
 int vaccel_signal_generation(void)
 {
-	return atomic_read(&vaccel_signal_gen);
+	/* before the pass's signal reads, so none of them can be older */
+	return atomic_read_acquire(&vaccel_signal_gen);
 }
 
 /**
@@ -182,6 +183,12 @@ static int vaccel_signals_wait(struct drm_device *drm, struct vaccel_file *vfile
 	int ret, first;
 
 	add_wait_queue(&vaccel_host_wq, &wait);
+	/*
+	 * On the queue before the first read of the signals: add_wait_queue()
+	 * is no barrier, and vaccel_signal_wake() looks for sleepers without
+	 * the queue's lock. Later rounds get theirs from wait_woken().
+	 */
+	smp_mb();
 	for (;;) {
 		s64 left;
 

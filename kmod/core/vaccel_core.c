@@ -238,8 +238,10 @@ static enum step fetch(struct vaccel_core_queue *q, u64 write_index)
 		va = q->ring_va + (q->read_index & (q->ring_size - 1)) * PKT_SIZE;
 	}
 
-	f = vaccel_os_map(q->os, va, PKT_SIZE, DRM_VACCEL_VM_READ, &src, &avail,
-			  &cookie);
+	/* EXEC bodies must still be sealed: the range may be rebound meanwhile */
+	f = vaccel_os_map(q->os, va, PKT_SIZE,
+			  DRM_VACCEL_VM_READ | (q->depth ? VACCEL_CORE_ACCESS_SEALED : 0),
+			  &src, &avail, &cookie);
 	if (f)
 		return fault(q, f, va);
 	if (avail < PKT_SIZE) {
@@ -331,7 +333,6 @@ static enum step step_reduce(struct vaccel_core_queue *q)
 	u64 off = q->progress * es, left = (op[3] - q->progress) * es;
 	u64 n, an, bn, dn;
 	void *a, *b, *d, *ac, *bc, *dc;
-	bool fp;
 	u32 f;
 
 	if (!left)
@@ -362,13 +363,14 @@ static enum step step_reduce(struct vaccel_core_queue *q)
 		vaccel_os_unmap(q->os, ac);
 		return fault(q, ALIGN, op[2] + off);
 	}
-	fp = dtype == DRM_VACCEL_DTYPE_F32 || dtype == DRM_VACCEL_DTYPE_F16 ||
-	     dtype == DRM_VACCEL_DTYPE_BF16;
-	if (fp)
-		vaccel_os_fpu_begin();
+	/*
+	 * vaccel_reduce.c is built with FPU code allowed (CC_FLAGS_FPU), so
+	 * every dtype runs in an FPU section: the compiler may vectorise the
+	 * integer loops too.
+	 */
+	vaccel_os_fpu_begin();
 	vaccel_core_reduce(d, a, b, dn / es, dtype, redop);
-	if (fp)
-		vaccel_os_fpu_end();
+	vaccel_os_fpu_end();
 	vaccel_os_unmap(q->os, dc);
 	vaccel_os_unmap(q->os, bc);
 	vaccel_os_unmap(q->os, ac);
@@ -392,8 +394,9 @@ static enum step step_wait(struct vaccel_core_queue *q)
 		return STEP_DONE;
 	if (p->operand[3]) {
 		now = vaccel_os_now_ns(q->os);
-		if (!q->deadline)
-			q->deadline = now + p->operand[3];
+		if (!q->deadline)	/* saturating: ~0 waits for ever */
+			q->deadline = now + p->operand[3] < now ? ~0ull :
+				      now + p->operand[3];
 		else if (now >= q->deadline)
 			return fault(q, DRM_VACCEL_FAULT_WAIT_TIMEOUT, p->operand[0]);
 	}

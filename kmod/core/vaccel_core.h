@@ -29,7 +29,7 @@
  * Longest DELAY, and the most one step of it sleeps
  */
 #define VACCEL_CORE_MAX_DELAY_NS	1000000000ull
-#define VACCEL_CORE_DELAY_STEP_NS	10000000ull
+#define VACCEL_CORE_DELAY_STEP_NS	1000000ull
 
 /**
  * struct vaccel_core_frame - a running EXEC
@@ -117,7 +117,10 @@ bool vaccel_core_wait_done(u64 value, u64 target, u64 mask, u32 cond);
 /*
  * Access @len bytes at @va: *ptr gets the address of @va, *avail how many
  * bytes (1..@len) are contiguous from there. Release with vaccel_os_unmap().
+ * @access is DRM_VACCEL_VM_READ/_WRITE, plus VACCEL_CORE_ACCESS_SEALED when
+ * the memory must belong to a sealed buffer (DRM_VACCEL_FAULT_NOT_SEALED).
  */
+#define VACCEL_CORE_ACCESS_SEALED	0x80000000u
 u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 		  u64 *avail, void **cookie);
 void vaccel_os_unmap(void *os, void *cookie);

@@ -408,12 +408,28 @@ TEST_F(core, wait_timeout_faults)
 	EXPECT_EQ(VACCEL_CORE_FAULT, RUN());
 }
 
+/* A timeout so large that now + timeout wraps means "for ever". */
+TEST_F(core, wait_huge_timeout_saturates)
+{
+	self->os.now = 1000000000;
+	EMIT(wait_pkt(SIG_VA, 1, 0, ~0ull, DRM_VACCEL_WAIT_GE));
+	EXPECT_EQ(VACCEL_CORE_BLOCKED, RUN());
+	EXPECT_EQ(~0ull, self->q.deadline);
+	self->os.now += 1;
+	EXPECT_EQ(VACCEL_CORE_BLOCKED, RUN());
+	self->os.now = ~0ull - 1;
+	EXPECT_EQ(VACCEL_CORE_BLOCKED, RUN());
+	self->sig[0] = 1;
+	EXPECT_EQ(VACCEL_CORE_IDLE, RUN());
+	EXPECT_EQ(0, self->q.fault);
+}
+
 TEST_F(core, timestamp_and_delay)
 {
 	u64 t;
 
 	self->os.now = 1000;
-	EMIT(pkt(DRM_VACCEL_PKT_DELAY, 25000000, 0, 0, 0));	/* 25 ms: 3 steps */
+	EMIT(pkt(DRM_VACCEL_PKT_DELAY, 25000000, 0, 0, 0));	/* 25 ms: 25 steps */
 	EMIT(pkt(DRM_VACCEL_PKT_TIMESTAMP, DATA_VA + 8, 0, 0, 0));
 	EXPECT_EQ(VACCEL_CORE_IDLE, RUN());
 	memcpy(&t, self->data + 8, 8);
@@ -473,7 +489,7 @@ TEST_F(core, exec_last_packet_multi_step)
 	body[0] = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
 	body[1] = wait_pkt(SIG_VA, 1, 0, 0, DRM_VACCEL_WAIT_GE);
 	va_wait = exec_buf(self->exec, 0, body, 2);
-	body[1] = pkt(DRM_VACCEL_PKT_DELAY, 25000000, 0, 0, 0);	/* 3 steps */
+	body[1] = pkt(DRM_VACCEL_PKT_DELAY, 25000000, 0, 0, 0);	/* 25 steps */
 	va_delay = exec_buf(self->exec, 128, body, 2);
 	body[1] = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, DATA_VA + (2u << 20),
 		      3 * VACCEL_CORE_CHUNK, 0);
@@ -510,6 +526,32 @@ TEST_F(core, exec_last_packet_multi_step)
 	EXPECT_EQ(3, self->sig[2]);
 	EXPECT_EQ(0, memcmp(self->data, self->data + (2u << 20), 3 * VACCEL_CORE_CHUNK));
 	EXPECT_EQ(9, self->q.packets);		/* 3 EXECs, 6 packets inside */
+	EXPECT_EQ(0, self->os.maps);
+}
+
+/*
+ * Every packet of an EXEC body comes from a sealed buffer, not only the
+ * first: a body range rebound to an unsealed buffer while the EXEC waits
+ * faults at the next fetch.
+ */
+TEST_F(core, exec_body_must_stay_sealed)
+{
+	struct drm_vaccel_packet body[2];
+	unsigned int i;
+
+	body[0] = wait_pkt(SIG_VA, 1, 0, 0, DRM_VACCEL_WAIT_GE);
+	body[1] = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	exec_buf(self->exec, 0, body, 2);
+	EMIT(pkt(DRM_VACCEL_PKT_EXEC, EXEC_VA, 2, 0, 0));
+	EXPECT_EQ(VACCEL_CORE_BLOCKED, RUN());
+	for (i = 0; i < self->os.nregions; i++)
+		if (self->os.regions[i].va == EXEC_VA)
+			self->os.regions[i].sealed = false;	/* "rebound" */
+	self->sig[0] = 1;
+	EXPECT_EQ(VACCEL_CORE_FAULT, RUN());
+	EXPECT_EQ(DRM_VACCEL_FAULT_NOT_SEALED, self->q.fault);
+	EXPECT_EQ(0, self->q.fault_index);
+	EXPECT_EQ(EXEC_VA + 64, self->q.fault_addr);
 	EXPECT_EQ(0, self->os.maps);
 }
 

@@ -65,6 +65,9 @@ u32 vaccel_os_map(void *o, u64 va, u64 len, u32 access, void **ptr,
 
 	if (!r || !len)
 		return DRM_VACCEL_FAULT_UNMAPPED;
+	if ((access & VACCEL_CORE_ACCESS_SEALED) && !r->sealed)
+		return DRM_VACCEL_FAULT_NOT_SEALED;
+	access &= ~VACCEL_CORE_ACCESS_SEALED;
 	if ((r->access & access) != access)
 		return DRM_VACCEL_FAULT_ACCESS;
 	left = r->size - (va - r->va);

@@ -217,6 +217,54 @@ TEST_F(ex, exec_ending_in_wait)
 	}
 }
 
+/*
+ * Every packet of a replay comes from a sealed buffer: rebinding the body's
+ * range to an unsealed buffer while the EXEC waits faults its next fetch.
+ */
+TEST_F(ex, exec_body_rebound_unsealed_faults)
+{
+	struct drm_vaccel_packet body[2], p;
+	struct drm_vaccel_signal_write sw = {
+		.handle = self->sig.handle, .op = DRM_VACCEL_SIGNAL_SET, .value = 1,
+	};
+	struct bo other;
+
+	body[0] = pkt(DRM_VACCEL_PKT_WAIT, SIG_VA, 1, 0, 0);
+	body[1] = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	record(_metadata, self->fd, &self->exec, body, 2);
+	p = pkt(DRM_VACCEL_PKT_EXEC, EXEC_VA, 2, 0, 0);
+	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	usleep(20000);
+	ASSERT_EQ(0, self->q.ctrl->read_index);	/* in the WAIT */
+
+	ASSERT_EQ(0, vaccel_vm_unbind(self->fd, EXEC_VA, EXEC_SIZE));
+	ASSERT_EQ(0, bo_new(self->fd, EXEC_SIZE, 0, &other));	/* NOPs, unsealed */
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, other.handle, DRM_VACCEL_VM_READ, 0, EXEC_VA,
+				    EXEC_SIZE));
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &sw));
+	EXPECT_FALSE(drain(&self->q, 10000));
+	EXPECT_EQ(DRM_VACCEL_QUEUE_ERROR, self->q.ctrl->state);
+	EXPECT_EQ(DRM_VACCEL_FAULT_NOT_SEALED, self->q.ctrl->fault);
+	EXPECT_EQ(0, self->q.ctrl->fault_index);
+	EXPECT_EQ(EXEC_VA + 64, self->q.ctrl->fault_addr);
+}
+
+/* A WAIT timeout so large that the deadline would wrap waits for ever. */
+TEST_F(ex, wait_huge_timeout)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_WAIT, SIG_VA, 1, 0, ~0ull);
+	struct drm_vaccel_signal_write sw = {
+		.handle = self->sig.handle, .op = DRM_VACCEL_SIGNAL_SET, .value = 1,
+	};
+
+	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	usleep(100000);
+	EXPECT_EQ(DRM_VACCEL_QUEUE_RUNNING, self->q.ctrl->state);
+	EXPECT_EQ(0, self->q.ctrl->read_index);
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &sw));
+	EXPECT_TRUE(drain(&self->q, 10000));
+}
+
 /* The kernel's REDUCE (FPU sections included) against host references. */
 TEST_F(ex, reduce_exact)
 {

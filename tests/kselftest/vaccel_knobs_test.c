@@ -379,4 +379,86 @@ TEST_F(knob, reset)
 	EXPECT_EQ(1, q3.ctrl->fault_index);	/* after the NOP */
 }
 
+/*
+ * A busy engine never sleeps, so it must clear need_wakeup of a queue
+ * created meanwhile on its first turn: else every submission to that
+ * queue would KICK for nothing.
+ */
+TEST_F(knob, new_queue_on_busy_engine_needs_no_kick)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_DELAY, 100000000, 0, 0, 0);
+	struct bo ring2;
+	struct q q2;
+	bool kicked = false;
+	uint64_t end;
+	int i;
+
+	for (i = 0; i < 20; i++)	/* 2 s of work */
+		ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	usleep(50000);
+	ASSERT_GT(20, self->q.ctrl->read_index);
+	ASSERT_EQ(0, bo_new(self->fd, RING_N * 64, 0, &ring2));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, ring2.handle, DRM_VACCEL_VM_READ, 0, RING_VA + PAGE,
+				    PAGE));
+	ASSERT_EQ(0, queue_new(self->fd, RING_VA + PAGE, RING_N, (void *)ring2.map, &q2));
+	end = now_ns() + 1000000000ull;
+	while (q2.ctrl->need_wakeup && now_ns() < end)
+		usleep(1000);
+	EXPECT_EQ(0, q2.ctrl->need_wakeup);
+	p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	ASSERT_EQ(0, submit(self->fd, &q2, &p, &kicked));
+	EXPECT_FALSE(kicked);
+	EXPECT_TRUE(drain(&q2, 10000));
+	EXPECT_GT(20, self->q.ctrl->read_index);	/* the engine was busy throughout */
+}
+
+/*
+ * The engine's lock is taken per turn and a turn is bounded in time, so
+ * busy queues cannot hold up QUEUE_CREATE, QUEUE_DESTROY or close() of
+ * another context: 8 HIGH queues full of 1 s DELAYs (about 80 s per pass
+ * if the lock were held for a whole pass of 1024 steps each) and yet a
+ * create and destroy on another file take well under a second. (The
+ * busy queues go when the test process exits, each after its turn.)
+ */
+TEST_F_TIMEOUT(knob, busy_queues_do_not_hold_up_others, 120)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_DELAY, 1000000000, 0, 0, 0);
+	struct drm_vaccel_queue_destroy d = {};
+	struct bo rings, ring2;
+	struct q q[8], q2;
+	uint64_t t0, worst = 0;
+	int fd2, i, j;
+
+	ASSERT_EQ(0, bo_new(self->fd, 8 * PAGE, 0, &rings));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, rings.handle, DRM_VACCEL_VM_READ, 0,
+				    RING_VA + PAGE, 8 * PAGE));
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, queue_new_prio(self->fd, RING_VA + (i + 1) * PAGE, RING_N,
+					    (void *)(rings.map + i * PAGE),
+					    DRM_VACCEL_QUEUE_PRIORITY_HIGH, &q[i]));
+		for (j = 0; j < 8; j++)
+			ASSERT_EQ(0, submit(self->fd, &q[i], &p, NULL));
+	}
+	usleep(100000);
+
+	fd2 = vaccel_open(ID);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, bo_new(fd2, RING_N * 64, 0, &ring2));
+	ASSERT_EQ(0, vaccel_vm_bind(fd2, ring2.handle, DRM_VACCEL_VM_READ, 0, RING_VA, PAGE));
+	for (i = 0; i < 5; i++) {
+		t0 = now_ns();
+		ASSERT_EQ(0, queue_new(fd2, RING_VA, RING_N, (void *)ring2.map, &q2));
+		d.queue_id = q2.id;
+		ASSERT_EQ(0, ioctl(fd2, DRM_IOCTL_VACCEL_QUEUE_DESTROY, &d));
+		if (now_ns() - t0 > worst)
+			worst = now_ns() - t0;
+	}
+	TH_LOG("create + destroy beside 8 busy HIGH queues: worst %llu us",
+	       (unsigned long long)(worst / 1000));
+	EXPECT_GT(1000000000ull, worst);
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(DRM_VACCEL_QUEUE_RUNNING, q[i].ctrl->state);
+	close(fd2);
+}
+
 TEST_HARNESS_MAIN

@@ -462,6 +462,56 @@ TEST_F_TIMEOUT(queue, no_lost_wakeups, 600)
 }
 
 /* Closing the file and deleting the device with work in flight. */
+struct race {
+	int fd;
+	volatile bool stop;
+	unsigned long destroyed;
+};
+
+static void *destroy_any(void *arg)
+{
+	struct race *r = arg;
+	struct drm_vaccel_queue_destroy d = {};
+
+	while (!r->stop) {
+		for (d.queue_id = 0; d.queue_id < 64; d.queue_id++)
+			if (!ioctl(r->fd, DRM_IOCTL_VACCEL_QUEUE_DESTROY, &d))
+				r->destroyed++;
+	}
+	return NULL;
+}
+
+/*
+ * One thread creates queues while another destroys every id it can: a
+ * queue may be destroyed the moment its id exists, while QUEUE_CREATE is
+ * still returning. (QUEUE_CREATE once wrote the id into the queue after
+ * publishing it, so this wrote to freed memory.) Every call succeeds or
+ * fails with the errno the contract allows; no kernel warning.
+ */
+TEST_F_TIMEOUT(queue, create_destroy_race, 120)
+{
+	struct race r = { .fd = self->fd };
+	struct drm_vaccel_queue_create c = { .ring_va = RING_VA, .ring_size = RING_N };
+	unsigned long created = 0;
+	uint64_t end = now_ns() + 3000000000ull;
+	pthread_t t;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, destroy_any, &r));
+	while (now_ns() < end) {
+		if (!ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c)) {
+			created++;
+			EXPECT_GT(64, c.queue_id);
+		} else {
+			ASSERT_EQ(ENOSPC, errno);
+		}
+	}
+	r.stop = true;
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	TH_LOG("%lu queues created, %lu destroyed by the other thread", created, r.destroyed);
+	EXPECT_LT(1000, created);
+	EXPECT_LT(0, r.destroyed);
+}
+
 TEST_F(queue, teardown_with_work_in_flight)
 {
 	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_DELAY, 200000000, 0, 0, 0);

@@ -155,8 +155,8 @@ struct drm_vaccel_get_param {
  * and is charged against the device's memory capacity until the object is
  * freed (last handle closed, last mapping and dma-buf gone).
  *
- * Errors: -EINVAL for a zero @size, unknown or conflicting @flags or a
- * non-zero @pad; -E2BIG if the size exceeds the device's whole capacity;
+ * Errors: -EINVAL for a zero @size or unknown or conflicting @flags;
+ * -E2BIG if the size exceeds the device's whole capacity;
  * -ENOMEM if the capacity left or RLIMIT_MEMLOCK (pinned flags) does not
  * allow it; -ENOSPC when the context holds &DRM_VACCEL_PARAM_MAX_BOS handles
  * (imported handles count too: PRIME import fails with -ENOSPC likewise).
