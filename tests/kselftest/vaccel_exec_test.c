@@ -234,8 +234,8 @@ TEST_F(ex, exec_body_rebound_unsealed_faults)
 	record(_metadata, self->fd, &self->exec, body, 2);
 	p = pkt(DRM_VACCEL_PKT_EXEC, EXEC_VA, 2, 0, 0);
 	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
-	usleep(20000);
-	ASSERT_EQ(0, self->q.ctrl->read_index);	/* in the WAIT */
+	ASSERT_TRUE(wait_blocked(0, self->q.id, 30000));	/* in the WAIT */
+	ASSERT_EQ(0, self->q.ctrl->read_index);
 
 	ASSERT_EQ(0, vaccel_vm_unbind(self->fd, EXEC_VA, EXEC_SIZE));
 	ASSERT_EQ(0, bo_new(self->fd, EXEC_SIZE, 0, &other));	/* NOPs, unsealed */

@@ -146,18 +146,23 @@ TEST_F(knob, stall_engine)
 	EXPECT_EQ(-EINVAL, knob_write(self->dir, "stall_engine", "0"));
 	EXPECT_EQ(-EINVAL, knob_write(self->dir, "stall_engine", "0 60000000001"));
 	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 400000000"));
+	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	/* a short stall ends by itself */
+	EXPECT_TRUE(drain(&self->q, 10000));
+	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 30000000000"));
 	ASSERT_LT(0, vaccel_read_file(ACCEL_DEBUGFS "/vaccel900/engines", buf, sizeof(buf)));
 	EXPECT_NE(NULL, strstr(buf, "engine 0 queues 1 running 1 stalled 1"));
 	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
 	usleep(150000);
-	EXPECT_EQ(0, self->q.ctrl->read_index);
+	EXPECT_EQ(1, self->q.ctrl->read_index);
+	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 0"));
 	EXPECT_TRUE(drain(&self->q, 10000));
 
 	/* "0" ends a long stall at once */
 	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 50000000000"));
 	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
 	usleep(100000);
-	EXPECT_EQ(1, self->q.ctrl->read_index);
+	EXPECT_EQ(2, self->q.ctrl->read_index);
 	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 0"));
 	EXPECT_TRUE(drain(&self->q, 10000));
 	ASSERT_LT(0, vaccel_read_file(ACCEL_DEBUGFS "/vaccel900/engines", buf, sizeof(buf)));
@@ -331,7 +336,7 @@ TEST_F(knob, reset)
 	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
 	p = pkt(DRM_VACCEL_PKT_WAIT, SIG_VA, 1, 0, 0);
 	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
-	usleep(50000);
+	ASSERT_TRUE(wait_blocked(ID, self->q.id, 30000));
 	ASSERT_EQ(1, self->q.ctrl->read_index);
 	ASSERT_EQ(0, knob_write(self->dir, "stall_engine", "0 30000000000"));
 	p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);

@@ -48,7 +48,7 @@ TEST(events)
 	ASSERT_EQ(0, queue_new(fd, RING_VA, RING_N, (void *)ring.map, &q));
 	p = pkt(DRM_VACCEL_PKT_WAIT, SIG_VA, 1, 0, 0);
 	ASSERT_EQ(0, submit(fd, &q, &p, NULL));
-	usleep(50000);
+	ASSERT_TRUE(wait_blocked(0, q.id, 30000));
 	w.handle = sig.handle;
 	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w));
 	ASSERT_TRUE(drain(&q, 10000));
