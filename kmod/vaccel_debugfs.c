@@ -341,8 +341,8 @@ static int vaccel_debugfs_stats_show(struct seq_file *m, void *unused)
 
 /*
  * Write-only actions: "stall_engine" takes "ENGINE NS" and keeps that
- * engine idle for NS nanoseconds from now (0 ends a stall); "force_fault" takes "CTX QUEUE" and
- * stops that queue with DRM_VACCEL_FAULT_INJECTED.
+ * engine idle for NS nanoseconds from now (0 ends a stall); "force_fault"
+ * takes "CTX QUEUE" and stops that queue with DRM_VACCEL_FAULT_INJECTED.
  */
 static ssize_t vaccel_debugfs_action(struct file *f, const char __user *ubuf,
 				     size_t count, bool stall)

@@ -56,6 +56,19 @@ void vaccel_queue_fault(struct vaccel_queue *q)
 	vaccel_signal_wake(true);
 }
 
+/*
+ * Stop @q with @code for a reason outside its packets (doorbell, injection,
+ * reset): the record points at the packet it was on. Same locking as
+ * vaccel_queue_fault().
+ */
+static void vaccel_queue_stop(struct vaccel_queue *q, u32 code)
+{
+	q->core.fault = code;
+	q->core.fault_index = q->core.read_index;
+	q->core.fault_addr = 0;
+	vaccel_queue_fault(q);
+}
+
 /* The doorbell's new value, or false if the queue faulted on it. */
 static bool vaccel_queue_doorbell(struct vaccel_queue *q)
 {
@@ -66,10 +79,7 @@ static bool vaccel_queue_doorbell(struct vaccel_queue *q)
 	if (db <= q->write_index)
 		return true;
 	if (db - q->core.read_index > q->core.ring_size) {
-		q->core.fault = DRM_VACCEL_FAULT_DOORBELL;
-		q->core.fault_index = q->core.read_index;
-		q->core.fault_addr = 0;
-		vaccel_queue_fault(q);
+		vaccel_queue_stop(q, DRM_VACCEL_FAULT_DOORBELL);
 		return false;
 	}
 	q->write_index = db;
@@ -84,8 +94,9 @@ static bool vaccel_queue_idle(struct vaccel_queue *q)
 }
 
 /*
- * Run one queue for up to its budget of steps (its priority's share). Returns true if it
- * made progress; lowers *deadline to the end of a timed WAIT it blocks on.
+ * Give one queue its turn: up to its priority's budget of steps, bounded in
+ * time. Returns true if it made progress; lowers *deadline to the end of a
+ * timed WAIT it blocks on.
  */
 static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 {
@@ -114,8 +125,7 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 	/* injected latency: one step at a time, each after the delay */
 	if (latency)
 		vaccel_os_delay(q, min_t(u64, latency, VACCEL_CORE_MAX_DELAY_NS));
-	/* the turn: up to the queue's budget of steps, and bounded in time */
-	budget = latency ? 1 : q->budget;
+	budget = latency ? 1 : VACCEL_QUEUE_BUDGET << (2 * q->priority);
 	start = ktime_get_ns();
 	do {
 		n = min(budget, VACCEL_QUEUE_SLICE);
@@ -259,10 +269,7 @@ int vaccel_device_force_fault(struct vaccel_device *vdev, u32 ctx, u32 id)
 			if (q->vfile->id != ctx || q->id != id ||
 			    READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
 				continue;
-			q->core.fault = DRM_VACCEL_FAULT_INJECTED;
-			q->core.fault_index = q->core.read_index;
-			q->core.fault_addr = 0;
-			vaccel_queue_fault(q);
+			vaccel_queue_stop(q, DRM_VACCEL_FAULT_INJECTED);
 			ret = 0;
 			break;
 		}
@@ -293,21 +300,15 @@ int vaccel_device_reset(struct vaccel_device *vdev)
 		struct vaccel_engine *e = &vdev->engines[i];
 		struct vaccel_queue *q;
 
-		WRITE_ONCE(e->stall_until, 0);
 		mutex_lock(&e->lock);
 		list_for_each_entry(q, &e->queues, node) {
 			if (READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
 				continue;
-			q->core.fault = DRM_VACCEL_FAULT_RESET;
-			q->core.fault_index = q->core.read_index;
-			q->core.fault_addr = 0;
-			vaccel_queue_fault(q);
+			vaccel_queue_stop(q, DRM_VACCEL_FAULT_RESET);
 			n++;
 		}
 		mutex_unlock(&e->lock);
-		/* out of a stall or a sleep: it has nothing to run now */
-		if (e->thread)
-			wake_up_process(e->thread);
+		vaccel_engine_stall_set(e, 0);	/* and wakes the thread */
 	}
 	atomic64_inc(&vdev->stats.resets);
 	drm_dev_exit(idx);

@@ -86,7 +86,6 @@ int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 	q->ctrl->need_wakeup = 1;
 	q->vfile = vfile;
 	q->priority = args->priority;
-	q->budget = VACCEL_QUEUE_BUDGET << (2 * args->priority);
 	vaccel_core_queue_init(&q->core, q, args->ring_va, args->ring_size);
 
 	/* on its engine before it is visible to KICK, QUERY and DESTROY */

@@ -75,8 +75,7 @@ struct vaccel_engine {
  * @ctrl: kernel address of the control page
  * @pages: the doorbell and control pages; user mappings hold own references
  * @write_index: the highest doorbell value accepted
- * @budget: steps per engine pass, from the queue's priority
- * @priority: DRM_VACCEL_QUEUE_PRIORITY_*
+ * @priority: DRM_VACCEL_QUEUE_PRIORITY_*, which sets the steps per turn
  * @blocked: the last run stopped at an unsatisfied WAIT
  */
 struct vaccel_queue {
@@ -89,7 +88,6 @@ struct vaccel_queue {
 	struct drm_vaccel_queue_control *ctrl;
 	struct page *pages[2];
 	u64 write_index;
-	unsigned int budget;
 	u32 priority;
 	bool blocked;
 };

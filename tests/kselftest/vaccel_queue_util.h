@@ -118,12 +118,11 @@ static inline int submit(int fd, struct q *q, const struct drm_vaccel_packet *p,
 static inline bool wait_blocked(unsigned int dev, uint32_t qid, uint64_t timeout_ms)
 {
 	uint64_t end = now_ns() + timeout_ms * 1000000ull;
-	char path[128], buf[8192], *line;
+	char buf[8192], *line;
 	unsigned int e, c, id;
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/vaccel%u/queues", dev);
 	do {
-		if (vaccel_read_file(path, buf, sizeof(buf)) > 0)
+		if (vaccel_dev_debugfs(dev, "queues", buf, sizeof(buf)) > 0)
 			for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
 				if (sscanf(line, "engine %u ctx %u queue %u", &e, &c, &id) == 3 &&
 				    id == qid && strstr(line, " blocked 1"))
