@@ -65,7 +65,7 @@ ABI_OFF(drm_vaccel_queue_create, doorbell_offset, 24);
 ABI_OFF(drm_vaccel_queue_create, control_offset, 32);
 ABI_SIZE(drm_vaccel_queue_destroy, 8);
 ABI_SIZE(drm_vaccel_kick, 8);
-ABI_SIZE(drm_vaccel_queue_query, 48);
+ABI_SIZE(drm_vaccel_queue_query, 64);
 ABI_OFF(drm_vaccel_queue_query, state, 4);
 ABI_OFF(drm_vaccel_queue_query, read_index, 8);
 ABI_OFF(drm_vaccel_queue_query, write_index, 16);
@@ -73,13 +73,20 @@ ABI_OFF(drm_vaccel_queue_query, fault, 24);
 ABI_OFF(drm_vaccel_queue_query, pad, 28);
 ABI_OFF(drm_vaccel_queue_query, fault_index, 32);
 ABI_OFF(drm_vaccel_queue_query, fault_addr, 40);
-ABI_SIZE(drm_vaccel_queue_control, 40);
+ABI_OFF(drm_vaccel_queue_query, fault_depth, 48);
+ABI_OFF(drm_vaccel_queue_query, fault_binding, 52);
+ABI_OFF(drm_vaccel_queue_query, fault_exec_index, 56);
+ABI_SIZE(drm_vaccel_queue_control, 56);
 ABI_OFF(drm_vaccel_queue_control, read_index, 0);
 ABI_OFF(drm_vaccel_queue_control, state, 8);
 ABI_OFF(drm_vaccel_queue_control, fault, 12);
 ABI_OFF(drm_vaccel_queue_control, fault_index, 16);
 ABI_OFF(drm_vaccel_queue_control, fault_addr, 24);
 ABI_OFF(drm_vaccel_queue_control, need_wakeup, 32);
+ABI_OFF(drm_vaccel_queue_control, pad, 36);
+ABI_OFF(drm_vaccel_queue_control, fault_depth, 40);
+ABI_OFF(drm_vaccel_queue_control, fault_binding, 44);
+ABI_OFF(drm_vaccel_queue_control, fault_exec_index, 48);
 ABI_SIZE(drm_vaccel_packet, 64);
 ABI_OFF(drm_vaccel_packet, header, 0);
 ABI_OFF(drm_vaccel_packet, arg, 2);
@@ -100,10 +107,28 @@ ABI_OFF(drm_vaccel_wait_signals, flags, 12);
 ABI_OFF(drm_vaccel_wait_signals, timeout_ns, 16);
 ABI_OFF(drm_vaccel_wait_signals, first, 24);
 ABI_OFF(drm_vaccel_wait_signals, pad, 28);
-ABI_SIZE(drm_vaccel_signal_write, 24);
+ABI_SIZE(drm_vaccel_signal_write, 32);
 ABI_OFF(drm_vaccel_signal_write, op, 4);
 ABI_OFF(drm_vaccel_signal_write, offset, 8);
 ABI_OFF(drm_vaccel_signal_write, value, 16);
+ABI_OFF(drm_vaccel_signal_write, flags, 24);
+ABI_OFF(drm_vaccel_signal_write, pad, 28);
+ABI_SIZE(drm_vaccel_signal_eventfd, 48);
+ABI_OFF(drm_vaccel_signal_eventfd, cond, 0);
+ABI_OFF(drm_vaccel_signal_eventfd, fd, 32);
+ABI_OFF(drm_vaccel_signal_eventfd, flags, 36);
+ABI_OFF(drm_vaccel_signal_eventfd, id, 40);
+ABI_SIZE(drm_vaccel_matmul, 64);
+ABI_OFF(drm_vaccel_matmul, a, 0);
+ABI_OFF(drm_vaccel_matmul, b, 8);
+ABI_OFF(drm_vaccel_matmul, c, 16);
+ABI_OFF(drm_vaccel_matmul, m, 24);
+ABI_OFF(drm_vaccel_matmul, n, 28);
+ABI_OFF(drm_vaccel_matmul, k, 32);
+ABI_OFF(drm_vaccel_matmul, lda, 36);
+ABI_OFF(drm_vaccel_matmul, ldb, 40);
+ABI_OFF(drm_vaccel_matmul, ldc, 44);
+ABI_OFF(drm_vaccel_matmul, reserved, 48);
 
 /* Ioctl numbers are part of the ABI too. */
 static_assert(DRM_VACCEL_GET_PARAM == 0x00, "GET_PARAM nr");
@@ -159,7 +184,11 @@ TEST(param_numbers)
 	EXPECT_EQ(12, DRM_VACCEL_PARAM_MAX_MAPPINGS);
 	EXPECT_EQ(13, DRM_VACCEL_PARAM_MAX_QUEUES);
 	EXPECT_EQ(1ULL, DRM_VACCEL_CAP_HOTPLUG);
-	EXPECT_EQ(2, VACCEL_UAPI_VERSION);
+	EXPECT_EQ(0x2ULL, DRM_VACCEL_CAP_EXEC_BINDINGS);
+	EXPECT_EQ(0x4ULL, DRM_VACCEL_CAP_MATMUL);
+	EXPECT_EQ(0x8ULL, DRM_VACCEL_CAP_SIGNAL_EVENTFD);
+	EXPECT_EQ(0x10ULL, DRM_VACCEL_CAP_ENGINE_SPLIT);
+	EXPECT_EQ(3, VACCEL_UAPI_VERSION);
 }
 
 TEST(flag_values)
@@ -177,6 +206,22 @@ TEST(packet_values)
 {
 	EXPECT_EQ(0x0a, DRM_VACCEL_WAIT_SIGNALS);
 	EXPECT_EQ(0x0b, DRM_VACCEL_SIGNAL_WRITE);
+	EXPECT_EQ(0x0c, DRM_VACCEL_SIGNAL_EVENTFD);
+	EXPECT_EQ(DRM_IOWR(0x4c, struct drm_vaccel_signal_eventfd),
+		  DRM_IOCTL_VACCEL_SIGNAL_EVENTFD);
+	EXPECT_EQ(32, _IOC_SIZE(DRM_IOCTL_VACCEL_SIGNAL_WRITE));
+	EXPECT_EQ(9, DRM_VACCEL_PKT_MATMUL);
+	EXPECT_EQ(0x1, DRM_VACCEL_EXEC_F_EPOCH);
+	EXPECT_EQ(16, DRM_VACCEL_EXEC_MAX_BINDINGS);
+	EXPECT_EQ(0x1, DRM_VACCEL_MATMUL_F_ACCUMULATE);
+	EXPECT_EQ(4096, DRM_VACCEL_MATMUL_MAX_DIM);
+	EXPECT_EQ(0x8003000000001000ULL, DRM_VACCEL_BINDING_ADDR(3, 0x1000));
+	EXPECT_EQ(3, DRM_VACCEL_BINDING_INDEX(DRM_VACCEL_BINDING_ADDR(3, 0x1000)));
+	EXPECT_EQ(0x1000ULL, DRM_VACCEL_BINDING_OFFSET(DRM_VACCEL_BINDING_ADDR(3, 0x1000)));
+	EXPECT_EQ(1ULL << 63, DRM_VACCEL_BINDING_FLAG);
+	EXPECT_EQ(0x1, DRM_VACCEL_EVENTFD_CANCEL);
+	EXPECT_EQ(0x2, DRM_VACCEL_EVENTFD_IGNORE_FAULTS);
+	EXPECT_EQ(256, DRM_VACCEL_EVENTFD_MAX);
 	EXPECT_EQ(0, DRM_VACCEL_PKT_NOP);
 	EXPECT_EQ(1, DRM_VACCEL_PKT_COPY);
 	EXPECT_EQ(2, DRM_VACCEL_PKT_FILL);
@@ -226,6 +271,7 @@ TEST(packet_values)
 	EXPECT_EQ(9, DRM_VACCEL_FAULT_DOORBELL);
 	EXPECT_EQ(10, DRM_VACCEL_FAULT_INJECTED);
 	EXPECT_EQ(11, DRM_VACCEL_FAULT_RESET);
+	EXPECT_EQ(12, DRM_VACCEL_FAULT_BINDING);
 	EXPECT_EQ(2, DRM_VACCEL_RING_MIN);
 	EXPECT_EQ(65536, DRM_VACCEL_RING_MAX);
 	EXPECT_EQ(0, DRM_VACCEL_QUEUE_PRIORITY_NORMAL);

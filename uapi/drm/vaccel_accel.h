@@ -22,16 +22,22 @@ extern "C" {
  * be given a meaning later without breaking old binaries.
  *
  * All ioctls are available to every client that can open the accel node;
- * none of them needs DRM authentication.
+ * none of them needs DRM authentication. Structures may grow at their end
+ * in later versions: the DRM core zero-fills what an older binary does not
+ * pass, and a zero always means what it meant before.
  */
 
 /**
  * VACCEL_UAPI_VERSION - version of this interface
  *
- * Bumped when ioctls or parameters are added. Read it back with
- * &DRM_VACCEL_PARAM_UAPI_VERSION.
+ * Bumped when ioctls, parameters, packet types or fields are added. Read
+ * it back with &DRM_VACCEL_PARAM_UAPI_VERSION (it is also the DRM minor
+ * number; the DRM major stays 1). Version 3 added SIGNAL_EVENTFD, the
+ * MATMUL packet, EXEC binding tables and nested epochs, the EXEC depth,
+ * body index and binding of faults, and &struct drm_vaccel_signal_write
+ * flags.
  */
-#define VACCEL_UAPI_VERSION		2
+#define VACCEL_UAPI_VERSION		3
 
 #define DRM_VACCEL_GET_PARAM		0x00
 #define DRM_VACCEL_BO_CREATE		0x01
@@ -45,6 +51,7 @@ extern "C" {
 #define DRM_VACCEL_KICK			0x09
 #define DRM_VACCEL_WAIT_SIGNALS		0x0a
 #define DRM_VACCEL_SIGNAL_WRITE		0x0b
+#define DRM_VACCEL_SIGNAL_EVENTFD	0x0c
 
 #define DRM_IOCTL_VACCEL_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_GET_PARAM, struct drm_vaccel_get_param)
@@ -70,6 +77,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_WAIT_SIGNALS, struct drm_vaccel_wait_signals)
 #define DRM_IOCTL_VACCEL_SIGNAL_WRITE \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VACCEL_SIGNAL_WRITE, struct drm_vaccel_signal_write)
+#define DRM_IOCTL_VACCEL_SIGNAL_EVENTFD \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VACCEL_SIGNAL_EVENTFD, struct drm_vaccel_signal_eventfd)
 
 /*
  * Parameters for &struct drm_vaccel_get_param.param.
@@ -115,6 +124,23 @@ extern "C" {
  * through /sys/bus/vaccel/new_device and del_device.
  */
 #define DRM_VACCEL_CAP_HOTPLUG			0x1ULL
+/**
+ * DRM_VACCEL_CAP_EXEC_BINDINGS: EXEC takes a binding table and packets in
+ * its buffer may address table entries (&DRM_VACCEL_BINDING_ADDR); nested
+ * EXECs may take epochs relative to the running one
+ * (&DRM_VACCEL_EXEC_F_EPOCH). uAPI 3.
+ */
+#define DRM_VACCEL_CAP_EXEC_BINDINGS		0x2ULL
+/** DRM_VACCEL_CAP_MATMUL: the &DRM_VACCEL_PKT_MATMUL packet. uAPI 3. */
+#define DRM_VACCEL_CAP_MATMUL			0x4ULL
+/** DRM_VACCEL_CAP_SIGNAL_EVENTFD: &DRM_IOCTL_VACCEL_SIGNAL_EVENTFD. uAPI 3. */
+#define DRM_VACCEL_CAP_SIGNAL_EVENTFD		0x8ULL
+/**
+ * DRM_VACCEL_CAP_ENGINE_SPLIT: large COPY, FILL and REDUCE packets are
+ * split across idle engines of the device (ordering and completion are
+ * those of one packet). uAPI 3.
+ */
+#define DRM_VACCEL_CAP_ENGINE_SPLIT		0x10ULL
 
 /**
  * struct drm_vaccel_get_param - query a device property
@@ -308,12 +334,20 @@ struct drm_vaccel_vm_unbind {
  * WAIT: block the queue until (signal & mask) cond value; operand[0]
  * signal address, [1] value, [2] mask (0: all bits), [3] timeout in ns
  * from when the wait starts (0: none); arg: DRM_VACCEL_WAIT_*; flags:
- * DRM_VACCEL_WAIT_F_EPOCH adds the running EXEC's epoch to the value
+ * DRM_VACCEL_WAIT_F_EPOCH adds the running EXEC's epoch to the value.
+ * With a mask, GE compares in the mask's width (see DRM_VACCEL_WAIT_GE).
  */
 #define DRM_VACCEL_PKT_WAIT		5
 /*
  * EXEC: run operand[1] packets of a sealed buffer at operand[0] with epoch
- * operand[2]; takes one ring slot however many packets it runs
+ * operand[2]; takes one ring slot however many packets it runs.
+ * uAPI 3: operand[3] is the device address of a binding table of arg
+ * 8-byte addresses (arg 0: no table, operand[3] must be 0; at most
+ * DRM_VACCEL_EXEC_MAX_BINDINGS), copied once when the EXEC starts; packets
+ * of the buffer address entry i as DRM_VACCEL_BINDING_ADDR(i, offset). An
+ * EXEC without a table runs its body with the enclosing EXEC's table.
+ * flags: DRM_VACCEL_EXEC_F_EPOCH makes operand[2] relative to the running
+ * EXEC's epoch (nested EXECs only).
  */
 #define DRM_VACCEL_PKT_EXEC		6
 /*
@@ -321,24 +355,105 @@ struct drm_vaccel_vm_unbind {
  */
 #define DRM_VACCEL_PKT_TIMESTAMP	7
 /*
- * DELAY: keep the engine busy for operand[0] ns (at most 1 s)
+ * DELAY: the queue stays busy for operand[0] ns (at most 1 s), measured
+ * on the clock from when the packet starts; the engine runs its other
+ * queues meanwhile (a modelled kernel running on the queue's engine slot)
  */
 #define DRM_VACCEL_PKT_DELAY		8
+/*
+ * MATMUL (uAPI 3): C = A x B, or C += A x B with
+ * DRM_VACCEL_MATMUL_F_ACCUMULATE; operand[0] is the device address of a
+ * &struct drm_vaccel_matmul (64-byte aligned); arg: input dtype
+ * DRM_VACCEL_DTYPE_F32, _F16 or _BF16; C is always f32 and products are
+ * accumulated in f32. Runs in bounded steps of rows of C.
+ */
+#define DRM_VACCEL_PKT_MATMUL		9
+
+/* Flags of the EXEC packet (uAPI 3) */
+#define DRM_VACCEL_EXEC_F_EPOCH		0x1
+/* Most entries of an EXEC binding table */
+#define DRM_VACCEL_EXEC_MAX_BINDINGS	16
+
+/*
+ * Binding addresses (uAPI 3). Inside an EXEC body, any device address a
+ * packet takes (operands that are addresses, the completion address, and
+ * the addresses of a MATMUL descriptor) may instead name entry @i of the
+ * running EXEC's binding table plus a byte offset below 2^48: the device
+ * uses table[i] + offset and then checks the result like any address. A
+ * binding address outside an EXEC body, an index past the table, or a sum
+ * that wraps faults the queue with DRM_VACCEL_FAULT_BINDING. Device
+ * addresses are below 2^48, so bit 63 never appears in a plain address.
+ */
+#define DRM_VACCEL_BINDING_FLAG		(1ULL << 63)
+#define DRM_VACCEL_BINDING_ADDR(i, offset) \
+	(DRM_VACCEL_BINDING_FLAG | ((__u64)(i) & 0xff) << 48 | \
+	 ((__u64)(offset) & 0xffffffffffffULL))
+#define DRM_VACCEL_BINDING_INDEX(addr)	((__u32)((addr) >> 48) & 0xff)
+#define DRM_VACCEL_BINDING_OFFSET(addr)	((addr) & 0xffffffffffffULL)
+
+/* Flags of the MATMUL packet (uAPI 3) */
+#define DRM_VACCEL_MATMUL_F_ACCUMULATE	0x1
+/* Largest m, n and k of a MATMUL */
+#define DRM_VACCEL_MATMUL_MAX_DIM	4096
+
+/**
+ * struct drm_vaccel_matmul - operands of a MATMUL packet, in device memory
+ *
+ * Row-major: element (r, c) of A is at @a + (r * @lda + c) * size of the
+ * input dtype; B likewise with @ldb; C is f32 with @ldc. A is @m x @k, B is
+ * @k x @n, C is @m x @n. Each matrix (from its first to its last element)
+ * must lie in one mapping; C must not overlap A or B. Read once when the
+ * packet starts (copy, then validate).
+ */
+struct drm_vaccel_matmul {
+	/** @a: device address of A (or a binding address) */
+	__u64 a;
+	/** @b: device address of B (or a binding address) */
+	__u64 b;
+	/** @c: device address of C (or a binding address) */
+	__u64 c;
+	/** @m: rows of A and C, 1 to DRM_VACCEL_MATMUL_MAX_DIM */
+	__u32 m;
+	/** @n: columns of B and C, 1 to DRM_VACCEL_MATMUL_MAX_DIM */
+	__u32 n;
+	/** @k: columns of A, rows of B, 1 to DRM_VACCEL_MATMUL_MAX_DIM */
+	__u32 k;
+	/** @lda: elements between rows of A, at least @k */
+	__u32 lda;
+	/** @ldb: elements between rows of B, at least @n */
+	__u32 ldb;
+	/** @ldc: elements between rows of C, at least @n */
+	__u32 ldc;
+	/** @reserved: must be zero */
+	__u64 reserved[2];
+};
 
 /*
  * Header bits, &struct drm_vaccel_packet.header
  */
 #define DRM_VACCEL_PKT_TYPE_MASK	0x00ff
 /*
- * wait for every earlier packet of the queue to complete
+ * BARRIER: the packet starts after every earlier packet of the queue
+ * completed. vaccel never overlaps the packets of one queue (a packet
+ * split across engines completes before the next one starts), so this
+ * always holds; the bit is accepted for runtimes written for hardware
+ * that overlaps, and changes nothing here.
  */
 #define DRM_VACCEL_PKT_BARRIER		0x0100
 /*
  * wake host waiters of the completion signal
  */
 #define DRM_VACCEL_PKT_IRQ		0x0200
-#define DRM_VACCEL_PKT_ACQUIRE_SHIFT	10	/* DRM_VACCEL_SCOPE_* */
-#define DRM_VACCEL_PKT_RELEASE_SHIFT	12	/* DRM_VACCEL_SCOPE_* */
+/*
+ * Memory scopes, DRM_VACCEL_SCOPE_*. vaccel always acts with SYSTEM scope
+ * on both sides: a packet sees everything made visible before it started
+ * (acquire), and its effects are visible to the host and to every device
+ * before its completion action and its read index (release). A weaker
+ * scope is accepted (it is a promise the program makes, which can only
+ * allow less); the value 3 is rejected.
+ */
+#define DRM_VACCEL_PKT_ACQUIRE_SHIFT	10
+#define DRM_VACCEL_PKT_RELEASE_SHIFT	12
 #define DRM_VACCEL_PKT_RESERVED		0xc000
 
 #define DRM_VACCEL_SCOPE_NONE		0
@@ -355,7 +470,11 @@ struct drm_vaccel_vm_unbind {
 #define DRM_VACCEL_SIGNAL_F_EPOCH	0x1
 
 /*
- * WAIT conditions; GE is wrap-safe: (s64)(signal - value) >= 0
+ * WAIT conditions; GE is wrap-safe: (s64)(signal - value) >= 0. With a
+ * mask, both sides are masked and GE compares in the mask's width: the
+ * mask must be one contiguous run of bits (else the packet is BAD_PACKET
+ * and WAIT_SIGNALS fails with -EINVAL), and GE holds when the difference,
+ * taken in that many bits, has its top bit clear.
  */
 #define DRM_VACCEL_WAIT_GE		0
 #define DRM_VACCEL_WAIT_EQ		1
@@ -418,6 +537,7 @@ struct drm_vaccel_packet {
 #define DRM_VACCEL_FAULT_DOORBELL	9	/* doorbell more than a ring ahead */
 #define DRM_VACCEL_FAULT_INJECTED	10	/* fault injection */
 #define DRM_VACCEL_FAULT_RESET		11	/* device reset (debugfs "reset") */
+#define DRM_VACCEL_FAULT_BINDING	12	/* bad binding address (uAPI 3) */
 
 /*
  * Queues. A queue runs the packets of its ring in order on one of the
@@ -455,10 +575,14 @@ struct drm_vaccel_packet {
  * doorbell page (read-write) at @doorbell_offset and the control page
  * (read-only) at @control_offset of this file, one page each.
  *
+ * The offsets are below 2^32, so 32-bit processes can map the pages.
+ *
  * Errors: -EINVAL for non-zero @flags or @pad, a @ring_size that is not a
  * power of two in [DRM_VACCEL_RING_MIN, DRM_VACCEL_RING_MAX], a @priority
- * above DRM_VACCEL_QUEUE_PRIORITY_HIGH or a misaligned @ring_va; -EFAULT if the ring is not mapped
- * readable; -ENOSPC when the context holds DRM_VACCEL_PARAM_MAX_QUEUES.
+ * above DRM_VACCEL_QUEUE_PRIORITY_HIGH or a misaligned @ring_va; -EPERM for
+ * a priority above NORMAL without CAP_SYS_NICE; -ENXIO if some byte of the
+ * ring is not mapped (uAPI 2 returned -EFAULT); -EACCES if the mapping is
+ * not readable; -ENOSPC when the context holds DRM_VACCEL_PARAM_MAX_QUEUES.
  */
 struct drm_vaccel_queue_create {
 	/** @ring_va: in, device address of the ring, 64-byte aligned */
@@ -470,6 +594,7 @@ struct drm_vaccel_queue_create {
 	 * engine take turns; in each turn a queue runs up to 64 steps
 	 * (packets or bounded chunks of one) at NORMAL, 4x that at MEDIUM and
 	 * 16x at HIGH. No queue starves: every turn gives each at least 64.
+	 * MEDIUM and HIGH need CAP_SYS_NICE.
 	 */
 	__u32 priority;
 	/** @flags: must be zero */
@@ -515,6 +640,21 @@ struct drm_vaccel_queue_control {
 	__u32 need_wakeup;
 	/** @pad: zero */
 	__u32 pad;
+	/**
+	 * @fault_depth: EXEC nesting of the faulting packet: 0 for a ring
+	 * packet, 1 inside the body of a ring EXEC, ... (uAPI 3)
+	 */
+	__u32 fault_depth;
+	/**
+	 * @fault_binding: 1 + the binding table index the faulting address
+	 * was resolved through, 0 if none (uAPI 3)
+	 */
+	__u32 fault_binding;
+	/**
+	 * @fault_exec_index: index of the faulting packet in the innermost
+	 * EXEC body, if @fault_depth > 0 (uAPI 3)
+	 */
+	__u64 fault_exec_index;
 };
 
 /**
@@ -539,6 +679,12 @@ struct drm_vaccel_queue_query {
 	__u64 fault_index;
 	/** @fault_addr: out */
 	__u64 fault_addr;
+	/** @fault_depth: out, see &drm_vaccel_queue_control.fault_depth (uAPI 3) */
+	__u32 fault_depth;
+	/** @fault_binding: out, see &drm_vaccel_queue_control (uAPI 3) */
+	__u32 fault_binding;
+	/** @fault_exec_index: out, see &drm_vaccel_queue_control (uAPI 3) */
+	__u64 fault_exec_index;
 };
 
 /**
@@ -598,7 +744,8 @@ struct drm_vaccel_signal_cond {
  * wakes nobody.
  *
  * Errors: -EINVAL for a @count of 0 or above DRM_VACCEL_WAIT_MAX_ITEMS,
- * unknown @flags, non-zero @pad, a condition with an unknown @cond, a
+ * unknown @flags, non-zero @pad, a condition with an unknown @cond or with
+ * GE and a mask that is not one run of bits, a
  * misaligned or out-of-range offset, or an object that is not a signal
  * object; -EFAULT for an unreadable @conds; -ENOENT for an unknown handle;
  * -ETIME when @timeout_ns passes first; -EIO when a queue of this context
@@ -623,11 +770,13 @@ struct drm_vaccel_wait_signals {
 /**
  * struct drm_vaccel_signal_write - update a signal from the host
  *
- * Applies @op atomically and wakes device queues and host waiters.
+ * Applies @op atomically and wakes the device queues and host waiters
+ * waiting on that signal.
  *
- * Errors: -EINVAL for an @op other than SET, ADD or MAX, a misaligned or
- * out-of-range @offset, or an object that is not a signal object; -ENOENT
- * for an unknown handle.
+ * Errors: -EINVAL for an @op other than SET, ADD or MAX, non-zero @flags
+ * or @pad, a misaligned or out-of-range @offset, or an object that is not
+ * a signal object; -ENOENT for an unknown handle; -EACCES for a signal
+ * object imported read-only.
  */
 struct drm_vaccel_signal_write {
 	/** @handle: a signal object */
@@ -638,6 +787,50 @@ struct drm_vaccel_signal_write {
 	__u64 offset;
 	/** @value: operand */
 	__u64 value;
+	/** @flags: must be zero (uAPI 3; absent, hence zero, before) */
+	__u32 flags;
+	/** @pad: must be zero */
+	__u32 pad;
+};
+
+/* Flags of &struct drm_vaccel_signal_eventfd */
+/* cancel the arm @id instead of arming */
+#define DRM_VACCEL_EVENTFD_CANCEL		0x1
+/* do not fire when a queue of the context faults */
+#define DRM_VACCEL_EVENTFD_IGNORE_FAULTS	0x2
+
+/* Arms one context may hold at a time */
+#define DRM_VACCEL_EVENTFD_MAX			256
+
+/**
+ * struct drm_vaccel_signal_eventfd - make an eventfd readable when a
+ * signal condition holds (uAPI 3)
+ *
+ * Arms a one-shot wait on @cond: when it holds (at once if it holds
+ * already), the device adds 1 to the eventfd @fd and forgets the arm, so
+ * event loops and progress threads can wait for device work with poll,
+ * epoll or io_uring. The arm is woken like WAIT_SIGNALS (SIGNAL_WRITE and
+ * packets with DRM_VACCEL_PKT_IRQ). It also fires, so that nothing waits
+ * for ever, when a queue of this context faults (unless
+ * DRM_VACCEL_EVENTFD_IGNORE_FAULTS) and when the device is removed: after
+ * a wake-up, check the condition (WAIT_SIGNALS with a past deadline tells
+ * the reason). Arms end with the file. With DRM_VACCEL_EVENTFD_CANCEL,
+ * only @id and @flags are read, and the arm @id is removed unfired.
+ *
+ * Errors: as WAIT_SIGNALS for @cond; -EBADF or -EINVAL if @fd is not an
+ * eventfd; -EINVAL for unknown @flags; -ENOSPC when the
+ * context holds DRM_VACCEL_EVENTFD_MAX arms; -ENOENT (CANCEL) if @id fired
+ * or never existed.
+ */
+struct drm_vaccel_signal_eventfd {
+	/** @cond: in, the condition, as for WAIT_SIGNALS */
+	struct drm_vaccel_signal_cond cond;
+	/** @fd: in, an eventfd */
+	__s32 fd;
+	/** @flags: in, DRM_VACCEL_EVENTFD_* */
+	__u32 flags;
+	/** @id: out, the arm's id; in, with DRM_VACCEL_EVENTFD_CANCEL */
+	__u64 id;
 };
 
 #if defined(__cplusplus)
