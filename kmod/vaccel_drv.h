@@ -13,6 +13,7 @@
 
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
+#include <drm/drm_print.h>
 
 #include "vaccel_compat.h"
 #include "vaccel_config.h"
@@ -99,6 +100,20 @@ struct vaccel_device {
 		u64 packet_latency_ns;
 	} knobs;
 };
+
+/**
+ * VACCEL_IOCTL_DBG() - test an ioctl argument check, logging it if it fails
+ * @drm: the &struct drm_device
+ * @cond: the condition that rejects the argument
+ *
+ * Every rejected input says why under ``drm.debug=0x2`` (DRM_UT_DRIVER),
+ * as xe's XE_IOCTL_DBG does, so an -EINVAL can be explained.
+ *
+ * Return: @cond.
+ */
+#define VACCEL_IOCTL_DBG(drm, cond) \
+	((cond) && (drm_dbg(drm, "ioctl argument check failed at %s:%d: %s\n", \
+			    __FILE__, __LINE__, #cond), 1))
 
 /* Consume one injected failure from @knob; true if this call must fail. */
 static inline bool vaccel_inject(atomic_t *knob)
