@@ -45,10 +45,12 @@ HOST_TESTS := $(patsubst tests/host/%.c,$(BUILD)/host-tests/%,$(HOST_TEST_SRCS))
 
 # The packet core (kmod/core/) built natively: unit tests under ASan and
 # UBSan with gcc, and a libFuzzer target with clang.
-CORE_SRCS := kmod/core/vaccel_core.c kmod/core/vaccel_reduce.c tests/core/os_native.c
+CORE_SRCS := kmod/core/vaccel_core.c kmod/core/vaccel_matmul.c kmod/core/vaccel_reduce.c \
+	tests/core/os_native.c
 CORE_DEPS := $(CORE_SRCS) $(wildcard kmod/core/*.h tests/core/*.h tests/include/*.h) uapi/drm/vaccel_accel.h
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-CORE_TEST := $(BUILD)/host-tests/core_test
+CORE_TEST_SRCS := $(wildcard tests/core/*_test.c)
+CORE_TESTS := $(patsubst tests/core/%.c,$(BUILD)/host-tests/%,$(CORE_TEST_SRCS))
 CORE_FUZZ := $(BUILD)/core/core_fuzz
 FUZZ_SEEDS := $(BUILD)/core/fuzz_seeds
 BENCH := $(BUILD)/tools/vaccel-bench
@@ -71,7 +73,7 @@ module: $(COMPAT_H) | kernel-check
 $(LINUX_SRC_STAMP): tools/fetch-linux-source
 	tools/fetch-linux-source $(LINUX_SRC)
 
-tests: $(KSELFTESTS) $(HOST_TESTS) $(CORE_TEST) $(CORE_FUZZ) $(FUZZ_SEEDS) $(BENCH)
+tests: $(KSELFTESTS) $(HOST_TESTS) $(CORE_TESTS) $(CORE_FUZZ) $(FUZZ_SEEDS) $(BENCH)
 
 $(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h tests/include/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
@@ -81,7 +83,7 @@ $(BUILD)/host-tests/%: tests/host/%.c uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 
-$(CORE_TEST): tests/core/core_test.c $(CORE_DEPS) $(LINUX_SRC_STAMP)
+$(CORE_TESTS): $(BUILD)/host-tests/%: tests/core/%.c $(CORE_DEPS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $< $(CORE_SRCS) -lm
 

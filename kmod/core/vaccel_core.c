@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The packet core: fetch (copy, then validate), execute in bounded steps,
- * complete. Packets come from user-writable memory and are hostile: each
- * is copied once into the queue's private state and only the copy is
- * looked at; every address goes through vaccel_os_map(); every loop is
- * bounded by the step budget or by a constant.
+ * The packet core: fetch (copy, resolve binding addresses, then validate),
+ * execute in bounded steps, complete. Packets come from user-writable
+ * memory and are hostile: each is copied once into the queue's private
+ * state and only the copy is looked at; every address goes through
+ * vaccel_os_map(); every loop is bounded by the step budget or by a
+ * constant. Modelled time never blocks: it makes the queue busy.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -15,6 +16,9 @@
 #define NONE		DRM_VACCEL_FAULT_NONE
 #define BAD		DRM_VACCEL_FAULT_BAD_PACKET
 #define ALIGN		DRM_VACCEL_FAULT_ALIGNMENT
+
+#define SLOT(n)		(VACCEL_CORE_SLOT_OP0 + (n))
+#define NO_SLOT		VACCEL_CORE_SLOT_NONE
 
 /* Outcome of one step of a packet. */
 enum step {
@@ -52,15 +56,39 @@ static bool operands_zero(const struct drm_vaccel_packet *p, unsigned int from)
 	return true;
 }
 
-/* [a, a + n) and [b, b + n) overlap; neither range wraps. */
+/* [a, a + n) and [b, b + m) overlap; neither range wraps. */
+static bool overlap2(u64 a, u64 n, u64 b, u64 m)
+{
+	return n && m && a < b + m && b < a + n;
+}
+
 static bool overlap(u64 a, u64 b, u64 n)
 {
-	return n && a < b + n && b < a + n;
+	return overlap2(a, n, b, n);
 }
 
 static bool wraps(u64 a, u64 n)
 {
 	return a + n < a;
+}
+
+/**
+ * vaccel_core_wait_valid() - can a WAIT condition be evaluated
+ * @mask: bits compared (0 means all)
+ * @cond: DRM_VACCEL_WAIT_*
+ *
+ * GE compares in the mask's width, so its mask must be one run of bits.
+ *
+ * Return: true if @cond and @mask make a valid condition.
+ */
+bool vaccel_core_wait_valid(u64 mask, u32 cond)
+{
+	if (cond > DRM_VACCEL_WAIT_NE)
+		return false;
+	if (cond != DRM_VACCEL_WAIT_GE || !mask)
+		return true;
+	mask >>= __builtin_ctzll(mask);
+	return !(mask & (mask + 1));
 }
 
 static u32 validate_body(const struct drm_vaccel_packet *p, unsigned int depth)
@@ -110,14 +138,17 @@ static u32 validate_body(const struct drm_vaccel_packet *p, unsigned int depth)
 			return BAD;
 		return op[0] % 8 ? ALIGN : NONE;
 	case DRM_VACCEL_PKT_WAIT:
-		if (p->arg > DRM_VACCEL_WAIT_NE || (p->flags & ~DRM_VACCEL_WAIT_F_EPOCH))
+		if (!vaccel_core_wait_valid(op[2], p->arg) ||
+		    (p->flags & ~DRM_VACCEL_WAIT_F_EPOCH))
 			return BAD;
 		return op[0] % 8 ? ALIGN : NONE;
 	case DRM_VACCEL_PKT_EXEC:
-		if (p->arg || p->flags || op[3] || !op[1] ||
-		    op[1] > VACCEL_CORE_MAX_EXEC_PACKETS || wraps(op[0], op[1] * PKT_SIZE))
+		if ((p->flags & ~DRM_VACCEL_EXEC_F_EPOCH) || !op[1] ||
+		    op[1] > VACCEL_CORE_MAX_EXEC_PACKETS || wraps(op[0], op[1] * PKT_SIZE) ||
+		    p->arg > DRM_VACCEL_EXEC_MAX_BINDINGS || !p->arg != !op[3] ||
+		    wraps(op[3], 8ull * p->arg))
 			return BAD;
-		if (op[0] % PKT_SIZE)
+		if (op[0] % PKT_SIZE || op[3] % 8)
 			return ALIGN;
 		return depth >= VACCEL_CORE_MAX_DEPTH ? DRM_VACCEL_FAULT_EXEC_DEPTH : NONE;
 	case DRM_VACCEL_PKT_TIMESTAMP:
@@ -129,13 +160,20 @@ static u32 validate_body(const struct drm_vaccel_packet *p, unsigned int depth)
 		    op[0] > VACCEL_CORE_MAX_DELAY_NS)
 			return BAD;
 		return NONE;
+	case DRM_VACCEL_PKT_MATMUL:
+		if ((p->arg != DRM_VACCEL_DTYPE_F32 && p->arg != DRM_VACCEL_DTYPE_F16 &&
+		     p->arg != DRM_VACCEL_DTYPE_BF16) ||
+		    (p->flags & ~DRM_VACCEL_MATMUL_F_ACCUMULATE) || !operands_zero(p, 1))
+			return BAD;
+		return op[0] % sizeof(struct drm_vaccel_matmul) ? ALIGN : NONE;
 	}
 	return BAD;
 }
 
 /**
  * vaccel_core_validate() - check a packet copy before executing it
- * @pkt: the packet, already copied out of device memory
+ * @pkt: the packet, already copied out of device memory, binding
+ *	addresses resolved
  * @depth: EXEC nesting depth it would run at
  *
  * Return: DRM_VACCEL_FAULT_NONE or the fault it must raise.
@@ -146,6 +184,7 @@ u32 vaccel_core_validate(const struct drm_vaccel_packet *pkt, unsigned int depth
 
 	if ((h & DRM_VACCEL_PKT_RESERVED) || pkt->reserved)
 		return BAD;
+	/* scopes are accepted (see the uAPI header); the value 3 is not one */
 	if (((h >> DRM_VACCEL_PKT_ACQUIRE_SHIFT) & 3) > DRM_VACCEL_SCOPE_SYSTEM ||
 	    ((h >> DRM_VACCEL_PKT_RELEASE_SHIFT) & 3) > DRM_VACCEL_SCOPE_SYSTEM)
 		return BAD;
@@ -167,23 +206,31 @@ u32 vaccel_core_validate(const struct drm_vaccel_packet *pkt, unsigned int depth
  * vaccel_core_wait_done() - is a WAIT condition met
  * @value: the signal's value
  * @target: the value waited for
- * @mask: bits compared (0 means all)
+ * @mask: bits compared (0 means all); for GE one run of bits (see
+ *	vaccel_core_wait_valid())
  * @cond: DRM_VACCEL_WAIT_*
  *
  * GE compares sequence numbers, so it stays right across wrap-around:
- * @value is "at or after" @target when the signed distance is >= 0.
+ * @value is "at or after" @target when their difference, in the mask's
+ * width, has its top bit clear.
  *
  * Return: true if the condition holds.
  */
 bool vaccel_core_wait_done(u64 value, u64 target, u64 mask, u32 cond)
 {
+	unsigned int shift;
+	u64 diff;
+
 	if (!mask)
 		mask = ~0ull;
 	value &= mask;
 	target &= mask;
 	switch (cond) {
 	case DRM_VACCEL_WAIT_GE:
-		return (s64)(value - target) >= 0;
+		shift = __builtin_ctzll(mask);
+		diff = ((value - target) & mask) >> shift;
+		/* the run's top bit, in the shifted mask */
+		return !(diff & ((mask >> shift) ^ ((mask >> shift) >> 1)));
 	case DRM_VACCEL_WAIT_EQ:
 		return value == target;
 	default:
@@ -207,20 +254,108 @@ void vaccel_core_queue_init(struct vaccel_core_queue *q, void *os,
 	q->ring_size = ring_size;
 }
 
-static enum step fault(struct vaccel_core_queue *q, u32 code, u64 addr)
+static u64 body_index(const struct vaccel_core_queue *q, unsigned int depth)
+{
+	return depth ? q->frames[depth - 1].next - 1 : 0;
+}
+
+/*
+ * Record a fault of the packet at nesting @depth; @binding is 1 + the
+ * binding entry @addr came from, or 0.
+ */
+static enum step fault_at(struct vaccel_core_queue *q, unsigned int depth,
+			  u32 code, u64 addr, u32 binding)
 {
 	q->fault = code;
 	q->fault_index = q->read_index;
 	q->fault_addr = addr;
+	q->fault_depth = depth;
+	q->fault_exec_index = body_index(q, depth);
+	q->fault_binding = binding;
 	return STEP_FAULT;
+}
+
+/* A fault of the current packet; @slot names the address involved. */
+static enum step fault(struct vaccel_core_queue *q, u32 code, u64 addr,
+		       unsigned int slot)
+{
+	return fault_at(q, q->depth, code, addr,
+			slot < VACCEL_CORE_SLOTS ? q->binding[slot] : 0);
 }
 
 static u64 epoch(const struct vaccel_core_queue *q)
 {
-	return q->depth ? q->frames[q->depth - 1].pkt.operand[2] : 0;
+	return q->depth ? q->frames[q->depth - 1].epoch : 0;
 }
 
-/* Copy the next packet into q->pkt and validate the copy. */
+/*
+ * Replace a binding address by table[i] + offset of the running EXEC.
+ * Returns false (the queue faulted) if it names no entry or wraps.
+ */
+static bool resolve(struct vaccel_core_queue *q, u64 *addr, unsigned int slot)
+{
+	const struct vaccel_core_frame *fr;
+	u64 a = *addr, base, off;
+	u32 i;
+
+	if (!(a & DRM_VACCEL_BINDING_FLAG))
+		return true;
+	i = DRM_VACCEL_BINDING_INDEX(a);
+	off = DRM_VACCEL_BINDING_OFFSET(a);
+	fr = q->depth ? &q->frames[q->depth - 1] : NULL;
+	/* bits 56-62 are not part of any binding address */
+	if (!fr || (a & ~(DRM_VACCEL_BINDING_FLAG | 0xffffffffffffffull)) ||
+	    i >= fr->nbindings) {
+		fault(q, DRM_VACCEL_FAULT_BINDING, a, NO_SLOT);
+		return false;
+	}
+	base = fr->bindings[i];
+	if (wraps(base, off)) {
+		q->binding[slot] = i + 1;
+		fault(q, DRM_VACCEL_FAULT_BINDING, a, slot);
+		return false;
+	}
+	*addr = base + off;
+	q->binding[slot] = i + 1;
+	return true;
+}
+
+/* Resolve every address of q->pkt; false if the queue faulted. */
+static bool resolve_packet(struct vaccel_core_queue *q)
+{
+	struct drm_vaccel_packet *p = &q->pkt;
+	unsigned int nops = 0, i;
+
+	switch (p->header & DRM_VACCEL_PKT_TYPE_MASK) {
+	case DRM_VACCEL_PKT_FILL:
+	case DRM_VACCEL_PKT_SIGNAL:
+	case DRM_VACCEL_PKT_WAIT:
+	case DRM_VACCEL_PKT_TIMESTAMP:
+	case DRM_VACCEL_PKT_MATMUL:
+		nops = 1;
+		break;
+	case DRM_VACCEL_PKT_COPY:
+		nops = 2;
+		break;
+	case DRM_VACCEL_PKT_REDUCE:
+		nops = 3;
+		break;
+	case DRM_VACCEL_PKT_EXEC:
+		nops = 1;
+		if (p->arg && !resolve(q, &p->operand[3], VACCEL_CORE_SLOT_OP3))
+			return false;
+		break;
+	}
+	for (i = 0; i < nops; i++)
+		if (!resolve(q, &p->operand[i], SLOT(i)))
+			return false;
+	if (p->completion_op != DRM_VACCEL_SIGNAL_NONE &&
+	    !resolve(q, &p->completion_addr, VACCEL_CORE_SLOT_COMPLETION))
+		return false;
+	return true;
+}
+
+/* Copy the next packet into q->pkt, resolve and validate the copy. */
 static enum step fetch(struct vaccel_core_queue *q, u64 write_index)
 {
 	void *src, *cookie;
@@ -237,146 +372,323 @@ static enum step fetch(struct vaccel_core_queue *q, u64 write_index)
 			return STEP_NEXT;
 		va = q->ring_va + (q->read_index & (q->ring_size - 1)) * PKT_SIZE;
 	}
+	memset(q->binding, 0, sizeof(q->binding));
 
 	/* EXEC bodies must still be sealed: the range may be rebound meanwhile */
 	f = vaccel_os_map(q->os, va, PKT_SIZE,
 			  DRM_VACCEL_VM_READ | (q->depth ? VACCEL_CORE_ACCESS_SEALED : 0),
 			  &src, &avail, &cookie);
 	if (f)
-		return fault(q, f, va);
+		return fault(q, f, va, NO_SLOT);
 	if (avail < PKT_SIZE) {
 		/* a packet straddling two mappings: not one we accept */
 		vaccel_os_unmap(q->os, cookie);
-		return fault(q, DRM_VACCEL_FAULT_BAD_PACKET, va);
+		return fault(q, DRM_VACCEL_FAULT_BAD_PACKET, va, NO_SLOT);
 	}
 	memcpy(&q->pkt, src, PKT_SIZE);
 	vaccel_os_unmap(q->os, cookie);
 
+	if (!resolve_packet(q))
+		return STEP_FAULT;
 	f = vaccel_core_validate(&q->pkt, q->depth);
 	if (f)
-		return fault(q, f, va);
+		return fault(q, f, va, NO_SLOT);
 	vaccel_os_packet(q->os, &q->pkt, q->read_index, q->depth, false);
 	q->have_pkt = true;
+	q->have_mm = false;
 	q->progress = 0;
 	q->deadline = 0;
 	return STEP_MORE;
 }
 
-/* One bounded step of a COPY. */
-static enum step step_copy(struct vaccel_core_queue *q)
+/*
+ * Units (bytes; elements for REDUCE) [@from, @to) of a validated COPY,
+ * FILL or REDUCE, however many mappings they cross. On a fault, the
+ * faulting address and its slot are returned; units before it are done.
+ */
+static u32 bulk_range(void *os, const struct drm_vaccel_packet *p, u64 from,
+		      u64 to, u64 *fault_addr, unsigned int *slot, u64 *done)
 {
-	const u64 *op = q->pkt.operand;
-	u64 left = op[2] - q->progress, n, sn, dn;
-	void *s, *d, *sc, *dc;
+	const u64 *op = p->operand;
+	u16 type = p->header & DRM_VACCEL_PKT_TYPE_MASK;
+	unsigned int es = 1, width = p->arg, nsrc = 0, i;
+	u64 pat = op[2], dst, src[2], n, k;
+	void *d, *s[2], *dc, *sc[2];
 	u32 f;
 
-	if (!left)
-		return STEP_DONE;
-	n = left < VACCEL_CORE_CHUNK ? left : VACCEL_CORE_CHUNK;
-	f = vaccel_os_map(q->os, op[0] + q->progress, n, DRM_VACCEL_VM_READ,
-			  &s, &sn, &sc);
-	if (f)
-		return fault(q, f, op[0] + q->progress);
-	f = vaccel_os_map(q->os, op[1] + q->progress, sn, DRM_VACCEL_VM_WRITE,
-			  &d, &dn, &dc);
-	if (f) {
-		vaccel_os_unmap(q->os, sc);
-		return fault(q, f, op[1] + q->progress);
+	switch (type) {
+	case DRM_VACCEL_PKT_COPY:
+		nsrc = 1;
+		src[0] = op[0];
+		dst = op[1];
+		break;
+	case DRM_VACCEL_PKT_FILL:
+		dst = op[0];
+		for (k = width; k < 8; k *= 2)
+			pat |= pat << (8 * k);
+		break;
+	default:	/* REDUCE */
+		es = vaccel_core_dtype_size(p->arg & 0xff);
+		nsrc = 2;
+		src[0] = op[0];
+		src[1] = op[1];
+		dst = op[2];
+		break;
 	}
-	memcpy(d, s, dn);
-	vaccel_os_unmap(q->os, dc);
-	vaccel_os_unmap(q->os, sc);
-	q->progress += dn;
-	q->bytes += dn;
-	return q->progress == op[2] ? STEP_DONE : STEP_MORE;
+	*done = from;
+	while (*done < to) {
+		u64 off = *done * es;
+
+		n = (to - *done) * es;
+		for (i = 0; i < nsrc; i++) {
+			f = vaccel_os_map(os, src[i] + off, n, DRM_VACCEL_VM_READ,
+					  &s[i], &n, &sc[i]);
+			if (f) {
+				*fault_addr = src[i] + off;
+				*slot = SLOT(i);
+				goto unmap;
+			}
+		}
+		f = vaccel_os_map(os, dst + off, n, DRM_VACCEL_VM_WRITE, &d, &n, &dc);
+		if (f) {
+			*fault_addr = dst + off;
+			*slot = SLOT(nsrc);
+			goto unmap;
+		}
+		/*
+		 * Mappings are page-aligned and addresses element-aligned, so
+		 * whole elements are available; never make no progress.
+		 */
+		n -= n % es;
+		if (!n) {
+			f = ALIGN;
+			*fault_addr = dst + off;
+			*slot = SLOT(nsrc);
+		} else if (type == DRM_VACCEL_PKT_COPY) {
+			memcpy(d, s[0], n);
+		} else if (type == DRM_VACCEL_PKT_FILL) {
+			/*
+			 * dst and every mapping boundary are multiples of the
+			 * pattern width from dst, so the phase is 0 here.
+			 */
+			for (k = 0; k + 8 <= n; k += 8)
+				memcpy((u8 *)d + k, &pat, 8);
+			if (k < n)
+				memcpy((u8 *)d + k, &pat, n - k);
+		} else {
+			/*
+			 * vaccel_reduce.c is built with FPU code allowed
+			 * (CC_FLAGS_FPU), so every dtype runs in an FPU
+			 * section: the compiler may vectorise integer loops.
+			 */
+			vaccel_os_fpu_begin();
+			vaccel_core_reduce(d, s[0], s[1], n / es, p->arg & 0xff,
+					   p->arg >> 8);
+			vaccel_os_fpu_end();
+		}
+		vaccel_os_unmap(os, dc);
+unmap:
+		while (i--)
+			vaccel_os_unmap(os, sc[i]);
+		if (f)
+			return f;
+		*done += n / es;
+	}
+	return NONE;
 }
 
-/* One bounded step of a FILL. */
-static enum step step_fill(struct vaccel_core_queue *q)
+/**
+ * vaccel_core_bulk_left() - work left of the current bulk packet
+ * @q: the queue
+ * @unit_bytes: set to the bytes per unit (1, or the REDUCE element size)
+ *
+ * Return: units of the current COPY, FILL or REDUCE not yet done; 0 if
+ * the current packet is none of them, or done.
+ */
+u64 vaccel_core_bulk_left(const struct vaccel_core_queue *q, u64 *unit_bytes)
 {
-	const u64 *op = q->pkt.operand;
-	u64 left = op[1] - q->progress, n, dn, pat = op[2], i;
-	unsigned int width = q->pkt.arg;
-	void *cookie;
-	u8 *d;
+	const struct drm_vaccel_packet *p = &q->pkt;
+
+	if (!q->have_pkt || q->done || q->busy_until)
+		return 0;
+	*unit_bytes = 1;
+	switch (p->header & DRM_VACCEL_PKT_TYPE_MASK) {
+	case DRM_VACCEL_PKT_COPY:
+		return p->operand[2] - q->progress;
+	case DRM_VACCEL_PKT_FILL:
+		return p->operand[1] - q->progress;
+	case DRM_VACCEL_PKT_REDUCE:
+		*unit_bytes = vaccel_core_dtype_size(p->arg & 0xff);
+		return p->operand[3] - q->progress;
+	}
+	return 0;
+}
+
+/**
+ * vaccel_core_bulk_range() - run units [@from, @to) of a bulk packet
+ * @os: the queue's OS layer pointer
+ * @pkt: a copy of the queue's current packet (COPY, FILL or REDUCE)
+ * @from: first unit
+ * @to: end unit, at most the packet's total
+ * @fault_addr: set to the faulting address on a fault
+ * @slot: set to its &enum vaccel_core_slot on a fault
+ *
+ * Touches nothing but the packet's memory, so ranges of one packet can
+ * run on several threads at once.
+ *
+ * Return: DRM_VACCEL_FAULT_NONE or the fault.
+ */
+u32 vaccel_core_bulk_range(void *os, const struct drm_vaccel_packet *pkt,
+			   u64 from, u64 to, u64 *fault_addr, unsigned int *slot)
+{
+	u64 done;
+
+	return bulk_range(os, pkt, from, to, fault_addr, slot, &done);
+}
+
+/**
+ * vaccel_core_bulk_done() - units up to @to of the current bulk packet ran
+ * @q: the queue
+ * @to: units done from the start of the packet (the whole packet if the
+ *	ranges ran without a fault)
+ * @fault: DRM_VACCEL_FAULT_NONE, or the fault of the range that failed
+ * @fault_addr: its address
+ * @slot: its &enum vaccel_core_slot
+ *
+ * Return: false if the queue faulted.
+ */
+bool vaccel_core_bulk_done(struct vaccel_core_queue *q, u64 to, u32 fault_code,
+			   u64 fault_addr, unsigned int slot)
+{
+	u64 unit = 1;
+
+	if (to > q->progress) {
+		vaccel_core_bulk_left(q, &unit);
+		q->bytes += (to - q->progress) * unit;
+		q->progress = to;
+	}
+	if (fault_code) {
+		fault(q, fault_code, fault_addr, slot);
+		return false;
+	}
+	return true;
+}
+
+/* One step of a COPY, FILL or REDUCE: a chunk of at most 256 KiB. */
+static enum step step_bulk(struct vaccel_core_queue *q)
+{
+	u64 unit, left = vaccel_core_bulk_left(q, &unit), n, done, addr;
+	unsigned int slot;
 	u32 f;
 
 	if (!left)
 		return STEP_DONE;
-	for (i = width; i < 8; i *= 2)
-		pat |= pat << (8 * i);
-	n = left < VACCEL_CORE_CHUNK ? left : VACCEL_CORE_CHUNK;
-	f = vaccel_os_map(q->os, op[0] + q->progress, n, DRM_VACCEL_VM_WRITE,
-			  (void **)&d, &dn, &cookie);
+	n = VACCEL_CORE_CHUNK / unit;
+	if (n > left)
+		n = left;
+	f = bulk_range(q->os, &q->pkt, q->progress, q->progress + n, &addr, &slot,
+		       &done);
+	q->bytes += (done - q->progress) * unit;
+	q->progress = done;
 	if (f)
-		return fault(q, f, op[0] + q->progress);
-	/*
-	 * Chunks and mappings start at multiples of 8 bytes from dst, so the
-	 * pattern's phase is 0 here; the last piece may be shorter.
-	 */
-	for (i = 0; i + 8 <= dn; i += 8)
-		memcpy(d + i, &pat, 8);
-	if (i < dn)
-		memcpy(d + i, &pat, dn - i);
+		return fault(q, f, addr, slot);
+	return n == left ? STEP_DONE : STEP_MORE;
+}
+
+/* Read and check a MATMUL descriptor into q->mm. */
+static enum step matmul_load(struct vaccel_core_queue *q)
+{
+	struct drm_vaccel_matmul *d = &q->mm;
+	unsigned int es = vaccel_core_dtype_size(q->pkt.arg);
+	u64 va = q->pkt.operand[0], avail, ea, eb, ec;
+	void *src, *cookie;
+	u32 f;
+
+	f = vaccel_os_map(q->os, va, sizeof(*d), DRM_VACCEL_VM_READ, &src, &avail,
+			  &cookie);
+	if (f)
+		return fault(q, f, va, SLOT(0));
+	if (avail < sizeof(*d)) {
+		vaccel_os_unmap(q->os, cookie);
+		return fault(q, BAD, va, SLOT(0));
+	}
+	memcpy(d, src, sizeof(*d));
 	vaccel_os_unmap(q->os, cookie);
-	q->progress += dn;
-	q->bytes += dn;
-	return q->progress == op[1] ? STEP_DONE : STEP_MORE;
+
+	if (!resolve(q, &d->a, VACCEL_CORE_SLOT_MM_A) ||
+	    !resolve(q, &d->b, VACCEL_CORE_SLOT_MM_B) ||
+	    !resolve(q, &d->c, VACCEL_CORE_SLOT_MM_C))
+		return STEP_FAULT;
+	if (d->reserved[0] || d->reserved[1] || !d->m || !d->n || !d->k ||
+	    d->m > DRM_VACCEL_MATMUL_MAX_DIM || d->n > DRM_VACCEL_MATMUL_MAX_DIM ||
+	    d->k > DRM_VACCEL_MATMUL_MAX_DIM || d->lda < d->k || d->ldb < d->n ||
+	    d->ldc < d->n)
+		return fault(q, BAD, va, SLOT(0));
+	/* at most 2^12 * 2^32 * 4 bytes: no overflow */
+	ea = ((u64)(d->m - 1) * d->lda + d->k) * es;
+	eb = ((u64)(d->k - 1) * d->ldb + d->n) * es;
+	ec = ((u64)(d->m - 1) * d->ldc + d->n) * 4;
+	if (wraps(d->a, ea) || wraps(d->b, eb) || wraps(d->c, ec) ||
+	    overlap2(d->c, ec, d->a, ea) || overlap2(d->c, ec, d->b, eb))
+		return fault(q, BAD, va, SLOT(0));
+	if (d->a % es)
+		return fault(q, ALIGN, d->a, VACCEL_CORE_SLOT_MM_A);
+	if (d->b % es)
+		return fault(q, ALIGN, d->b, VACCEL_CORE_SLOT_MM_B);
+	if (d->c % 4)
+		return fault(q, ALIGN, d->c, VACCEL_CORE_SLOT_MM_C);
+	q->have_mm = true;
+	return STEP_MORE;
 }
 
-/* One bounded step of a REDUCE; progress counts elements. */
-static enum step step_reduce(struct vaccel_core_queue *q)
+/* One step of a MATMUL: the descriptor, then elements of C. */
+static enum step step_matmul(struct vaccel_core_queue *q)
 {
-	const u64 *op = q->pkt.operand;
-	u32 dtype = q->pkt.arg & 0xff, redop = q->pkt.arg >> 8;
-	unsigned int es = vaccel_core_dtype_size(dtype);
-	u64 off = q->progress * es, left = (op[3] - q->progress) * es;
-	u64 n, an, bn, dn;
-	void *a, *b, *d, *ac, *bc, *dc;
+	const struct drm_vaccel_matmul *d = &q->mm;
+	unsigned int es = vaccel_core_dtype_size(q->pkt.arg);
+	u64 total, n, len[3], va[3];
+	void *ptr[3], *cookie[3];
+	unsigned int i;
 	u32 f;
 
-	if (!left)
-		return STEP_DONE;
-	n = left < VACCEL_CORE_CHUNK ? left : VACCEL_CORE_CHUNK;
-	f = vaccel_os_map(q->os, op[0] + off, n, DRM_VACCEL_VM_READ, &a, &an, &ac);
-	if (f)
-		return fault(q, f, op[0] + off);
-	f = vaccel_os_map(q->os, op[1] + off, an, DRM_VACCEL_VM_READ, &b, &bn, &bc);
-	if (f) {
-		vaccel_os_unmap(q->os, ac);
-		return fault(q, f, op[1] + off);
+	if (!q->have_mm)
+		return matmul_load(q);
+	total = (u64)d->m * d->n;
+	n = VACCEL_CORE_MATMUL_STEP / d->k;
+	if (!n)
+		n = 1;
+	if (n > total - q->progress)
+		n = total - q->progress;
+	va[0] = d->a;
+	len[0] = ((u64)(d->m - 1) * d->lda + d->k) * es;
+	va[1] = d->b;
+	len[1] = ((u64)(d->k - 1) * d->ldb + d->n) * es;
+	va[2] = d->c;
+	len[2] = ((u64)(d->m - 1) * d->ldc + d->n) * 4;
+	/* each matrix lies in one mapping */
+	for (i = 0; i < 3; i++) {
+		f = vaccel_os_map(q->os, va[i], len[i],
+				  i == 2 ? DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE :
+					   DRM_VACCEL_VM_READ,
+				  &ptr[i], NULL, &cookie[i]);
+		if (f) {
+			unsigned int bad = i;
+
+			while (i--)
+				vaccel_os_unmap(q->os, cookie[i]);
+			return fault(q, f, va[bad], VACCEL_CORE_SLOT_MM_A + bad);
+		}
 	}
-	f = vaccel_os_map(q->os, op[2] + off, bn, DRM_VACCEL_VM_WRITE, &d, &dn, &dc);
-	if (f) {
-		vaccel_os_unmap(q->os, bc);
-		vaccel_os_unmap(q->os, ac);
-		return fault(q, f, op[2] + off);
-	}
-	/*
-	 * Mappings are page-aligned and addresses element-aligned, so whole
-	 * elements are available; never let a step make no progress.
-	 */
-	dn -= dn % es;
-	if (!dn) {
-		vaccel_os_unmap(q->os, dc);
-		vaccel_os_unmap(q->os, bc);
-		vaccel_os_unmap(q->os, ac);
-		return fault(q, ALIGN, op[2] + off);
-	}
-	/*
-	 * vaccel_reduce.c is built with FPU code allowed (CC_FLAGS_FPU), so
-	 * every dtype runs in an FPU section: the compiler may vectorise the
-	 * integer loops too.
-	 */
 	vaccel_os_fpu_begin();
-	vaccel_core_reduce(d, a, b, dn / es, dtype, redop);
+	vaccel_core_matmul(ptr[2], ptr[0], ptr[1], d, q->pkt.arg,
+			   q->pkt.flags & DRM_VACCEL_MATMUL_F_ACCUMULATE,
+			   q->progress, q->progress + n);
 	vaccel_os_fpu_end();
-	vaccel_os_unmap(q->os, dc);
-	vaccel_os_unmap(q->os, bc);
-	vaccel_os_unmap(q->os, ac);
-	q->progress += dn / es;
-	q->bytes += dn;
-	return q->progress == op[3] ? STEP_DONE : STEP_MORE;
+	for (i = 3; i--;)
+		vaccel_os_unmap(q->os, cookie[i]);
+	q->progress += n;
+	q->bytes += 4 * n;
+	return q->progress == total ? STEP_DONE : STEP_MORE;
 }
 
 static enum step step_wait(struct vaccel_core_queue *q)
@@ -389,7 +701,7 @@ static enum step step_wait(struct vaccel_core_queue *q)
 		target += epoch(q);
 	f = vaccel_os_signal_read(q->os, p->operand[0], &value);
 	if (f)
-		return fault(q, f, p->operand[0]);
+		return fault(q, f, p->operand[0], SLOT(0));
 	if (vaccel_core_wait_done(value, target, p->operand[2], p->arg))
 		return STEP_DONE;
 	if (p->operand[3]) {
@@ -398,7 +710,8 @@ static enum step step_wait(struct vaccel_core_queue *q)
 			q->deadline = now + p->operand[3] < now ? ~0ull :
 				      now + p->operand[3];
 		else if (now >= q->deadline)
-			return fault(q, DRM_VACCEL_FAULT_WAIT_TIMEOUT, p->operand[0]);
+			return fault(q, DRM_VACCEL_FAULT_WAIT_TIMEOUT, p->operand[0],
+				     SLOT(0));
 	}
 	q->wait_addr = p->operand[0];
 	return STEP_BLOCKED;
@@ -407,13 +720,35 @@ static enum step step_wait(struct vaccel_core_queue *q)
 static enum step step_exec(struct vaccel_core_queue *q)
 {
 	const struct drm_vaccel_packet *p = &q->pkt;
+	struct vaccel_core_frame *fr = &q->frames[q->depth];
+	void *src, *cookie;
 	u32 f;
 
 	f = vaccel_os_exec_check(q->os, p->operand[0], p->operand[1] * PKT_SIZE);
 	if (f)
-		return fault(q, f, p->operand[0]);
-	q->frames[q->depth].pkt = *p;
-	q->frames[q->depth].next = 0;
+		return fault(q, f, p->operand[0], SLOT(0));
+	if (p->arg) {
+		/* the table is copied once, here: later changes do not count */
+		f = vaccel_os_map(q->os, p->operand[3], 8ull * p->arg,
+				  DRM_VACCEL_VM_READ, &src, NULL, &cookie);
+		if (f)
+			return fault(q, f, p->operand[3], VACCEL_CORE_SLOT_OP3);
+		memcpy(fr->bindings, src, 8ull * p->arg);
+		vaccel_os_unmap(q->os, cookie);
+		fr->nbindings = p->arg;
+	} else if (q->depth) {
+		fr->nbindings = q->frames[q->depth - 1].nbindings;
+		memcpy(fr->bindings, q->frames[q->depth - 1].bindings,
+		       sizeof(fr->bindings));
+	} else {
+		fr->nbindings = 0;
+	}
+	fr->epoch = p->operand[2];
+	if (p->flags & DRM_VACCEL_EXEC_F_EPOCH)
+		fr->epoch += epoch(q);
+	fr->completion_binding = q->binding[VACCEL_CORE_SLOT_COMPLETION];
+	fr->pkt = *p;
+	fr->next = 0;
 	q->depth++;
 	q->have_pkt = false;
 	return STEP_NEXT;
@@ -421,28 +756,18 @@ static enum step step_exec(struct vaccel_core_queue *q)
 
 static enum step step_timestamp(struct vaccel_core_queue *q)
 {
-	u64 now = vaccel_os_now_ns(q->os), n;
+	u64 now = vaccel_os_now_ns(q->os);
 	void *d, *cookie;
 	u32 f;
 
-	f = vaccel_os_map(q->os, q->pkt.operand[0], 8, DRM_VACCEL_VM_WRITE, &d, &n,
+	/* 8-byte aligned, so the word never straddles two mappings */
+	f = vaccel_os_map(q->os, q->pkt.operand[0], 8, DRM_VACCEL_VM_WRITE, &d, NULL,
 			  &cookie);
 	if (f)
-		return fault(q, f, q->pkt.operand[0]);
-	memcpy(d, &now, 8);	/* 8-byte aligned, so within one page */
+		return fault(q, f, q->pkt.operand[0], SLOT(0));
+	memcpy(d, &now, 8);
 	vaccel_os_unmap(q->os, cookie);
 	return STEP_DONE;
-}
-
-static enum step step_delay(struct vaccel_core_queue *q)
-{
-	u64 left = q->pkt.operand[0] - q->progress;
-	u64 n = left < VACCEL_CORE_DELAY_STEP_NS ? left : VACCEL_CORE_DELAY_STEP_NS;
-
-	if (n)
-		vaccel_os_delay(q->os, n);
-	q->progress += n;
-	return q->progress == q->pkt.operand[0] ? STEP_DONE : STEP_MORE;
 }
 
 static enum step step(struct vaccel_core_queue *q)
@@ -453,18 +778,16 @@ static enum step step(struct vaccel_core_queue *q)
 
 	switch (p->header & DRM_VACCEL_PKT_TYPE_MASK) {
 	case DRM_VACCEL_PKT_COPY:
-		return step_copy(q);
 	case DRM_VACCEL_PKT_FILL:
-		return step_fill(q);
 	case DRM_VACCEL_PKT_REDUCE:
-		return step_reduce(q);
+		return step_bulk(q);
 	case DRM_VACCEL_PKT_SIGNAL:
 		value = p->operand[1];
 		if (p->flags & DRM_VACCEL_SIGNAL_F_EPOCH)
 			value += epoch(q);
 		f = vaccel_os_signal(q->os, p->operand[0], p->arg, value,
 				     p->header & DRM_VACCEL_PKT_IRQ);
-		return f ? fault(q, f, p->operand[0]) : STEP_DONE;
+		return f ? fault(q, f, p->operand[0], SLOT(0)) : STEP_DONE;
 	case DRM_VACCEL_PKT_WAIT:
 		return step_wait(q);
 	case DRM_VACCEL_PKT_EXEC:
@@ -472,34 +795,30 @@ static enum step step(struct vaccel_core_queue *q)
 	case DRM_VACCEL_PKT_TIMESTAMP:
 		return step_timestamp(q);
 	case DRM_VACCEL_PKT_DELAY:
-		return step_delay(q);
+		/* all of it at once, measured on the clock from now */
+		q->step_ns = p->operand[0];
+		return STEP_DONE;
+	case DRM_VACCEL_PKT_MATMUL:
+		return step_matmul(q);
 	}
 	return STEP_DONE;	/* NOP */
-}
-
-/* Apply @p's completion action; true on success. */
-static bool complete_action(struct vaccel_core_queue *q,
-			    const struct drm_vaccel_packet *p)
-{
-	u32 f;
-
-	if (p->completion_op == DRM_VACCEL_SIGNAL_NONE)
-		return true;
-	f = vaccel_os_signal(q->os, p->completion_addr, p->completion_op,
-			     p->completion_value, p->header & DRM_VACCEL_PKT_IRQ);
-	if (f) {
-		fault(q, f, p->completion_addr);
-		return false;
-	}
-	return true;
 }
 
 /* The current packet is done: completion action, then retire it. */
 static bool complete(struct vaccel_core_queue *q)
 {
-	if (!complete_action(q, &q->pkt))
-		return false;
-	vaccel_os_packet(q->os, &q->pkt, q->read_index, q->depth, true);
+	const struct drm_vaccel_packet *p = &q->pkt;
+	u32 f;
+
+	if (p->completion_op != DRM_VACCEL_SIGNAL_NONE) {
+		f = vaccel_os_signal(q->os, p->completion_addr, p->completion_op,
+				     p->completion_value, p->header & DRM_VACCEL_PKT_IRQ);
+		if (f) {
+			fault(q, f, p->completion_addr, VACCEL_CORE_SLOT_COMPLETION);
+			return false;
+		}
+	}
+	vaccel_os_packet(q->os, p, q->read_index, q->depth, true);
 	q->have_pkt = false;
 	q->packets++;
 	if (!q->depth)
@@ -510,25 +829,57 @@ static bool complete(struct vaccel_core_queue *q)
 /*
  * Leave every EXEC whose packets have all completed. fr->next counts the
  * packets fetched, so an EXEC whose last packet is still in flight (a
- * blocked WAIT, a DELAY or a COPY taking several steps) must stay entered:
- * leaving early would run its completion action before that packet's, and
- * the packet's own retirement would then advance the ring a second time.
+ * blocked WAIT, a busy DELAY or a COPY taking several steps) must stay
+ * entered: leaving early would run its completion action before that
+ * packet's, and the packet's own retirement would then advance the ring a
+ * second time.
  */
 static bool finish_execs(struct vaccel_core_queue *q)
 {
 	while (q->depth && !q->have_pkt) {
 		struct vaccel_core_frame *fr = &q->frames[q->depth - 1];
+		const struct drm_vaccel_packet *p = &fr->pkt;
+		u32 f;
 
-		if (fr->next < fr->pkt.operand[1])
+		if (fr->next < p->operand[1])
 			return true;
-		if (!complete_action(q, &fr->pkt))
-			return false;
-		vaccel_os_packet(q->os, &fr->pkt, q->read_index, q->depth - 1, true);
+		if (p->completion_op != DRM_VACCEL_SIGNAL_NONE) {
+			f = vaccel_os_signal(q->os, p->completion_addr, p->completion_op,
+					     p->completion_value,
+					     p->header & DRM_VACCEL_PKT_IRQ);
+			if (f) {
+				/* the EXEC packet itself, one level out */
+				fault_at(q, q->depth - 1, f, p->completion_addr,
+					 fr->completion_binding);
+				return false;
+			}
+		}
+		vaccel_os_packet(q->os, p, q->read_index, q->depth - 1, true);
 		q->depth--;
 		q->packets++;
 		if (!q->depth)
 			q->read_index++;	/* the EXEC's one ring slot */
 	}
+	return true;
+}
+
+/*
+ * Modelled time charged by the step just taken: make the queue busy for
+ * it. A packet whose work is done completes when the time has passed.
+ */
+static bool charge(struct vaccel_core_queue *q, enum step st)
+{
+	u64 ns = q->step_ns + vaccel_os_charge(q->os), now;
+
+	q->step_ns = 0;
+	if (!ns)
+		return false;
+	now = vaccel_os_now_ns(q->os);
+	q->busy_until = now + ns < now ? ~0ull : now + ns;
+	if (!q->busy_until)	/* 0 means not busy */
+		q->busy_until = 1;
+	if (st == STEP_DONE)
+		q->done = true;
 	return true;
 }
 
@@ -538,7 +889,8 @@ static bool finish_execs(struct vaccel_core_queue *q)
  * @write_index: packets committed to the ring by the doorbell, at most
  *	@q->read_index + @q->ring_size (the caller checks)
  * @budget: most steps to take; each step is bounded (one packet, one
- *	chunk of VACCEL_CORE_CHUNK bytes, or one DELAY step)
+ *	chunk of VACCEL_CORE_CHUNK bytes, one VACCEL_CORE_MATMUL_STEP of
+ *	multiply-adds)
  *
  * Return: why it stopped; a faulted queue stays faulted.
  */
@@ -550,6 +902,17 @@ enum vaccel_core_status vaccel_core_run(struct vaccel_core_queue *q,
 	if (q->fault)
 		return VACCEL_CORE_FAULT;
 	while (budget--) {
+		if (q->busy_until) {
+			if (vaccel_os_now_ns(q->os) < q->busy_until)
+				return VACCEL_CORE_BUSY;
+			q->busy_until = 0;
+			if (q->done) {
+				q->done = false;
+				if (!complete(q))
+					return VACCEL_CORE_FAULT;
+				continue;
+			}
+		}
 		if (!finish_execs(q))
 			return VACCEL_CORE_FAULT;
 		if (!q->have_pkt) {
@@ -560,6 +923,10 @@ enum vaccel_core_status vaccel_core_run(struct vaccel_core_queue *q,
 				return VACCEL_CORE_FAULT;
 		}
 		st = step(q);
+		if (st == STEP_FAULT)
+			return VACCEL_CORE_FAULT;
+		if (charge(q, st))
+			return VACCEL_CORE_BUSY;
 		switch (st) {
 		case STEP_DONE:
 			if (!complete(q))
@@ -567,10 +934,7 @@ enum vaccel_core_status vaccel_core_run(struct vaccel_core_queue *q,
 			break;
 		case STEP_BLOCKED:
 			return VACCEL_CORE_BLOCKED;
-		case STEP_FAULT:
-			return VACCEL_CORE_FAULT;
-		case STEP_MORE:
-		case STEP_NEXT:
+		default:
 			break;
 		}
 	}

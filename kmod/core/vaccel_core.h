@@ -6,6 +6,10 @@
  * implemented by the module (kmod/vaccel_core_os.c) and by the native test
  * and fuzz builds (tests/core/), the way tools/testing/vma builds mm code.
  *
+ * The core never sleeps and never waits: modelled time (DELAY, the link
+ * model, injected latency) makes the queue *busy* until a deadline, and
+ * the caller runs other queues meanwhile.
+ *
  * Copyright (C) 2026 The vaccel authors
  */
 #ifndef __VACCEL_CORE_H__
@@ -26,19 +30,51 @@
  */
 #define VACCEL_CORE_CHUNK		(256u << 10)
 /*
- * Longest DELAY, and the most one step of it sleeps
+ * Longest DELAY
  */
 #define VACCEL_CORE_MAX_DELAY_NS	1000000000ull
-#define VACCEL_CORE_DELAY_STEP_NS	1000000ull
+/*
+ * Multiply-adds of one MATMUL step (a step computes at least one element
+ * of C, so at most max(this, k) of them)
+ */
+#define VACCEL_CORE_MATMUL_STEP		16384u
+
+/*
+ * Address slots of a packet: the device addresses it takes, for naming the
+ * binding table entry a faulting address came from.
+ */
+enum vaccel_core_slot {
+	VACCEL_CORE_SLOT_OP0,		/* operand[0] .. [3] */
+	VACCEL_CORE_SLOT_OP1,
+	VACCEL_CORE_SLOT_OP2,
+	VACCEL_CORE_SLOT_OP3,
+	VACCEL_CORE_SLOT_COMPLETION,	/* completion_addr */
+	VACCEL_CORE_SLOT_MM_A,		/* the MATMUL descriptor's a, b, c */
+	VACCEL_CORE_SLOT_MM_B,
+	VACCEL_CORE_SLOT_MM_C,
+	VACCEL_CORE_SLOTS,
+	VACCEL_CORE_SLOT_NONE = VACCEL_CORE_SLOTS,
+};
 
 /**
  * struct vaccel_core_frame - a running EXEC
- * @pkt: the EXEC packet, for its completion action
+ * @pkt: the EXEC packet (addresses resolved), for its completion action
  * @next: index of the next packet of the buffer to fetch
+ * @epoch: the launch's epoch: operand[2], plus the enclosing EXEC's epoch
+ *	with DRM_VACCEL_EXEC_F_EPOCH
+ * @completion_binding: 1 + the binding entry @pkt's completion address
+ *	came from, 0 if none
+ * @nbindings: entries of @bindings in use
+ * @bindings: the binding table packets of the body address (the EXEC's
+ *	own, copied once at its start, or the enclosing EXEC's)
  */
 struct vaccel_core_frame {
 	struct drm_vaccel_packet pkt;
 	u64 next;
+	u64 epoch;
+	u32 completion_binding;
+	u32 nbindings;
+	u64 bindings[DRM_VACCEL_EXEC_MAX_BINDINGS];
 };
 
 /**
@@ -48,18 +84,31 @@ struct vaccel_core_frame {
  * @ring_size: packets in the ring, a power of two
  * @read_index: ring packets completed; an EXEC counts once, when all the
  *	packets it runs have completed
- * @pkt: private copy of the packet being executed, valid if @have_pkt
+ * @pkt: private copy of the packet being executed (binding addresses
+ *	resolved), valid if @have_pkt
  * @have_pkt: @pkt was fetched and validated
- * @progress: bytes (COPY, FILL), elements (REDUCE) or ns (DELAY) done of @pkt
- * @deadline: end of the current WAIT's timeout or DELAY, 0 if none
+ * @done: @pkt's work is done; it completes when the queue stops being busy
+ * @progress: bytes (COPY, FILL), elements (REDUCE, MATMUL) done of @pkt
+ * @deadline: end of the current WAIT's timeout, 0 if none
+ * @busy_until: the queue does nothing before this time (vaccel_os_now_ns());
+ *	0 when not busy
+ * @step_ns: modelled time the current step adds (DELAY)
+ * @mm: private copy of the MATMUL descriptor, valid if @have_mm
+ * @have_mm: @mm was read and validated
+ * @binding: for each &enum vaccel_core_slot of @pkt (and @mm), 1 + the
+ *	binding entry its address came from, 0 if it was a plain address
  * @depth: number of running EXECs
  * @frames: the running EXECs, outermost first
  * @fault: DRM_VACCEL_FAULT_* once the queue stopped, else NONE
  * @fault_index: ring index of the packet that faulted
  * @fault_addr: device address involved in the fault, or 0
+ * @fault_depth: EXEC nesting of the packet that faulted
+ * @fault_exec_index: its index in the innermost EXEC body, if
+ *	@fault_depth > 0
+ * @fault_binding: 1 + the binding entry @fault_addr came from, or 0
  * @wait_addr: signal address the queue is blocked on
  * @packets: packets completed, EXEC bodies included
- * @bytes: bytes written by COPY, FILL and REDUCE
+ * @bytes: bytes written by COPY, FILL, REDUCE and MATMUL
  *
  * Only the engine running the queue touches it, except @fault* and
  * @read_index, which the OS layer publishes to user space.
@@ -72,8 +121,14 @@ struct vaccel_core_queue {
 
 	struct drm_vaccel_packet pkt;
 	bool have_pkt;
+	bool done;
 	u64 progress;
 	u64 deadline;
+	u64 busy_until;
+	u64 step_ns;
+	struct drm_vaccel_matmul mm;
+	bool have_mm;
+	u8 binding[VACCEL_CORE_SLOTS];
 
 	unsigned int depth;
 	struct vaccel_core_frame frames[VACCEL_CORE_MAX_DEPTH];
@@ -81,6 +136,9 @@ struct vaccel_core_queue {
 	u32 fault;
 	u64 fault_index;
 	u64 fault_addr;
+	u32 fault_depth;
+	u64 fault_exec_index;
+	u32 fault_binding;
 	u64 wait_addr;
 
 	u64 packets;
@@ -92,12 +150,14 @@ struct vaccel_core_queue {
  * @VACCEL_CORE_IDLE: every committed packet completed
  * @VACCEL_CORE_BUDGET: the step budget ran out with work left
  * @VACCEL_CORE_BLOCKED: a WAIT is not satisfied; see @wait_addr, @deadline
+ * @VACCEL_CORE_BUSY: modelled time runs; nothing happens before @busy_until
  * @VACCEL_CORE_FAULT: the queue stopped; see @fault
  */
 enum vaccel_core_status {
 	VACCEL_CORE_IDLE,
 	VACCEL_CORE_BUDGET,
 	VACCEL_CORE_BLOCKED,
+	VACCEL_CORE_BUSY,
 	VACCEL_CORE_FAULT,
 };
 
@@ -108,6 +168,21 @@ enum vaccel_core_status vaccel_core_run(struct vaccel_core_queue *q,
 u32 vaccel_core_validate(const struct drm_vaccel_packet *pkt,
 			 unsigned int depth);
 bool vaccel_core_wait_done(u64 value, u64 target, u64 mask, u32 cond);
+bool vaccel_core_wait_valid(u64 mask, u32 cond);
+
+/*
+ * Bulk packets (COPY, FILL, REDUCE) can be split: the OS layer may run
+ * ranges of the current packet on other threads with
+ * vaccel_core_bulk_range() and report the outcome with
+ * vaccel_core_bulk_done(); the packet then completes on its queue as
+ * usual. Units are bytes (COPY, FILL) or elements (REDUCE).
+ */
+u64 vaccel_core_bulk_left(const struct vaccel_core_queue *q, u64 *unit_bytes);
+u32 vaccel_core_bulk_range(void *os, const struct drm_vaccel_packet *pkt,
+			   u64 from, u64 to, u64 *fault_addr,
+			   unsigned int *slot);
+bool vaccel_core_bulk_done(struct vaccel_core_queue *q, u64 to, u32 fault,
+			   u64 fault_addr, unsigned int slot);
 
 /*
  * The OS layer. Fault-returning functions return DRM_VACCEL_FAULT_NONE or
@@ -115,10 +190,12 @@ bool vaccel_core_wait_done(u64 value, u64 target, u64 mask, u32 cond);
  */
 
 /*
- * Access @len bytes at @va: *ptr gets the address of @va, *avail how many
- * bytes (1..@len) are contiguous from there. Release with vaccel_os_unmap().
+ * Access @len bytes at @va. With @avail, *avail gets how many bytes
+ * (1..@len) are contiguous from there; without, the whole range must be.
+ * *ptr gets the address of @va. Release with vaccel_os_unmap().
  * @access is DRM_VACCEL_VM_READ/_WRITE, plus VACCEL_CORE_ACCESS_SEALED when
  * the memory must belong to a sealed buffer (DRM_VACCEL_FAULT_NOT_SEALED).
+ * May be called concurrently for one queue (split bulk packets).
  */
 #define VACCEL_CORE_ACCESS_SEALED	0x80000000u
 u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
@@ -139,9 +216,11 @@ u32 vaccel_os_signal_read(void *os, u64 va, u64 *value);
 u32 vaccel_os_exec_check(void *os, u64 va, u64 len);
 u64 vaccel_os_now_ns(void *os);
 /*
- * Keep the engine busy for @ns (at most VACCEL_CORE_DELAY_STEP_NS).
+ * Modelled time (link transfers, injected latency) the OS layer charged
+ * the queue since the last call; the core makes the queue busy for it
+ * after the step in which it was charged. Resets the charge.
  */
-void vaccel_os_delay(void *os, u64 ns);
+u64 vaccel_os_charge(void *os);
 /*
  * A packet started (fetched and validated) or completed: @index is the
  * ring index it belongs to, @depth its EXEC nesting. For tracing.
@@ -159,5 +238,14 @@ void vaccel_os_fpu_end(void);
 void vaccel_core_reduce(void *dst, const void *a, const void *b, u64 n,
 			u32 dtype, u32 op);
 unsigned int vaccel_core_dtype_size(u32 dtype);
+
+/*
+ * vaccel_matmul.c: elements [@from, @to) of C (row-major index r * n + c)
+ * of the validated MATMUL @d, with A, B and C mapped at @a, @b and @c;
+ * bracketed with the FPU functions by the caller.
+ */
+void vaccel_core_matmul(float *c, const void *a, const void *b,
+			const struct drm_vaccel_matmul *d, u32 dtype,
+			bool accumulate, u64 from, u64 to);
 
 #endif /* __VACCEL_CORE_H__ */

@@ -2,8 +2,9 @@
 /*
  * REDUCE arithmetic. f16 and bf16 are computed in f32 and rounded to
  * nearest even, so results are exact to the rounded f32 result. In the
- * kernel this is the only file built with floating point enabled, and
- * every call is bracketed by vaccel_os_fpu_begin()/end().
+ * kernel this file and vaccel_matmul.c are the only ones built with
+ * floating point enabled, and every call is bracketed by
+ * vaccel_os_fpu_begin()/end().
  *
  * Copyright (C) 2026 The vaccel authors
  */

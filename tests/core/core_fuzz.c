@@ -3,8 +3,8 @@
  * libFuzzer target for the packet core: the input becomes a ring of
  * packets and a sealed EXEC buffer in a small device address space with
  * read-write, read-only, write-only and signal regions. The core runs with
- * bounded budgets; blocked WAITs are released by advancing the signals and
- * the clock. Sanitizers catch memory errors and UB; the asserts check the
+ * bounded budgets; blocked WAITs and busy queues (DELAY) are released by
+ * advancing the signals and the clock. Sanitizers catch memory errors and UB; the asserts check the
  * executor's invariants: no mapping left, the read index within the
  * doorbell, EXECs bounded, and packets that start and end properly nested
  * and in ring order.
@@ -53,13 +53,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(exec, data + n, size - n < 4096 ? size - n : 4096);
 
 	vaccel_core_queue_init(&q, &os, RING_VA, RING_N);
-	for (round = 0; round < 16; round++) {
+	for (round = 0; round < 24; round++) {
 		enum vaccel_core_status st = vaccel_core_run(&q, RING_N, 64);
 		unsigned int i;
 
 		CHECK(os.maps == 0);
 		CHECK(os.order_errors == 0);
 		CHECK(os.open == q.depth + q.have_pkt || q.fault);
+		CHECK(!q.done || q.busy_until);
+		CHECK((st == VACCEL_CORE_BUSY) == (q.busy_until != 0));
 		CHECK(q.read_index <= RING_N);
 		CHECK(q.depth <= VACCEL_CORE_MAX_DEPTH);
 		CHECK((st == VACCEL_CORE_FAULT) == (q.fault != DRM_VACCEL_FAULT_NONE));
@@ -71,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		/* let blocked waits and timeouts make progress */
 		for (i = 0; i < 512; i++)
-			sig[i] += 1ull << (round * 4);
+			sig[i] += 1ull << (round % 16 * 4);
 		os.now += 100000000;
 	}
 	os_free(&os);

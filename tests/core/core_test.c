@@ -10,86 +10,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "os_native.h"
 #include "../../kmod/core/vaccel_reduce.h"
 #include "float_ref.h"
-#include "kselftest_harness.h"
 
-#define RING_VA		0x100000000ull
-#define RING_N		64
-#define DATA_VA		0x200000000ull
-#define DATA_SIZE	(4u << 20)
-#define RO_VA		0x300000000ull
-#define SIG_VA		0x400000000ull
-#define EXEC_VA		0x500000000ull
-#define UNSEALED_VA	0x600000000ull
-#define WO_VA		0x700000000ull
-
-FIXTURE(core) {
-	struct os_native os;
-	struct vaccel_core_queue q;
-	struct drm_vaccel_packet *ring;
-	u8 *data, *ro, *exec, *unsealed;
-	u64 *sig;
-	u64 wi;
-};
-
-FIXTURE_SETUP(core)
-{
-	memset(&self->os, 0, sizeof(self->os));
-	self->ring = (void *)os_add(&self->os, RING_VA, RING_N * 64, DRM_VACCEL_VM_READ,
-				    false, false);
-	self->data = os_add(&self->os, DATA_VA, DATA_SIZE,
-			    DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, false, false);
-	self->ro = os_add(&self->os, RO_VA, 4096, DRM_VACCEL_VM_READ, false, false);
-	self->sig = (void *)os_add(&self->os, SIG_VA, 4096,
-				   DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, true, false);
-	self->exec = os_add(&self->os, EXEC_VA, 64 * 4096, DRM_VACCEL_VM_READ, false, true);
-	self->unsealed = os_add(&self->os, UNSEALED_VA, 4096, DRM_VACCEL_VM_READ,
-				false, false);
-	os_add(&self->os, WO_VA, 4096, DRM_VACCEL_VM_WRITE, false, false);
-	vaccel_core_queue_init(&self->q, &self->os, RING_VA, RING_N);
-	self->wi = 0;
-}
-
-FIXTURE_TEARDOWN(core)
-{
-	EXPECT_EQ(0, self->os.order_errors);
-	os_free(&self->os);
-}
-
-static struct drm_vaccel_packet pkt(u16 type, u64 a, u64 b, u64 c, u64 d)
-{
-	struct drm_vaccel_packet p = { .header = type };
-
-	p.operand[0] = a;
-	p.operand[1] = b;
-	p.operand[2] = c;
-	p.operand[3] = d;
-	return p;
-}
-
-static struct drm_vaccel_packet with_completion(struct drm_vaccel_packet p, u64 addr,
-						u32 op, u64 value)
-{
-	p.completion_addr = addr;
-	p.completion_op = op;
-	p.completion_value = value;
-	return p;
-}
-
-#define EMIT(p)	(self->ring[self->wi++ % RING_N] = (p))
-/* Run to completion (or block/fault) with a generous budget. */
-#define RUN()	vaccel_core_run(&self->q, self->wi, 1u << 20)
-
-static void fill_random(u8 *p, size_t n, unsigned int seed)
-{
-	size_t i;
-
-	srand(seed);
-	for (i = 0; i < n; i++)
-		p[i] = rand();
-}
+#include "core_fixture.h"
 
 TEST_F(core, nop_with_completion)
 {
@@ -353,14 +277,6 @@ TEST_F(core, signals)
 	EXPECT_EQ(0, self->os.irqs);
 }
 
-static struct drm_vaccel_packet wait_pkt(u64 addr, u64 value, u64 mask, u64 timeout, u32 cond)
-{
-	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_WAIT, addr, value, mask, timeout);
-
-	p.arg = cond;
-	return p;
-}
-
 TEST_F(core, wait_blocks_until_signalled)
 {
 	EMIT(wait_pkt(SIG_VA, 3, 0, 0, DRM_VACCEL_WAIT_GE));
@@ -424,23 +340,37 @@ TEST_F(core, wait_huge_timeout_saturates)
 	EXPECT_EQ(0, self->q.fault);
 }
 
+/*
+ * DELAY makes the queue busy for its time, measured on the clock from
+ * when it starts; it never sleeps in the core. Its completion, and the
+ * packets after it, wait for the clock.
+ */
 TEST_F(core, timestamp_and_delay)
 {
+	struct drm_vaccel_packet d = pkt(DRM_VACCEL_PKT_DELAY, 25000000, 0, 0, 0);
 	u64 t;
 
 	self->os.now = 1000;
-	EMIT(pkt(DRM_VACCEL_PKT_DELAY, 25000000, 0, 0, 0));	/* 25 ms: 25 steps */
+	EMIT(with_completion(d, SIG_VA, DRM_VACCEL_SIGNAL_SET, 1));
 	EMIT(pkt(DRM_VACCEL_PKT_TIMESTAMP, DATA_VA + 8, 0, 0, 0));
+	EXPECT_EQ(VACCEL_CORE_BUSY, RUN());
+	EXPECT_EQ(1000 + 25000000, self->q.busy_until);
+	EXPECT_EQ(0, self->sig[0]);		/* not complete yet */
+	self->os.now += 24999999;
+	EXPECT_EQ(VACCEL_CORE_BUSY, RUN());
+	EXPECT_EQ(0, self->sig[0]);
+	EXPECT_EQ(0, self->q.read_index);
+	self->os.now += 1;
 	EXPECT_EQ(VACCEL_CORE_IDLE, RUN());
+	EXPECT_EQ(1, self->sig[0]);
 	memcpy(&t, self->data + 8, 8);
 	EXPECT_EQ(1000 + 25000000, t);
-}
+	EXPECT_EQ(2, self->q.read_index);
+	EXPECT_EQ(0, self->q.busy_until);
 
-/* A sealed buffer of @n packets at EXEC_VA + @off; returns its address. */
-static u64 exec_buf(u8 *exec, u64 off, const struct drm_vaccel_packet *p, unsigned int n)
-{
-	memcpy(exec + off, p, n * sizeof(*p));
-	return EXEC_VA + off;
+	/* a zero DELAY completes at once */
+	EMIT(pkt(DRM_VACCEL_PKT_DELAY, 0, 0, 0, 0));
+	EXPECT_EQ(VACCEL_CORE_IDLE, RUN());
 }
 
 TEST_F(core, exec_runs_sealed_buffer_with_epoch)
@@ -489,7 +419,7 @@ TEST_F(core, exec_last_packet_multi_step)
 	body[0] = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
 	body[1] = wait_pkt(SIG_VA, 1, 0, 0, DRM_VACCEL_WAIT_GE);
 	va_wait = exec_buf(self->exec, 0, body, 2);
-	body[1] = pkt(DRM_VACCEL_PKT_DELAY, 25000000, 0, 0, 0);	/* 25 steps */
+	body[1] = pkt(DRM_VACCEL_PKT_DELAY, 25000000, 0, 0, 0);	/* busy 25 ms */
 	va_delay = exec_buf(self->exec, 128, body, 2);
 	body[1] = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, DATA_VA + (2u << 20),
 		      3 * VACCEL_CORE_CHUNK, 0);
@@ -513,7 +443,13 @@ TEST_F(core, exec_last_packet_multi_step)
 			     DRM_VACCEL_SIGNAL_SET, 2));
 	EMIT(with_completion(pkt(DRM_VACCEL_PKT_EXEC, va_copy, 2, 0, 0), SIG_VA + 16,
 			     DRM_VACCEL_SIGNAL_SET, 3));
-	while (vaccel_core_run(&self->q, self->wi, 1) == VACCEL_CORE_BUDGET) {
+	for (;;) {
+		enum vaccel_core_status st = vaccel_core_run(&self->q, self->wi, 1);
+
+		if (st == VACCEL_CORE_BUSY)
+			self->os.now += 1000000;	/* the DELAY's time passes */
+		else if (st != VACCEL_CORE_BUDGET)
+			break;
 		ASSERT_LE(self->q.read_index, self->wi);
 		if (self->q.depth) {	/* inside EXEC n: it has not completed */
 			ASSERT_EQ(self->q.read_index, self->sig[1]);
@@ -662,14 +598,14 @@ TEST_F(core, seed001_shared_monotonic_signal)
 TEST_F(core, invalid_packets)
 {
 	struct bad { struct drm_vaccel_packet p; u32 fault; u64 addr; };
-	struct bad b[40];
+	struct bad b[48];
 	unsigned int n = 0, i;
 
 #define BAD(pk, f, a)	(b[n].p = (pk), b[n].fault = (f), b[n].addr = (a), n++)
 	{
 		struct drm_vaccel_packet p;
 
-		p = pkt(9, 0, 0, 0, 0);
+		p = pkt(10, 0, 0, 0, 0);
 		BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, RING_VA);		/* unknown type */
 		p = pkt(DRM_VACCEL_PKT_NOP | 0x4000, 0, 0, 0, 0);
 		BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, RING_VA);		/* reserved bit */
@@ -693,8 +629,11 @@ TEST_F(core, invalid_packets)
 		BAD(p, DRM_VACCEL_FAULT_NOT_SIGNAL, DATA_VA);
 		p = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, DATA_VA + 8, 16, 0);
 		BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, RING_VA);		/* overlap */
-		p = pkt(DRM_VACCEL_PKT_COPY, ~0ull - 8, DATA_VA, 16, 0);
+		p = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, 0x900000000ull, ~0ull - DATA_VA + 8, 0);
 		BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, RING_VA);		/* wraps */
+		/* bit 63 makes a binding address, which needs an EXEC */
+		p = pkt(DRM_VACCEL_PKT_COPY, ~0ull - 8, DATA_VA, 16, 0);
+		BAD(p, DRM_VACCEL_FAULT_BINDING, ~0ull - 8);
 		p = pkt(DRM_VACCEL_PKT_COPY, 0x900000000ull, DATA_VA, 16, 0);
 		BAD(p, DRM_VACCEL_FAULT_UNMAPPED, 0x900000000ull);
 		p = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, RO_VA, 16, 0);

@@ -71,8 +71,11 @@ u32 vaccel_os_map(void *o, u64 va, u64 len, u32 access, void **ptr,
 	if ((r->access & access) != access)
 		return DRM_VACCEL_FAULT_ACCESS;
 	left = r->size - (va - r->va);
+	if (!avail && len > left)
+		return DRM_VACCEL_FAULT_UNMAPPED;
 	*ptr = r->mem + (va - r->va);
-	*avail = len < left ? len : left;
+	if (avail)
+		*avail = len < left ? len : left;
 	*cookie = r;
 	os->maps++;
 	return DRM_VACCEL_FAULT_NONE;
@@ -154,9 +157,13 @@ u64 vaccel_os_now_ns(void *o)
 	return ((struct os_native *)o)->now;
 }
 
-void vaccel_os_delay(void *o, u64 ns)
+u64 vaccel_os_charge(void *o)
 {
-	((struct os_native *)o)->now += ns;
+	struct os_native *os = o;
+	u64 ns = os->charge;
+
+	os->charge = 0;
+	return ns;
 }
 
 void vaccel_os_packet(void *o, const struct drm_vaccel_packet *pkt, u64 index,

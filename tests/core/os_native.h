@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Native OS layer for the packet core: a fake device address space made
- * of regions of host memory, signals as plain words, a virtual clock that
- * DELAY advances instead of sleeping. Used by the unit tests and the
+ * of regions of host memory, signals as plain words, a virtual clock the
+ * tests advance (busy queues wait for it). Used by the unit tests and the
  * fuzzer; one instance per queue.
  *
  * Copyright (C) 2026 The vaccel authors
@@ -27,6 +27,7 @@ struct os_native {
 	struct os_region regions[OS_MAX_REGIONS];
 	unsigned int nregions;
 	u64 now;		/* virtual clock, ns */
+	u64 charge;		/* modelled time to charge at the next step */
 	u64 maps;		/* vaccel_os_map() calls not yet unmapped */
 	u64 signals;		/* vaccel_os_signal() calls */
 	u64 irqs;		/* ... with irq set */

@@ -57,4 +57,44 @@ static inline float bf16_f(uint16_t h)
 	return f;
 }
 
+/* Element @i of a matrix of @dtype (F32, F16 or BF16), widened to f32. */
+static inline float ref_load(const void *base, uint64_t i, unsigned int dtype)
+{
+	_Float16 h;
+	uint16_t u;
+	float f;
+
+	if (dtype == DRM_VACCEL_DTYPE_F32) {
+		memcpy(&f, (const char *)base + 4 * i, 4);
+		return f;
+	}
+	memcpy(&u, (const char *)base + 2 * i, 2);
+	if (dtype == DRM_VACCEL_DTYPE_BF16)
+		return bf16_f(u);
+	memcpy(&h, &u, 2);
+	return (float)h;
+}
+
+/*
+ * C = A x B (+ C) as MATMUL defines it: each element summed in f32 over
+ * k in ascending order, starting from C's value or from 0.
+ */
+static inline void ref_matmul(float *c, const void *a, const void *b,
+			      const struct drm_vaccel_matmul *d, unsigned int dtype,
+			      int accumulate)
+{
+	uint64_t r, col, kk;
+
+	for (r = 0; r < d->m; r++) {
+		for (col = 0; col < d->n; col++) {
+			float acc = accumulate ? c[r * d->ldc + col] : 0.0f;
+
+			for (kk = 0; kk < d->k; kk++)
+				acc += ref_load(a, r * d->lda + kk, dtype) *
+				       ref_load(b, kk * d->ldb + col, dtype);
+			c[r * d->ldc + col] = acc;
+		}
+	}
+}
+
 #endif /* FLOAT_REF_H */
