@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The packet core's OS layer in the kernel: device memory through the
- * context's VA translation, signals in signal buffers, time, delays and
- * FPU sections. The core's "os" pointer is the &struct vaccel_queue.
+ * context's VA translation, signals in signal buffers, time, modelled
+ * link time and FPU sections. The core's "os" pointer is the &struct
+ * vaccel_queue. Nothing here sleeps: the core runs under the engine lock.
  *
  * Copyright (C) 2026 The vaccel authors
  */
 #include <linux/atomic.h>
-#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/fpu.h>
 #include <linux/ktime.h>
@@ -29,7 +29,9 @@ static u32 vaccel_os_fault(void *ptr)
 /*
  * The link model: an access to memory of another vaccel device (an import
  * of its dma-buf) costs the accessing device's link latency plus the
- * bytes at its link bandwidth. 0 means unthrottled.
+ * bytes at its link bandwidth, 0 meaning unthrottled. The time is charged
+ * to the queue, which the core then makes busy for it: the engine runs
+ * other queues meanwhile.
  */
 static void vaccel_os_link(struct vaccel_queue *q, struct vaccel_vm_map *map,
 			   u64 bytes)
@@ -46,7 +48,17 @@ static void vaccel_os_link(struct vaccel_queue *q, struct vaccel_vm_map *map,
 	ns = vdev->cfg.link_latency_ns;
 	if (vdev->cfg.link_bw_mbps)	/* MB/s is bytes per us */
 		ns += div64_u64(bytes * NSEC_PER_USEC, vdev->cfg.link_bw_mbps);
-	vaccel_os_delay(q, ns);
+	atomic64_add(ns, &q->charge_ns);
+}
+
+u64 vaccel_os_charge(void *os)
+{
+	struct vaccel_queue *q = os;
+
+	/* the common case is nothing charged: no atomic RMW for it */
+	if (!atomic64_read(&q->charge_ns))
+		return 0;
+	return atomic64_xchg(&q->charge_ns, 0);
 }
 
 u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
@@ -114,21 +126,24 @@ u32 vaccel_os_signal(void *os, u64 va, u32 op, u64 value, bool irq)
 	if (f)
 		return f;
 	vaccel_signal_apply(w, op, value);
+	vaccel_signal_wake(w, irq);
 	vaccel_vm_map_put(map);
-	vaccel_signal_wake(irq);
 	return DRM_VACCEL_FAULT_NONE;
 }
 
 u32 vaccel_os_signal_read(void *os, u64 va, u64 *value)
 {
+	struct vaccel_queue *q = os;
 	struct vaccel_vm_map *map;
 	atomic64_t *w;
 	u32 f;
 
-	f = vaccel_os_signal_word(os, va, DRM_VACCEL_VM_READ, &w, &map);
+	f = vaccel_os_signal_word(q, va, DRM_VACCEL_VM_READ, &w, &map);
 	if (f)
 		return f;
 	*value = atomic64_read_acquire(w);
+	/* the key a blocked WAIT's waiter is armed on (vaccel_engine.c) */
+	q->wait_word = w;
 	vaccel_vm_map_put(map);
 	return DRM_VACCEL_FAULT_NONE;
 }
@@ -167,14 +182,6 @@ void vaccel_os_packet(void *os, const struct drm_vaccel_packet *pkt, u64 index,
 u64 vaccel_os_now_ns(void *os)
 {
 	return ktime_get_ns();
-}
-
-void vaccel_os_delay(void *os, u64 ns)
-{
-	if (ns >= NSEC_PER_USEC)
-		fsleep(div_u64(ns, NSEC_PER_USEC));
-	else
-		ndelay(ns);
 }
 
 void vaccel_os_fpu_begin(void)

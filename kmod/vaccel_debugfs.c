@@ -164,8 +164,17 @@ static int vaccel_debugfs_vm_show(struct seq_file *m, void *unused)
  */
 #define VACCEL_VM_READ_MAX	4096
 
+/**
+ * struct vaccel_vm_read - state of one open vm_read file
+ * @vdev: the device
+ * @lock: serialises writers and readers of @out and @out_len (one open
+ *	file may be used by several threads)
+ * @out: the last result, or NULL
+ * @out_len: its length
+ */
 struct vaccel_vm_read {
 	struct vaccel_device *vdev;
+	struct mutex lock;	/* see above */
 	char *out;
 	size_t out_len;
 };
@@ -177,6 +186,7 @@ static int vaccel_vm_read_open(struct inode *inode, struct file *f)
 	if (!st)
 		return -ENOMEM;
 	st->vdev = inode->i_private;
+	mutex_init(&st->lock);
 	f->private_data = st;
 	return nonseekable_open(inode, f);
 }
@@ -186,6 +196,7 @@ static int vaccel_vm_read_release(struct inode *inode, struct file *f)
 	struct vaccel_vm_read *st = f->private_data;
 
 	kvfree(st->out);
+	mutex_destroy(&st->lock);
 	kfree(st);
 	return 0;
 }
@@ -225,12 +236,12 @@ static ssize_t vaccel_vm_read_write(struct file *f, const char __user *ubuf,
 				    size_t count, loff_t *ppos)
 {
 	struct vaccel_vm_read *st = f->private_data;
-	char req[64];
+	char req[64], *out;
 	u64 va, len;
+	size_t i, out_len;
 	u8 *buf;
 	u32 ctx;
 	int ret;
-	size_t i;
 
 	if (count >= sizeof(req))
 		return -EINVAL;
@@ -242,23 +253,29 @@ static ssize_t vaccel_vm_read_write(struct file *f, const char __user *ubuf,
 		return -EINVAL;
 
 	buf = kvmalloc(len, GFP_KERNEL);
-	kvfree(st->out);
-	st->out = kvmalloc(2 * len + 32, GFP_KERNEL);
-	if (!buf || !st->out) {
+	out = kvmalloc(2 * len + 32, GFP_KERNEL);
+	if (!buf || !out) {
+		kvfree(out);
 		kvfree(buf);
 		return -ENOMEM;
 	}
 	ret = vaccel_vm_read_copy(st->vdev, ctx, va, len, buf);
 	if (ret) {
-		st->out_len = scnprintf(st->out, 32, "error %d\n", ret);
+		out_len = scnprintf(out, 32, "error %d\n", ret);
 	} else {
 		for (i = 0; i < len; i++)
-			sprintf(st->out + 2 * i, "%02x", buf[i]);
-		st->out[2 * len] = '\n';
-		st->out_len = 2 * len + 1;
+			sprintf(out + 2 * i, "%02x", buf[i]);
+		out[2 * len] = '\n';
+		out_len = 2 * len + 1;
 	}
 	kvfree(buf);
+	/* the result is built privately and swapped in under the lock */
+	mutex_lock(&st->lock);
+	swap(st->out, out);
+	st->out_len = out_len;
 	*ppos = 0;	/* the next read starts at the new result */
+	mutex_unlock(&st->lock);
+	kvfree(out);
 	return count;
 }
 
@@ -266,10 +283,13 @@ static ssize_t vaccel_vm_read_read(struct file *f, char __user *ubuf,
 				   size_t count, loff_t *ppos)
 {
 	struct vaccel_vm_read *st = f->private_data;
+	ssize_t ret = 0;
 
-	if (!st->out)
-		return 0;
-	return simple_read_from_buffer(ubuf, count, ppos, st->out, st->out_len);
+	mutex_lock(&st->lock);
+	if (st->out)
+		ret = simple_read_from_buffer(ubuf, count, ppos, st->out, st->out_len);
+	mutex_unlock(&st->lock);
+	return ret;
 }
 
 static const struct file_operations vaccel_vm_read_fops = {
@@ -292,11 +312,12 @@ static int vaccel_debugfs_queues_show(struct seq_file *m, void *unused)
 
 		mutex_lock(&e->lock);
 		list_for_each_entry(q, &e->queues, node)
-			seq_printf(m, "engine %u ctx %u queue %u state %u read %llu write %llu fault %u fault_index %llu fault_addr 0x%llx blocked %d priority %u\n",
+			seq_printf(m, "engine %u ctx %u queue %u state %u read %llu write %llu fault %u fault_index %llu fault_addr 0x%llx blocked %d priority %u busy_until %llu depth %u split %d\n",
 				   i, q->vfile->id, q->id, READ_ONCE(q->ctrl->state),
 				   q->core.read_index, q->write_index, q->core.fault,
 				   q->core.fault_index, q->core.fault_addr, q->blocked,
-				   q->priority);
+				   q->priority, q->core.busy_until, q->core.depth,
+				   !!q->split);
 		mutex_unlock(&e->lock);
 	}
 	return 0;
@@ -318,8 +339,9 @@ static int vaccel_debugfs_engines_show(struct seq_file *m, void *unused)
 		list_for_each_entry(q, &e->queues, node)
 			n++;
 		mutex_unlock(&e->lock);
-		seq_printf(m, "engine %u queues %u running %d stalled %d\n", i, n,
-			   !!e->thread, READ_ONCE(e->stall_until) > now);
+		seq_printf(m, "engine %u queues %u running %d stalled %d sleeps %lld wakeups %lld\n",
+			   i, n, !!e->thread, READ_ONCE(e->stall_until) > now,
+			   atomic64_read(&e->sleeps), atomic64_read(&e->wakeups));
 	}
 	return 0;
 }
@@ -336,6 +358,8 @@ static int vaccel_debugfs_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "sleeps %lld\n", atomic64_read(&vdev->stats.sleeps));
 	seq_printf(m, "wakeups %lld\n", atomic64_read(&vdev->stats.wakeups));
 	seq_printf(m, "resets %lld\n", atomic64_read(&vdev->stats.resets));
+	seq_printf(m, "splits %lld\n", atomic64_read(&vdev->stats.splits));
+	seq_printf(m, "split_helps %lld\n", atomic64_read(&vdev->stats.split_helps));
 	return 0;
 }
 

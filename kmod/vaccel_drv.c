@@ -16,6 +16,7 @@
 
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
+#include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_ioctl.h>
@@ -49,7 +50,7 @@ static int vaccel_open(struct drm_device *drm, struct drm_file *file)
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
 
-	vfile = kzalloc(sizeof(*vfile), GFP_KERNEL);
+	vfile = kzalloc(sizeof(*vfile), GFP_KERNEL_ACCOUNT);
 	if (!vfile) {
 		drm_dev_exit(idx);
 		return -ENOMEM;
@@ -59,6 +60,8 @@ static int vaccel_open(struct drm_device *drm, struct drm_file *file)
 	atomic_set(&vfile->num_bos, 0);
 	vaccel_vm_init(&vfile->vm);
 	xa_init_flags(&vfile->queues, XA_FLAGS_ALLOC);
+	vaccel_signal_file_init(vfile);
+	atomic64_set(&vfile->busy_ns, 0);
 	file->driver_priv = vfile;
 	vfile->id = atomic_inc_return(&vdev->next_ctx_id);
 	atomic_inc(&vdev->open_files);
@@ -78,6 +81,7 @@ static void vaccel_postclose(struct drm_device *drm, struct drm_file *file)
 	 * go before the VM they run in.
 	 */
 	vaccel_queues_fini(vfile);
+	vaccel_signal_file_fini(vfile);
 	vaccel_vm_fini(&vfile->vm);
 	atomic_dec(&vdev->open_files);
 	put_pid(vfile->pid);
@@ -91,7 +95,7 @@ static int vaccel_ioctl_get_param(struct drm_device *drm, void *data,
 	struct vaccel_device *vdev = to_vaccel_device(drm);
 	struct drm_vaccel_get_param *args = data;
 
-	if (args->pad)
+	if (VACCEL_IOCTL_DBG(drm, args->pad))
 		return -EINVAL;
 
 	switch (args->param) {
@@ -114,7 +118,9 @@ static int vaccel_ioctl_get_param(struct drm_device *drm, void *data,
 		args->value = VACCEL_VA_END - VACCEL_VA_START;
 		break;
 	case DRM_VACCEL_PARAM_CAPABILITIES:
-		args->value = DRM_VACCEL_CAP_HOTPLUG;
+		args->value = DRM_VACCEL_CAP_HOTPLUG | DRM_VACCEL_CAP_EXEC_BINDINGS |
+			      DRM_VACCEL_CAP_MATMUL | DRM_VACCEL_CAP_SIGNAL_EVENTFD |
+			      DRM_VACCEL_CAP_ENGINE_SPLIT;
 		break;
 	case DRM_VACCEL_PARAM_LINK_BANDWIDTH:
 		args->value = vdev->cfg.link_bw_mbps;
@@ -138,9 +144,26 @@ static int vaccel_ioctl_get_param(struct drm_device *drm, void *data,
 		args->value = VACCEL_MAX_QUEUES;
 		break;
 	default:
+		drm_dbg(drm, "unknown param %u\n", args->param);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * Per-client usage (Documentation/gpu/drm-usage-stats.rst), after the
+ * DRM core's drm-driver and drm-client-id lines: memory of the client's
+ * buffer handles, and the engine time its queues used, as one "compute"
+ * engine class of the device's engines.
+ */
+static void vaccel_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct vaccel_file *vfile = file->driver_priv;
+
+	drm_show_memory_stats(p, file);
+	drm_printf(p, "drm-engine-compute:\t%llu ns\n",
+		   (u64)atomic64_read(&vfile->busy_ns));
+	drm_printf(p, "drm-engine-capacity-compute:\t%llu\n", vfile->vdev->cfg.engines);
 }
 
 /*
@@ -160,12 +183,14 @@ static const struct drm_ioctl_desc vaccel_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VACCEL_KICK, vaccel_ioctl_kick, 0),
 	DRM_IOCTL_DEF_DRV(VACCEL_WAIT_SIGNALS, vaccel_ioctl_wait_signals, 0),
 	DRM_IOCTL_DEF_DRV(VACCEL_SIGNAL_WRITE, vaccel_ioctl_signal_write, 0),
+	DRM_IOCTL_DEF_DRV(VACCEL_SIGNAL_EVENTFD, vaccel_ioctl_signal_eventfd, 0),
 };
 
-/* GEM objects below VACCEL_MMAP_QUEUE_BASE, queue pages above it. */
+/* Queue pages below 4 GiB, GEM objects at their offsets above it. */
 static int vaccel_mmap(struct file *filp, struct vm_area_struct *vma)
 {
-	if (vma->vm_pgoff >= VACCEL_MMAP_QUEUE_BASE >> PAGE_SHIFT)
+	if (vma->vm_pgoff >= VACCEL_MMAP_QUEUE_BASE >> PAGE_SHIFT &&
+	    vma->vm_pgoff < VACCEL_MMAP_QUEUE_END >> PAGE_SHIFT)
 		return vaccel_queue_mmap(filp, vma);
 	return drm_gem_mmap(filp, vma);
 }
@@ -181,6 +206,7 @@ static const struct file_operations vaccel_fops = {
 	.read = drm_read,
 	.llseek = noop_llseek,
 	.mmap = vaccel_mmap,
+	.show_fdinfo = drm_show_fdinfo,
 	.fop_flags = FOP_UNSIGNED_OFFSET,
 };
 
@@ -188,6 +214,7 @@ static const struct drm_driver vaccel_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL,
 	.open = vaccel_open,
 	.postclose = vaccel_postclose,
+	.show_fdinfo = vaccel_show_fdinfo,
 	.gem_create_object = vaccel_gem_create_object,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	.ioctls = vaccel_ioctls,
@@ -198,8 +225,9 @@ static const struct drm_driver vaccel_drm_driver = {
 #ifdef VACCEL_HAVE_DRM_DRIVER_DATE
 	.date = "20261122",
 #endif
-	.major = VACCEL_UAPI_VERSION,
-	.minor = 0,
+	/* the major is fixed; the minor is the uAPI version */
+	.major = 1,
+	.minor = VACCEL_UAPI_VERSION,
 };
 
 static void vaccel_device_release(struct drm_device *drm, void *unused)
@@ -238,6 +266,9 @@ int vaccel_device_probe(struct vaccel_bus_dev *bdev)
 	atomic64_set(&vdev->mem_pinned, 0);
 	atomic_set(&vdev->next_ctx_id, 0);
 	atomic_set(&vdev->next_engine, 0);
+	init_waitqueue_head(&vdev->event_wq);
+	spin_lock_init(&vdev->split_lock);
+	INIT_LIST_HEAD(&vdev->splits);
 
 	ret = vaccel_engines_start(vdev);
 	if (ret)
@@ -264,8 +295,8 @@ void vaccel_device_remove(struct vaccel_bus_dev *bdev)
 	struct vaccel_device *vdev = dev_get_drvdata(&bdev->dev);
 
 	drm_dev_unplug(&vdev->drm);
-	/* host waiters on this device fail with -ENODEV now */
-	vaccel_signal_wake(true);
+	/* host waiters fail with -ENODEV now; armed eventfds fire */
+	vaccel_signal_device_event(vdev, NULL, false);
 	dev_set_drvdata(&bdev->dev, NULL);
 }
 
@@ -279,6 +310,7 @@ static int __init vaccel_init(void)
 		return -EINVAL;
 	}
 
+	vaccel_signal_module_init();
 	ret = vaccel_gem_module_init();
 	if (ret)
 		return ret;

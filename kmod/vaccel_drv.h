@@ -8,7 +8,10 @@
 #include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/device.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 #include <linux/xarray.h>
 
 #include <drm/drm_device.h>
@@ -17,6 +20,7 @@
 
 #include "vaccel_compat.h"
 #include "vaccel_config.h"
+#include "vaccel_signal.h"
 #include "vaccel_vm.h"
 
 #define DRIVER_NAME	"vaccel"
@@ -63,8 +67,13 @@ struct vaccel_bus_dev {
  * @next_ctx_id: id of the next context
  * @engines: the @cfg.engines engines (see vaccel_engine.c)
  * @next_engine: round-robin cursor for placing new queues
+ * @event_wq: host waiters (WAIT_SIGNALS) of the device, woken by queue
+ *	faults and the unplug; signal updates wake per signal instead
+ * @split_lock: protects @splits and each job's listed state
+ * @splits: bulk packets split across engines (see vaccel_split.c)
  * @stats: counters for debugfs: packets and bytes executed, queue faults,
- *	KICK calls, engine sleeps and wake-ups, device resets
+ *	KICK calls, engine sleeps and wake-ups, device resets, split jobs
+ *	and ranges other engines ran
  * @knobs: fault injection, set through debugfs: fail the next N buffer
  *	creations, binds or queue creations with -ENOMEM, fault the next N
  *	device memory accesses, add latency to every packet
@@ -83,6 +92,9 @@ struct vaccel_device {
 	atomic_t next_ctx_id;
 	struct vaccel_engine *engines;
 	atomic_t next_engine;
+	struct wait_queue_head event_wq;
+	spinlock_t split_lock;	/* see above */
+	struct list_head splits;
 	struct {
 		atomic64_t packets;
 		atomic64_t bytes;
@@ -91,6 +103,8 @@ struct vaccel_device {
 		atomic64_t sleeps;
 		atomic64_t wakeups;
 		atomic64_t resets;
+		atomic64_t splits;
+		atomic64_t split_helps;
 	} stats;
 	struct {
 		atomic_t fail_bo_create;
@@ -129,6 +143,9 @@ static inline bool vaccel_inject(atomic_t *knob)
  * @num_bos: GEM handles held, at most VACCEL_MAX_BOS
  * @vm: the context's device VA space
  * @queues: the context's queues by id (allocating xarray, own lock)
+ * @arms: eventfds armed on signals (SIGNAL_EVENTFD)
+ * @busy_ns: engine time its queues used (turns that ran steps, and the
+ *	modelled time they charged), for fdinfo's drm-engine-compute
  */
 struct vaccel_file {
 	struct vaccel_device *vdev;
@@ -137,6 +154,8 @@ struct vaccel_file {
 	atomic_t num_bos;
 	struct vaccel_vm vm;
 	struct xarray queues;
+	struct vaccel_signal_arms arms;
+	atomic64_t busy_ns;
 };
 
 static inline struct vaccel_device *to_vaccel_device(struct drm_device *drm)

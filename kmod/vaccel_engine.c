@@ -1,27 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Engines: one kernel thread each, running the queues assigned to it in
- * turn, a bounded number of steps per queue per pass.
+ * turn, a bounded number of steps per queue per pass, and helping other
+ * engines' split packets when it has nothing of its own.
  *
  * Doorbell protocol, engine side (the submitter's side is in the uAPI
  * header): an engine that found no work for the device's poll budget
  * (1) sets need_wakeup in every control page, (2) issues a full barrier,
- * (3) reads every doorbell again and (4) sleeps only if none moved and no
- * KICK or signal arrived. The submitter stores the doorbell, issues a full
+ * (3) reads every doorbell again and (4) sleeps only if none moved and
+ * nobody woke it. The submitter stores the doorbell, issues a full
  * barrier, then reads need_wakeup. Each side stores, fences, then loads
  * what the other stored, so at least one of them sees the other's store:
  * either the engine finds the new doorbell in (3) or the submitter finds
- * need_wakeup and kicks. A KICK sets @kicked before waking the thread and
- * the thread tests @kicked after marking itself asleep, so a kick between
- * (3) and (4) is not lost either.
+ * need_wakeup and kicks. A waker (KICK, a signal a blocked queue of the
+ * engine waits on, a split job, a stall change) sets @wake before it
+ * looks at @sleeping, and the thread sets @sleeping before it tests
+ * @wake, each with a full barrier in between, so a wake-up between (3)
+ * and (4) is not lost either.
  *
- * Device-side WAITs sleep the same way: every sleeping engine is on
- * vaccel_engine_wq and records the signal generation before its last pass;
- * a signal update bumps the generation, then wakes the queue.
+ * Time never passes under the engine lock: DELAY, the link model and
+ * injected latency make a queue busy until a deadline (see the packet
+ * core); the engine runs its other queues meanwhile and, with nothing
+ * else to do, sleeps until the earliest deadline without the lock.
  *
  * Copyright (C) 2026 The vaccel authors
  */
-#include <linux/delay.h>
+#include <linux/freezer.h>
+#include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -32,9 +37,29 @@
 #include "vaccel_drv.h"
 #include "vaccel_queue.h"
 #include "vaccel_signal.h"
+#include "vaccel_split.h"
 
 #define CREATE_TRACE_POINTS
 #include "vaccel_trace.h"
+
+/* Slack of an engine's timed sleep: DELAY ends at most this late. */
+#define VACCEL_ENGINE_SLACK_NS	(50 * NSEC_PER_USEC)
+
+/**
+ * vaccel_engine_wake() - make sure an engine looks at its queues again
+ * @e: the engine
+ *
+ * Safe from any context, including wake functions run under a waitqueue
+ * lock.
+ */
+void vaccel_engine_wake(struct vaccel_engine *e)
+{
+	atomic_set(&e->wake, 1);
+	/* @wake before @sleeping: see the top of this file */
+	smp_mb__after_atomic();
+	if (READ_ONCE(e->sleeping) && e->thread)
+		wake_up_process(e->thread);
+}
 
 /**
  * vaccel_queue_fault() - publish a queue's fault and stop it
@@ -44,16 +69,21 @@
 void vaccel_queue_fault(struct vaccel_queue *q)
 {
 	struct drm_vaccel_queue_control *c = q->ctrl;
+	struct vaccel_core_queue *core = &q->core;
 
-	trace_vaccel_fault(q->vfile->vdev->id, q->vfile->id, q->id, q->core.fault,
-			   q->core.fault_index, q->core.fault_addr);
-	WRITE_ONCE(c->fault, q->core.fault);
-	WRITE_ONCE(c->fault_index, q->core.fault_index);
-	WRITE_ONCE(c->fault_addr, q->core.fault_addr);
+	trace_vaccel_fault(q->vfile->vdev->id, q->vfile->id, q->id, core->fault,
+			   core->fault_index, core->fault_addr);
+	WRITE_ONCE(c->fault, core->fault);
+	WRITE_ONCE(c->fault_index, core->fault_index);
+	WRITE_ONCE(c->fault_addr, core->fault_addr);
+	WRITE_ONCE(c->fault_depth, core->fault_depth);
+	WRITE_ONCE(c->fault_binding, core->fault_binding);
+	WRITE_ONCE(c->fault_exec_index, core->fault_exec_index);
 	/* the record is complete before the state says so */
 	smp_store_release(&c->state, DRM_VACCEL_QUEUE_ERROR);
+	vaccel_split_stop(q);
 	atomic64_inc(&q->vfile->vdev->stats.faults);
-	vaccel_signal_wake(true);
+	vaccel_signal_device_event(q->vfile->vdev, q->vfile, true);
 }
 
 /*
@@ -63,9 +93,15 @@ void vaccel_queue_fault(struct vaccel_queue *q)
  */
 static void vaccel_queue_stop(struct vaccel_queue *q, u32 code)
 {
-	q->core.fault = code;
-	q->core.fault_index = q->core.read_index;
-	q->core.fault_addr = 0;
+	struct vaccel_core_queue *core = &q->core;
+
+	core->fault = code;
+	core->fault_index = core->read_index;
+	core->fault_addr = 0;
+	core->fault_depth = core->depth;
+	core->fault_exec_index = core->depth ?
+				 core->frames[core->depth - 1].next - 1 : 0;
+	core->fault_binding = 0;
 	vaccel_queue_fault(q);
 }
 
@@ -94,19 +130,86 @@ static bool vaccel_queue_idle(struct vaccel_queue *q)
 }
 
 /*
- * Give one queue its turn: up to its priority's budget of steps, bounded in
- * time. Returns true if it made progress; lowers *deadline to the end of a
- * timed WAIT it blocks on.
+ * Keep the queue's waiter on the word its WAIT reads while it is blocked.
+ * Returns true when the waiter was (re)armed: the caller must then look
+ * at the word once more, as an update between the WAIT's read and the
+ * arming woke nobody.
  */
-static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
+static bool vaccel_queue_arm(struct vaccel_queue *q, bool blocked)
+{
+	const void *word = blocked ? q->wait_word : NULL;
+
+	if (q->wait.word == word)
+		return false;
+	if (q->wait.word)
+		vaccel_signal_disarm_waiter(&q->wait);
+	if (!word)
+		return false;
+	vaccel_signal_arm_waiter(&q->wait, word);
+	/* on the bucket before the word is read again: see vaccel_signal.c */
+	smp_mb();
+	return true;
+}
+
+static int vaccel_queue_signal_wake(struct wait_queue_entry *wq, unsigned int mode,
+				    int flags, void *key)
+{
+	struct vaccel_queue *q = container_of(wq, struct vaccel_queue, wait.wq);
+
+	if (!vaccel_signal_waiter_match(&q->wait, key))
+		return 0;
+	vaccel_engine_wake(q->engine);
+	return 1;
+}
+
+/*
+ * Injected per-step latency (debugfs packet_latency_ns): each step of a
+ * queue is preceded by that much busy time.
+ */
+static bool vaccel_queue_latency(struct vaccel_queue *q, u64 now)
+{
+	u64 latency = READ_ONCE(q->vfile->vdev->knobs.packet_latency_ns);
+
+	if (!latency || q->latency_paid)
+		return false;
+	q->core.busy_until = max(q->core.busy_until, now) + latency;
+	q->latency_paid = true;
+	return true;
+}
+
+static void vaccel_queue_account(struct vaccel_queue *q, u64 packets, u64 bytes,
+				 u64 busy)
 {
 	struct vaccel_device *vdev = q->vfile->vdev;
-	u64 packets = q->core.packets, bytes = q->core.bytes;
-	u64 latency = READ_ONCE(vdev->knobs.packet_latency_ns);
-	unsigned int budget, n;
-	enum vaccel_core_status st;
-	bool blocked;
-	u64 start;
+
+	/* shared counters: touched only when something ran */
+	if (q->core.packets != packets)
+		atomic64_add(q->core.packets - packets, &vdev->stats.packets);
+	if (q->core.bytes != bytes)
+		atomic64_add(q->core.bytes - bytes, &vdev->stats.bytes);
+	if (busy)
+		atomic64_add(busy, &q->vfile->busy_ns);
+}
+
+/**
+ * vaccel_queue_run() - give one queue its turn
+ * @q: the queue, under its engine's lock
+ * @next: lowered to the earliest time the queue needs a look without a
+ *	wake-up (end of its busy time or of its WAIT's timeout)
+ *
+ * Runs up to the priority's budget of steps, reading the clock after every
+ * step, for at most VACCEL_QUEUE_TURN_NS.
+ *
+ * Return: true if it made progress.
+ */
+bool vaccel_queue_run(struct vaccel_queue *q, u64 *next)
+{
+	struct vaccel_core_queue *core = &q->core;
+	u64 packets = core->packets, bytes = core->bytes, busy = core->busy_until;
+	unsigned int budget = VACCEL_QUEUE_BUDGET << (2 * q->priority);
+	u64 start, now, turn_end;
+	enum vaccel_core_status st = VACCEL_CORE_IDLE;
+	bool progress = false, blocked;
 
 	if (READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
 		return false;
@@ -122,41 +225,67 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
 	if (vaccel_queue_idle(q))
 		return false;
 
-	/* injected latency: one step at a time, each after the delay */
-	if (latency)
-		vaccel_os_delay(q, min_t(u64, latency, VACCEL_CORE_MAX_DELAY_NS));
-	budget = latency ? 1 : VACCEL_QUEUE_BUDGET << (2 * q->priority);
 	start = ktime_get_ns();
-	do {
-		n = min(budget, VACCEL_QUEUE_SLICE);
-		st = vaccel_core_run(&q->core, q->write_index, n);
-		budget -= n;
-	} while (st == VACCEL_CORE_BUDGET && budget &&
-		 ktime_get_ns() - start < VACCEL_QUEUE_TURN_NS);
+	now = start;
+	turn_end = start + VACCEL_QUEUE_TURN_NS;
+	if (q->split) {
+		progress = vaccel_split_run(q, turn_end);
+		if (q->split)
+			goto out;
+		now = ktime_get_ns();
+	}
+	while (budget) {
+		if (vaccel_queue_latency(q, now)) {
+			st = VACCEL_CORE_BUSY;
+			break;
+		}
+		st = vaccel_core_run(core, q->write_index, 1);
+		if (st == VACCEL_CORE_BUSY)
+			break;
+		q->latency_paid = false;
+		now = ktime_get_ns();
+		if (st == VACCEL_CORE_BLOCKED && vaccel_queue_arm(q, true))
+			continue;	/* read the word again, armed */
+		if (st != VACCEL_CORE_BUDGET)
+			break;
+		budget--;
+		if (now >= turn_end)
+			break;
+		progress = true;
+		if (vaccel_split_start(q)) {
+			vaccel_split_run(q, turn_end);
+			break;
+		}
+	}
+out:
 	/* the packets' effects are visible before their completion is */
-	smp_store_release(&q->ctrl->read_index, q->core.read_index);
+	smp_store_release(&q->ctrl->read_index, core->read_index);
 	blocked = st == VACCEL_CORE_BLOCKED;
+	vaccel_queue_arm(q, blocked);
 	if (q->blocked != blocked) {
 		q->blocked = blocked;
-		if (q->blocked)
-			trace_vaccel_wait_block(vdev->id, q->vfile->id, q->id,
-						q->core.read_index);
+		if (blocked)
+			trace_vaccel_wait_block(q->vfile->vdev->id, q->vfile->id,
+						q->id, core->read_index);
 		else
-			trace_vaccel_wait_unblock(vdev->id, q->vfile->id, q->id,
-						  q->core.read_index);
+			trace_vaccel_wait_unblock(q->vfile->vdev->id, q->vfile->id,
+						  q->id, core->read_index);
 	}
 	if (st == VACCEL_CORE_FAULT)
 		vaccel_queue_fault(q);
-	if (q->blocked && q->core.deadline && q->core.deadline < *deadline)
-		*deadline = q->core.deadline;
+	if (blocked && core->deadline)
+		*next = min(*next, core->deadline);
+	if (core->busy_until)
+		*next = min(*next, core->busy_until);
 
-	/* shared counters: touched only when something ran */
-	if (q->core.packets != packets)
-		atomic64_add(q->core.packets - packets, &vdev->stats.packets);
-	if (q->core.bytes != bytes)
-		atomic64_add(q->core.bytes - bytes, &vdev->stats.bytes);
-	return q->core.packets != packets || q->core.bytes != bytes ||
-	       st == VACCEL_CORE_BUDGET || st == VACCEL_CORE_FAULT;
+	progress |= core->packets != packets || core->bytes != bytes ||
+		    st == VACCEL_CORE_FAULT;
+	/* a client's busy time: its turns, and the modelled time it charged */
+	vaccel_queue_account(q, packets, bytes,
+			     (progress ? ktime_get_ns() - start : 0) +
+			     (core->busy_until > max(busy, now) ?
+			      core->busy_until - max(busy, now) : 0));
+	return progress;
 }
 
 /*
@@ -164,7 +293,7 @@ static bool vaccel_queue_run(struct vaccel_queue *q, u64 *deadline)
  * turn; the queue whose turn it is moves to the tail, so queues created or
  * destroyed meanwhile do not disturb the rotation.
  */
-static bool vaccel_engine_pass(struct vaccel_engine *e, u64 *deadline)
+static bool vaccel_engine_pass(struct vaccel_engine *e, u64 *next)
 {
 	struct vaccel_queue *q;
 	bool progress = false;
@@ -173,12 +302,12 @@ static bool vaccel_engine_pass(struct vaccel_engine *e, u64 *deadline)
 	mutex_lock(&e->lock);
 	n = list_count_nodes(&e->queues);
 	mutex_unlock(&e->lock);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !kthread_should_stop(); i++) {
 		mutex_lock(&e->lock);
 		q = list_first_entry_or_null(&e->queues, struct vaccel_queue, node);
 		if (q) {
 			list_move_tail(&q->node, &e->queues);
-			progress |= vaccel_queue_run(q, deadline);
+			progress |= vaccel_queue_run(q, next);
 		}
 		mutex_unlock(&e->lock);
 		if (!q)
@@ -189,7 +318,7 @@ static bool vaccel_engine_pass(struct vaccel_engine *e, u64 *deadline)
 }
 
 /* Is there work an engine must not sleep through? Called with e->lock. */
-static bool vaccel_engine_pending(struct vaccel_engine *e)
+static bool vaccel_engine_pending(struct vaccel_engine *e, u64 now)
 {
 	struct vaccel_queue *q;
 
@@ -199,7 +328,9 @@ static bool vaccel_engine_pending(struct vaccel_engine *e)
 		/* after the full barrier in vaccel_engine_sleep() */
 		if (smp_load_acquire(q->doorbell) > q->write_index)
 			return true;
-		if (!q->blocked && !vaccel_queue_idle(q))
+		if (q->blocked || vaccel_queue_idle(q))
+			continue;
+		if (!q->core.busy_until || q->core.busy_until <= now)
 			return true;
 	}
 	return false;
@@ -213,31 +344,33 @@ static void vaccel_engine_set_need_wakeup(struct vaccel_engine *e, u32 v)
 		WRITE_ONCE(q->ctrl->need_wakeup, v);
 }
 
-static void vaccel_engine_sleep(struct vaccel_engine *e, int gen, u64 deadline)
+/* Sleep until woken or until @deadline (U64_MAX: no deadline). */
+static void vaccel_engine_sleep(struct vaccel_engine *e, u64 deadline)
 {
-	long timeout = MAX_SCHEDULE_TIMEOUT;
-	DEFINE_WAIT(wait);
 	bool pending;
 
 	mutex_lock(&e->lock);
 	vaccel_engine_set_need_wakeup(e, 1);
 	smp_mb();	/* need_wakeup before the doorbells: see the top */
-	pending = vaccel_engine_pending(e);
+	pending = vaccel_engine_pending(e, ktime_get_ns());
 	mutex_unlock(&e->lock);
+	pending = pending || vaccel_split_pending(e->vdev);
 
-	if (deadline != U64_MAX) {
-		u64 now = ktime_get_ns();
+	WRITE_ONCE(e->sleeping, true);
+	/* a full barrier: @sleeping before @wake, see the top */
+	set_current_state(TASK_INTERRUPTIBLE | TASK_FREEZABLE);
+	if (!pending && !atomic_xchg(&e->wake, 0) && !kthread_should_stop() &&
+	    deadline > ktime_get_ns()) {
+		ktime_t t = ns_to_ktime(deadline == U64_MAX ? KTIME_MAX : deadline);
 
-		timeout = deadline > now ? nsecs_to_jiffies(deadline - now) + 1 : 0;
-	}
-	prepare_to_wait(&vaccel_engine_wq, &wait, TASK_INTERRUPTIBLE);
-	if (!pending && timeout && !atomic_xchg(&e->kicked, 0) &&
-	    vaccel_signal_generation() == gen && !kthread_should_stop()) {
+		atomic64_inc(&e->sleeps);
 		atomic64_inc(&e->vdev->stats.sleeps);
-		schedule_timeout(timeout);
+		schedule_hrtimeout_range(&t, VACCEL_ENGINE_SLACK_NS, HRTIMER_MODE_ABS);
+		atomic64_inc(&e->wakeups);
 		atomic64_inc(&e->vdev->stats.wakeups);
 	}
-	finish_wait(&vaccel_engine_wq, &wait);
+	__set_current_state(TASK_RUNNING);
+	WRITE_ONCE(e->sleeping, false);
 
 	mutex_lock(&e->lock);
 	vaccel_engine_set_need_wakeup(e, 0);
@@ -344,7 +477,13 @@ static void vaccel_engine_stall(struct vaccel_engine *e)
 	u64 until = READ_ONCE(e->stall_until), now = ktime_get_ns();
 
 	while (now < until && !kthread_should_stop()) {
-		schedule_timeout_interruptible(nsecs_to_jiffies(until - now) + 1);
+		ktime_t t = ns_to_ktime(until);
+
+		set_current_state(TASK_INTERRUPTIBLE | TASK_FREEZABLE);
+		if (READ_ONCE(e->stall_until) == until)
+			schedule_hrtimeout_range(&t, VACCEL_ENGINE_SLACK_NS,
+						 HRTIMER_MODE_ABS);
+		__set_current_state(TASK_RUNNING);
 		now = ktime_get_ns();
 		until = READ_ONCE(e->stall_until);
 	}
@@ -355,20 +494,27 @@ static int vaccel_engine_thread(void *data)
 	struct vaccel_engine *e = data;
 	u64 idle_since = ktime_get_ns();
 
-	while (!kthread_should_stop()) {
-		vaccel_engine_stall(e);
-		u64 deadline = U64_MAX;
-		int gen = vaccel_signal_generation();
+	set_freezable();
+	while (!kthread_freezable_should_stop(NULL)) {
+		u64 next = U64_MAX, now;
 		bool progress;
 
-		atomic_set(&e->kicked, 0);
-		progress = vaccel_engine_pass(e, &deadline);
-
+		vaccel_engine_stall(e);
+		/* wake-ups from now on count for the next sleep */
+		atomic_set(&e->wake, 0);
+		progress = vaccel_engine_pass(e, &next);
+		if (!progress)
+			progress = vaccel_split_help(e, ktime_get_ns() + VACCEL_QUEUE_TURN_NS);
+		now = ktime_get_ns();
 		if (progress) {
-			idle_since = ktime_get_ns();
-		} else if (ktime_get_ns() - idle_since >= e->vdev->cfg.poll_budget_ns) {
-			vaccel_engine_sleep(e, gen, deadline);
-			idle_since = ktime_get_ns();
+			idle_since = now;
+		} else if (now - idle_since >= e->vdev->cfg.poll_budget_ns) {
+			/*
+			 * The poll budget is not restarted: a wake-up that
+			 * brings no work (a signal that does not satisfy the
+			 * WAIT) sends the engine straight back to sleep.
+			 */
+			vaccel_engine_sleep(e, next);
 			continue;
 		}
 		cond_resched();
@@ -431,4 +577,23 @@ int vaccel_engines_start(struct vaccel_device *vdev)
 		vdev->engines[i].thread = t;
 	}
 	return 0;
+}
+
+/**
+ * vaccel_queue_init_wait() - set up a new queue's signal waiter
+ * @q: the queue
+ */
+void vaccel_queue_init_wait(struct vaccel_queue *q)
+{
+	vaccel_signal_waiter_init(&q->wait, vaccel_queue_signal_wake, NULL);
+}
+
+/**
+ * vaccel_queue_fini_wait() - disarm a queue no engine runs any more
+ * @q: the queue
+ */
+void vaccel_queue_fini_wait(struct vaccel_queue *q)
+{
+	if (q->wait.word)
+		vaccel_signal_disarm_waiter(&q->wait);
 }

@@ -279,6 +279,20 @@ struct vaccel_bo *vaccel_bo_owner(struct vaccel_bo *bo)
 }
 
 /**
+ * vaccel_bo_read_only() - may nobody write @bo through this handle
+ * @bo: a local or imported object
+ *
+ * Return: true for an import of a dma-buf whose file is not writable
+ * (exported without DRM_RDWR).
+ */
+bool vaccel_bo_read_only(struct vaccel_bo *bo)
+{
+	struct dma_buf_attachment *attach = bo->base.base.import_attach;
+
+	return attach && !(attach->dmabuf->file->f_mode & FMODE_WRITE);
+}
+
+/**
  * vaccel_bo_get_write() - register a writable device mapping of @bo
  * @bo: a local or imported object
  *

@@ -52,6 +52,7 @@ static inline struct vaccel_bo *to_vaccel_bo(struct drm_gem_object *obj)
 struct drm_gem_object *vaccel_gem_create_object(struct drm_device *drm,
 						size_t size);
 struct vaccel_bo *vaccel_bo_owner(struct vaccel_bo *bo);
+bool vaccel_bo_read_only(struct vaccel_bo *bo);
 int vaccel_bo_get_write(struct vaccel_bo *bo);
 void vaccel_bo_put_write(struct vaccel_bo *bo);
 

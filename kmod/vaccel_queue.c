@@ -6,6 +6,7 @@
  *
  * Copyright (C) 2026 The vaccel authors
  */
+#include <linux/capability.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -19,6 +20,7 @@
 
 #include "vaccel_drv.h"
 #include "vaccel_queue.h"
+#include "vaccel_split.h"
 #include "vaccel_trace.h"
 #include "vaccel_vm.h"
 
@@ -26,10 +28,13 @@ static void vaccel_queue_free(struct vaccel_queue *q)
 {
 	struct vaccel_engine *e = q->engine;
 
-	/* waits for the engine's step on this queue, if any, to end */
+	/* waits for the engine's turn on this queue, if any, to end */
 	mutex_lock(&e->lock);
 	list_del(&q->node);
 	mutex_unlock(&e->lock);
+	/* no engine runs it now: stop its split job and its signal waiter */
+	vaccel_split_cancel(q);
+	vaccel_queue_fini_wait(q);
 
 	/* user mappings keep their own page references */
 	put_page(q->pages[0]);
@@ -48,31 +53,44 @@ int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 	struct vaccel_engine *e;
 	struct vaccel_queue *q;
 	void *ring;
+	int idx, ret;
 	u32 id;
-	int ret;
 
-	if (args->flags)
+	if (VACCEL_IOCTL_DBG(drm, args->flags) ||
+	    VACCEL_IOCTL_DBG(drm, args->ring_size < DRM_VACCEL_RING_MIN ||
+			     args->ring_size > DRM_VACCEL_RING_MAX ||
+			     !is_power_of_2(args->ring_size)) ||
+	    VACCEL_IOCTL_DBG(drm, args->priority > DRM_VACCEL_QUEUE_PRIORITY_HIGH) ||
+	    VACCEL_IOCTL_DBG(drm, args->ring_va % sizeof(struct drm_vaccel_packet)))
 		return -EINVAL;
-	if (args->ring_size < DRM_VACCEL_RING_MIN ||
-	    args->ring_size > DRM_VACCEL_RING_MAX ||
-	    !is_power_of_2(args->ring_size) || args->priority > DRM_VACCEL_QUEUE_PRIORITY_HIGH ||
-	    args->ring_va % sizeof(struct drm_vaccel_packet))
-		return -EINVAL;
+	/* more than the normal share of an engine, as other DRM drivers */
+	if (VACCEL_IOCTL_DBG(drm, args->priority > DRM_VACCEL_QUEUE_PRIORITY_NORMAL &&
+			     !capable(CAP_SYS_NICE)))
+		return -EPERM;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	ret = -ENOMEM;
 	if (vaccel_inject(&vdev->knobs.fail_queue_create))
-		return -ENOMEM;
-	/* The ring must be readable now; the engine checks every fetch again. */
+		goto out_exit;
+	/*
+	 * The ring must be mapped readable now (the engine checks every fetch
+	 * again): -ENXIO if some of it is not mapped, -EACCES if not readable.
+	 */
 	ring = vaccel_vm_translate(&vfile->vm, args->ring_va,
 				   (u64)args->ring_size * sizeof(struct drm_vaccel_packet),
 				   DRM_VACCEL_VM_READ, &map, NULL);
-	if (IS_ERR(ring))
-		return -EFAULT;
+	if (IS_ERR(ring)) {
+		ret = PTR_ERR(ring) == -EACCES ? -EACCES : -ENXIO;
+		drm_dbg(drm, "ring at 0x%llx: %d\n", args->ring_va, ret);
+		goto out_exit;
+	}
 	vaccel_vm_map_put(map);
 
-	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	q = kzalloc(sizeof(*q), GFP_KERNEL_ACCOUNT);
 	if (!q)
-		return -ENOMEM;
-	q->pages[0] = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	q->pages[1] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		goto out_exit;
+	q->pages[0] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	q->pages[1] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!q->pages[0] || !q->pages[1]) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -86,6 +104,8 @@ int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 	q->ctrl->need_wakeup = 1;
 	q->vfile = vfile;
 	q->priority = args->priority;
+	atomic64_set(&q->charge_ns, 0);
+	vaccel_queue_init_wait(q);
 	vaccel_core_queue_init(&q->core, q, args->ring_va, args->ring_size);
 
 	/* on its engine before it is visible to KICK, QUERY and DESTROY */
@@ -109,12 +129,16 @@ int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 	xa_unlock(&vfile->queues);
 	if (ret) {
 		vaccel_queue_free(q);
-		return ret == -EBUSY ? -ENOSPC : ret;
+		if (ret == -EBUSY)
+			drm_dbg(drm, "context holds %u queues\n", VACCEL_MAX_QUEUES);
+		ret = ret == -EBUSY ? -ENOSPC : ret;
+		goto out_exit;
 	}
 
 	args->queue_id = id;
 	args->doorbell_offset = VACCEL_MMAP_QUEUE_BASE + (u64)id * 2 * PAGE_SIZE;
 	args->control_offset = args->doorbell_offset + PAGE_SIZE;
+	drm_dev_exit(idx);
 	return 0;
 
 err_free:
@@ -123,6 +147,8 @@ err_free:
 	if (q->pages[1])
 		__free_page(q->pages[1]);
 	kfree(q);
+out_exit:
+	drm_dev_exit(idx);
 	return ret;
 }
 
@@ -133,10 +159,10 @@ int vaccel_ioctl_queue_destroy(struct drm_device *drm, void *data,
 	struct drm_vaccel_queue_destroy *args = data;
 	struct vaccel_queue *q;
 
-	if (args->pad)
+	if (VACCEL_IOCTL_DBG(drm, args->pad))
 		return -EINVAL;
 	q = xa_erase(&vfile->queues, args->queue_id);
-	if (!q)
+	if (VACCEL_IOCTL_DBG(drm, !q))
 		return -ENOENT;
 	vaccel_queue_free(q);
 	return 0;
@@ -151,7 +177,7 @@ int vaccel_ioctl_queue_query(struct drm_device *drm, void *data,
 	struct vaccel_queue *q;
 	int ret = 0;
 
-	if (args->pad)
+	if (VACCEL_IOCTL_DBG(drm, args->pad))
 		return -EINVAL;
 	xa_lock(&vfile->queues);
 	q = xa_load(&vfile->queues, args->queue_id);
@@ -165,7 +191,11 @@ int vaccel_ioctl_queue_query(struct drm_device *drm, void *data,
 		args->fault = READ_ONCE(c->fault);
 		args->fault_index = READ_ONCE(c->fault_index);
 		args->fault_addr = READ_ONCE(c->fault_addr);
+		args->fault_depth = READ_ONCE(c->fault_depth);
+		args->fault_binding = READ_ONCE(c->fault_binding);
+		args->fault_exec_index = READ_ONCE(c->fault_exec_index);
 	} else {
+		drm_dbg(drm, "no queue %u\n", args->queue_id);
 		ret = -ENOENT;
 	}
 	xa_unlock(&vfile->queues);
@@ -180,7 +210,7 @@ int vaccel_ioctl_kick(struct drm_device *drm, void *data, struct drm_file *file)
 	struct vaccel_queue *q;
 	int idx, ret = 0;
 
-	if (args->pad)
+	if (VACCEL_IOCTL_DBG(drm, args->pad))
 		return -EINVAL;
 	/* engines stop after the unplug, which waits for this section */
 	if (!drm_dev_enter(drm, &idx))
@@ -188,16 +218,12 @@ int vaccel_ioctl_kick(struct drm_device *drm, void *data, struct drm_file *file)
 	xa_lock(&vfile->queues);
 	q = xa_load(&vfile->queues, args->queue_id);
 	if (q) {
-		/* kicked before the wake: see vaccel_engine.c */
-		atomic_set(&q->engine->kicked, 1);
-		/* kicked before the engine's state is looked at */
-		smp_mb__after_atomic();
-		if (q->engine->thread)
-			wake_up_process(q->engine->thread);
+		vaccel_engine_wake(q->engine);
 		atomic64_inc(&vdev->stats.kicks);
 		trace_vaccel_kick(vdev->id, vfile->id, q->id,
 				  READ_ONCE(q->ctrl->read_index));
 	} else {
+		drm_dbg(drm, "no queue %u\n", args->queue_id);
 		ret = -ENOENT;
 	}
 	xa_unlock(&vfile->queues);
@@ -221,14 +247,40 @@ void vaccel_queues_fini(struct vaccel_file *vfile)
 	xa_destroy(&vfile->queues);
 }
 
-/* Accessing a queue page after the device was unplugged. */
+/*
+ * A queue page mapping holds its page (vm_private_data, one reference per
+ * VMA). The page is inserted at mmap() time; after MADV_DONTNEED or any
+ * other zap it faults back in, as long as the device is there. After an
+ * unplug (which zaps every mapping of the file) accesses get SIGBUS.
+ */
 static vm_fault_t vaccel_queue_vm_fault(struct vm_fault *vmf)
 {
-	return VM_FAULT_SIGBUS;
+	struct vm_area_struct *vma = vmf->vma;
+	struct drm_file *file = vma->vm_file->private_data;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	int idx;
+
+	if (drm_dev_enter(file->minor->dev, &idx)) {
+		ret = vmf_insert_page(vma, vma->vm_start, vma->vm_private_data);
+		drm_dev_exit(idx);
+	}
+	return ret;
+}
+
+static void vaccel_queue_vm_open(struct vm_area_struct *vma)
+{
+	get_page(vma->vm_private_data);
+}
+
+static void vaccel_queue_vm_close(struct vm_area_struct *vma)
+{
+	put_page(vma->vm_private_data);
 }
 
 static const struct vm_operations_struct vaccel_queue_vm_ops = {
 	.fault = vaccel_queue_vm_fault,
+	.open = vaccel_queue_vm_open,
+	.close = vaccel_queue_vm_close,
 };
 
 /**
@@ -237,15 +289,17 @@ static const struct vm_operations_struct vaccel_queue_vm_ops = {
  * @filp: the accel file
  * @vma: one page at VACCEL_MMAP_QUEUE_BASE + id * 2 pages (+ 1 for control)
  *
- * The page is inserted at once and holds its own reference, so it outlives
- * the queue in this mapping. An unplug zaps the mapping; later accesses
- * get SIGBUS.
+ * The page is inserted at once and the mapping holds its own reference,
+ * so it outlives the queue in this mapping. Shared mappings only (a
+ * read-only mapping of an O_RDONLY file has VM_MAYSHARE but not
+ * VM_SHARED).
  *
  * Return: 0 or a negative errno.
  */
 int vaccel_queue_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct drm_file *file = filp->private_data;
+	struct drm_device *drm = file->minor->dev;
 	struct vaccel_file *vfile = file->driver_priv;
 	u64 off = ((u64)vma->vm_pgoff << PAGE_SHIFT) - VACCEL_MMAP_QUEUE_BASE;
 	bool control = (off >> PAGE_SHIFT) & 1;
@@ -253,13 +307,13 @@ int vaccel_queue_mmap(struct file *filp, struct vm_area_struct *vma)
 	struct page *page = NULL;
 	int idx, ret;
 
-	if (!drm_dev_enter(file->minor->dev, &idx))
+	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
 	ret = -EINVAL;
-	if (vma->vm_end - vma->vm_start != PAGE_SIZE || !(vma->vm_flags & VM_SHARED) ||
-	    off / (2 * PAGE_SIZE) >= VACCEL_MAX_QUEUES)
+	if (VACCEL_IOCTL_DBG(drm, vma->vm_end - vma->vm_start != PAGE_SIZE) ||
+	    VACCEL_IOCTL_DBG(drm, !(vma->vm_flags & VM_MAYSHARE)))
 		goto out;
-	if (control && (vma->vm_flags & (VM_WRITE | VM_EXEC))) {
+	if (VACCEL_IOCTL_DBG(drm, control && (vma->vm_flags & (VM_WRITE | VM_EXEC)))) {
 		ret = -EACCES;
 		goto out;
 	}
@@ -271,15 +325,19 @@ int vaccel_queue_mmap(struct file *filp, struct vm_area_struct *vma)
 		get_page(page);
 	}
 	xa_unlock(&vfile->queues);
-	if (!page)
+	if (VACCEL_IOCTL_DBG(drm, !page))
 		goto out;
 
 	if (control)
 		vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
 	vma->vm_ops = &vaccel_queue_vm_ops;
+	vma->vm_private_data = page;	/* the reference taken above */
 	ret = vm_insert_page(vma, vma->vm_start, page);
-	put_page(page);
+	if (ret) {
+		vma->vm_ops = NULL;
+		put_page(page);
+	}
 out:
 	drm_dev_exit(idx);
 	return ret;

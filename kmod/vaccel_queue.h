@@ -9,18 +9,22 @@
 #include <linux/bits.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 
 #include "core/vaccel_core.h"
+#include "vaccel_signal.h"
 
 struct drm_device;
 struct drm_file;
+struct drm_printer;
 struct file;
 struct task_struct;
 struct vm_area_struct;
 struct vaccel_device;
 struct vaccel_file;
+struct vaccel_split;
 
 /* Queues per context, reported by GET_PARAM MAX_QUEUES. */
 #define VACCEL_MAX_QUEUES	64
@@ -30,15 +34,19 @@ struct vaccel_file;
  */
 #define VACCEL_QUEUE_BUDGET	64
 /*
- * A turn also ends after this long, whatever its budget, so the engine's
- * lock is never held long: QUEUE_CREATE, QUEUE_DESTROY and close() of
- * other contexts wait for at most one turn.
+ * A turn also ends after this long, whatever its budget (the clock is read
+ * after every step, and a step is bounded), so the engine's lock is never
+ * held long: QUEUE_CREATE, QUEUE_DESTROY and close() of other contexts
+ * wait for at most one turn. Nothing sleeps in a turn.
  */
 #define VACCEL_QUEUE_TURN_NS	(2 * NSEC_PER_MSEC)
-/* Steps between two looks at the clock within a turn. */
-#define VACCEL_QUEUE_SLICE	16
-/* mmap() offsets of queue pages: far above the GEM offset range. */
-#define VACCEL_MMAP_QUEUE_BASE	BIT_ULL(48)
+/*
+ * mmap() offsets of queue pages: below the GEM offset range (which starts
+ * at 4 GiB) and below 2^32, so that 32-bit processes can map them.
+ */
+#define VACCEL_MMAP_QUEUE_BASE	SZ_1G
+#define VACCEL_MMAP_QUEUE_END	(VACCEL_MMAP_QUEUE_BASE + \
+				 VACCEL_MAX_QUEUES * 2 * PAGE_SIZE)
 
 /**
  * struct vaccel_engine - one execution engine: a kernel thread
@@ -46,13 +54,18 @@ struct vaccel_file;
  * @thread: the thread; NULL before start and after stop
  * @index: engine number on the device
  * @lock: protects @queues; held by the thread during each queue's turn
- *	(not across turns), so removing a queue waits for the turn in
- *	progress, at most about VACCEL_QUEUE_TURN_NS
+ *	(not across turns, and never while sleeping), so removing a queue
+ *	waits for the turn in progress, at most about VACCEL_QUEUE_TURN_NS
  * @queues: the &struct vaccel_queue assigned to this engine
- * @kicked: set by KICK before waking the thread, so a kick between the
- *	thread's last doorbell check and its sleep is not lost
+ * @wake: set by whoever wakes the thread (KICK, a signal a queue of the
+ *	engine waits on, a split job, a stall change) before it looks at
+ *	@sleeping, so a wake-up between the thread's last check and its sleep
+ *	is not lost
+ * @sleeping: the thread is (about to be) asleep: wakers must wake it
  * @stall_until: injected stall: the thread runs nothing before this time
  *	(ktime_get_ns()); set through debugfs
+ * @sleeps: times the thread went to sleep
+ * @wakeups: times it woke up from a sleep
  */
 struct vaccel_engine {
 	struct vaccel_device *vdev;
@@ -60,8 +73,11 @@ struct vaccel_engine {
 	unsigned int index;
 	struct mutex lock;	/* see above */
 	struct list_head queues;
-	atomic_t kicked;
+	atomic_t wake;
+	bool sleeping;
 	u64 stall_until;
+	atomic64_t sleeps;
+	atomic64_t wakeups;
 };
 
 /**
@@ -77,6 +93,15 @@ struct vaccel_engine {
  * @write_index: the highest doorbell value accepted
  * @priority: DRM_VACCEL_QUEUE_PRIORITY_*, which sets the steps per turn
  * @blocked: the last run stopped at an unsatisfied WAIT
+ * @wait: waiter on the signal word a blocked WAIT reads; armed while
+ *	@blocked (the engine's thread arms and disarms it)
+ * @wait_word: the word the last WAIT step read (a key, never dereferenced
+ *	outside the core's mapped access)
+ * @charge_ns: modelled time (link transfers) charged by memory accesses
+ *	since the core last collected it; atomic because split ranges of a
+ *	packet run on other engines
+ * @latency_paid: the injected per-step latency of the next step was charged
+ * @split: the split job of the current bulk packet, if any (vaccel_split.c)
  */
 struct vaccel_queue {
 	struct vaccel_file *vfile;
@@ -90,15 +115,24 @@ struct vaccel_queue {
 	u64 write_index;
 	u32 priority;
 	bool blocked;
+	struct vaccel_signal_waiter wait;
+	const void *wait_word;
+	atomic64_t charge_ns;
+	bool latency_paid;
+	struct vaccel_split *split;
 };
 
 int vaccel_engines_start(struct vaccel_device *vdev);
+void vaccel_engine_wake(struct vaccel_engine *e);
+bool vaccel_queue_run(struct vaccel_queue *q, u64 *next);
 void vaccel_queues_fini(struct vaccel_file *vfile);
 int vaccel_queue_mmap(struct file *filp, struct vm_area_struct *vma);
 void vaccel_queue_fault(struct vaccel_queue *q);
 int vaccel_device_force_fault(struct vaccel_device *vdev, u32 ctx, u32 id);
 int vaccel_device_reset(struct vaccel_device *vdev);
 int vaccel_engine_stall_set(struct vaccel_engine *e, u64 ns);
+void vaccel_queue_init_wait(struct vaccel_queue *q);
+void vaccel_queue_fini_wait(struct vaccel_queue *q);
 
 int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 			      struct drm_file *file);

@@ -1,17 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Signals: the atomic update shared by device packets and SIGNAL_WRITE,
- * the wake-up of device queues and host waiters, and WAIT_SIGNALS.
+ * per-signal wake-ups of device queues and host waiters, WAIT_SIGNALS and
+ * SIGNAL_EVENTFD.
  *
- * Wake path: the updater stores the value, bumps the generation, issues a
- * full barrier and then checks each waitqueue for sleepers; a waiter gets
- * on its waitqueue (prepare_to_wait() or wait_woken(), both with a full
- * barrier) before it reads the values. Either the updater sees the waiter
- * or the waiter sees the value: a spurious wake is possible, a lost one
- * is not.
+ * Wake-ups are per signal word. Whoever waits on a word (a queue blocked
+ * in WAIT, a WAIT_SIGNALS caller, an armed eventfd) puts a &struct
+ * vaccel_signal_waiter on the waitqueue its word hashes to; an update of
+ * the word wakes only the waiters of that word (the key is the word's
+ * kernel address, which is the same whichever device or import the word
+ * is reached through). Engines without a blocked queue, other devices and
+ * waiters of other words are not woken.
+ *
+ * Memory ordering (the argument Documentation/queues.rst makes for the
+ * doorbell, here for signals):
+ *
+ *   updater                              waiter
+ *   store the word (release/RMW)         add its entry to the bucket
+ *   smp_mb()                             full barrier (set_current_state()
+ *                                        or smp_mb())
+ *   waitqueue_active(bucket)?            read the word (acquire)
+ *     -> wake the word's waiters           -> satisfied? do not sleep
+ *
+ * Each side stores, issues a full barrier, then loads what the other side
+ * stored, so at least one of them sees the other's store: either the
+ * updater finds the entry and wakes it, or the waiter reads the new value.
+ * There is no generation counter to get out of order with the word: the
+ * word itself is the condition, and the waiter always re-reads it after
+ * a wake-up. A spurious wake-up (a hash collision, an update that does
+ * not satisfy the condition) costs a re-check; a lost one cannot happen.
  *
  * Copyright (C) 2026 The vaccel authors
  */
+#include <linux/eventfd.h>
+#include <linux/hash.h>
+#include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -29,22 +52,55 @@
 #include "vaccel_queue.h"
 #include "vaccel_signal.h"
 
-DECLARE_WAIT_QUEUE_HEAD(vaccel_engine_wq);
-static DECLARE_WAIT_QUEUE_HEAD(vaccel_host_wq);
-static atomic_t vaccel_signal_gen = ATOMIC_INIT(0);
+#define VACCEL_SIGNAL_HASH_BITS	8
+
+/* Waiters of every signal word, hashed by the word's kernel address. */
+static struct wait_queue_head vaccel_signal_wq[1 << VACCEL_SIGNAL_HASH_BITS];
+
+/* What a wake-up passes to the wake functions of a bucket. */
+struct vaccel_signal_key {
+	const void *word;
+	bool host;
+};
 
 /**
- * vaccel_signal_generation() - count of signal updates so far
- *
- * An engine reads it before a pass and checks it again after preparing to
- * sleep: a change means a WAIT may have become satisfied meanwhile.
- *
- * Return: the generation.
+ * struct vaccel_signal_arm - an eventfd armed on a signal condition
+ * @w: the waiter, on the word's bucket until disarmed
+ * @node: entry in the context's &vaccel_signal_arms.list
+ * @efd: the eventfd, referenced
+ * @obj: the signal object, referenced so that @word stays mapped
+ * @word: the signal word
+ * @cond: the condition (copied, validated)
+ * @flags: DRM_VACCEL_EVENTFD_*
+ * @id: returned to user space for CANCEL
+ * @fired: the eventfd was signalled; set once
  */
-int vaccel_signal_generation(void)
+struct vaccel_signal_arm {
+	struct vaccel_signal_waiter w;
+	struct list_head node;
+	struct eventfd_ctx *efd;
+	struct drm_gem_object *obj;
+	atomic64_t *word;
+	struct drm_vaccel_signal_cond cond;
+	u32 flags;
+	u64 id;
+	atomic_t fired;
+};
+
+static struct wait_queue_head *vaccel_signal_bucket(const void *word)
 {
-	/* before the pass's signal reads, so none of them can be older */
-	return atomic_read_acquire(&vaccel_signal_gen);
+	return &vaccel_signal_wq[hash_ptr(word, VACCEL_SIGNAL_HASH_BITS)];
+}
+
+/**
+ * vaccel_signal_module_init() - set up the signal waitqueues
+ */
+void vaccel_signal_module_init(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(vaccel_signal_wq); i++)
+		init_waitqueue_head(&vaccel_signal_wq[i]);
 }
 
 /**
@@ -77,21 +133,76 @@ void vaccel_signal_apply(atomic64_t *word, u32 op, u64 value)
 }
 
 /**
- * vaccel_signal_wake() - a signal changed: wake whoever may wait for it
- * @host: also wake host waiters (packets with the IRQ bit, SIGNAL_WRITE,
- *	queue faults)
- *
- * Called after the new value is stored.
+ * vaccel_signal_wake() - a signal word changed: wake its waiters
+ * @word: the word, already updated
+ * @host: also wake host waiters (SIGNAL_WRITE, packets with the IRQ bit)
  */
-void vaccel_signal_wake(bool host)
+void vaccel_signal_wake(atomic64_t *word, bool host)
 {
-	atomic_inc(&vaccel_signal_gen);
-	/* value and generation before the sleeper checks: see the top */
-	smp_mb__after_atomic();
-	if (wq_has_sleeper(&vaccel_engine_wq))
-		wake_up_all(&vaccel_engine_wq);
-	if (host && wq_has_sleeper(&vaccel_host_wq))
-		wake_up_all(&vaccel_host_wq);
+	struct wait_queue_head *wq = vaccel_signal_bucket(word);
+	struct vaccel_signal_key key = { .word = word, .host = host };
+
+	smp_mb();	/* the word before the sleeper check: see the top */
+	/* lockless waitqueue_active(): the barrier above pairs with the waiter's */
+	if (waitqueue_active(wq))
+		__wake_up(wq, TASK_NORMAL, 0, &key);
+}
+
+/**
+ * vaccel_signal_waiter_init() - prepare a waiter
+ * @w: the waiter
+ * @func: its wake function; it should start with
+ *	vaccel_signal_waiter_match()
+ * @private: for @func (a task for default_wake_function())
+ */
+void vaccel_signal_waiter_init(struct vaccel_signal_waiter *w,
+			       wait_queue_func_t func, void *private)
+{
+	init_waitqueue_func_entry(&w->wq, func);
+	w->wq.private = private;
+	INIT_LIST_HEAD(&w->wq.entry);
+	w->word = NULL;
+	w->host = false;
+}
+
+/**
+ * vaccel_signal_waiter_match() - is a wake-up for this waiter
+ * @w: the waiter
+ * @key: the key passed to the wake function
+ *
+ * Return: true if @key's word is @w's, and, for a host waiter, the update
+ * wakes the host.
+ */
+bool vaccel_signal_waiter_match(struct vaccel_signal_waiter *w, void *key)
+{
+	const struct vaccel_signal_key *k = key;
+
+	return k && k->word == w->word && (!w->host || k->host);
+}
+
+/**
+ * vaccel_signal_arm_waiter() - start waiting for updates of @word
+ * @w: an initialised waiter, not armed
+ * @word: the signal word
+ *
+ * The caller must issue a full barrier before it reads the word (see the
+ * top of this file); set_current_state() is one.
+ */
+void vaccel_signal_arm_waiter(struct vaccel_signal_waiter *w, const void *word)
+{
+	w->word = word;
+	add_wait_queue(vaccel_signal_bucket(word), &w->wq);
+}
+
+/**
+ * vaccel_signal_disarm_waiter() - stop waiting
+ * @w: an armed waiter; it may have been taken off its bucket by its own
+ *	wake function (list_del_init()) meanwhile
+ */
+void vaccel_signal_disarm_waiter(struct vaccel_signal_waiter *w)
+{
+	remove_wait_queue(vaccel_signal_bucket(w->word), &w->wq);
+	w->word = NULL;
 }
 
 /*
@@ -101,15 +212,16 @@ void vaccel_signal_wake(bool host)
 static int vaccel_signal_lookup(struct drm_file *file, u32 handle, u64 offset,
 				struct drm_gem_object **objp, atomic64_t **word)
 {
+	struct drm_device *drm = file->minor->dev;
 	struct drm_gem_object *obj;
 	struct vaccel_bo *owner;
 
 	obj = drm_gem_object_lookup(file, handle);
-	if (!obj)
+	if (VACCEL_IOCTL_DBG(drm, !obj))
 		return -ENOENT;
 	owner = vaccel_bo_owner(to_vaccel_bo(obj));
-	if (!owner || !(owner->flags & DRM_VACCEL_BO_SIGNAL) || offset % 8 ||
-	    offset >= obj->size) {
+	if (VACCEL_IOCTL_DBG(drm, !owner || !(owner->flags & DRM_VACCEL_BO_SIGNAL)) ||
+	    VACCEL_IOCTL_DBG(drm, offset % 8 || offset >= obj->size)) {
 		drm_gem_object_put(obj);
 		return -EINVAL;
 	}
@@ -126,15 +238,21 @@ int vaccel_ioctl_signal_write(struct drm_device *drm, void *data,
 	atomic64_t *word;
 	int ret;
 
-	if (args->op < DRM_VACCEL_SIGNAL_SET || args->op > DRM_VACCEL_SIGNAL_MAX)
+	if (VACCEL_IOCTL_DBG(drm, args->flags || args->pad) ||
+	    VACCEL_IOCTL_DBG(drm, args->op < DRM_VACCEL_SIGNAL_SET ||
+			     args->op > DRM_VACCEL_SIGNAL_MAX))
 		return -EINVAL;
 	ret = vaccel_signal_lookup(file, args->handle, args->offset, &obj, &word);
 	if (ret)
 		return ret;
-	vaccel_signal_apply(word, args->op, args->value);
-	vaccel_signal_wake(true);
+	if (VACCEL_IOCTL_DBG(drm, vaccel_bo_read_only(to_vaccel_bo(obj)))) {
+		ret = -EACCES;
+	} else {
+		vaccel_signal_apply(word, args->op, args->value);
+		vaccel_signal_wake(word, true);
+	}
 	drm_gem_object_put(obj);
-	return 0;
+	return ret;
 }
 
 static bool vaccel_file_faulted(struct vaccel_file *vfile)
@@ -173,25 +291,38 @@ static int vaccel_signals_check(const struct drm_vaccel_signal_cond *c,
 	return all ? 0 : -1;
 }
 
+static int vaccel_signal_host_wake(struct wait_queue_entry *wq, unsigned int mode,
+				   int flags, void *key)
+{
+	struct vaccel_signal_waiter *w = container_of(wq, struct vaccel_signal_waiter, wq);
+
+	if (!vaccel_signal_waiter_match(w, key))
+		return 0;
+	return default_wake_function(wq, mode, flags, NULL);
+}
+
 static int vaccel_signals_wait(struct drm_device *drm, struct vaccel_file *vfile,
 			       struct drm_vaccel_wait_signals *args,
 			       const struct drm_vaccel_signal_cond *c,
-			       atomic64_t **words)
+			       atomic64_t **words, struct vaccel_signal_waiter *w)
 {
-	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct vaccel_device *vdev = vfile->vdev;
 	bool all = args->flags & DRM_VACCEL_WAIT_ALL;
+	ktime_t deadline = ns_to_ktime(args->timeout_ns);
+	DEFINE_WAIT_FUNC(event, default_wake_function);
 	int ret, first;
+	u32 i;
 
-	add_wait_queue(&vaccel_host_wq, &wait);
-	/*
-	 * On the queue before the first read of the signals: add_wait_queue()
-	 * is no barrier, and vaccel_signal_wake() looks for sleepers without
-	 * the queue's lock. Later rounds get theirs from wait_woken().
-	 */
-	smp_mb();
+	/* on every queue before the first read: see the top of this file */
+	add_wait_queue(&vdev->event_wq, &event);
+	for (i = 0; i < args->count; i++) {
+		vaccel_signal_waiter_init(&w[i], vaccel_signal_host_wake, current);
+		w[i].host = true;
+		vaccel_signal_arm_waiter(&w[i], words[i]);
+	}
 	for (;;) {
-		s64 left;
-
+		/* a full barrier: the entries before the reads */
+		set_current_state(TASK_INTERRUPTIBLE);
 		first = vaccel_signals_check(c, words, args->count, all);
 		if (first >= 0) {
 			args->first = first;
@@ -208,8 +339,7 @@ static int vaccel_signals_wait(struct drm_device *drm, struct vaccel_file *vfile
 			ret = -EIO;
 			break;
 		}
-		left = args->timeout_ns - (s64)ktime_get_ns();
-		if (left <= 0) {
+		if (args->timeout_ns <= (s64)ktime_get_ns()) {
 			ret = -ETIME;
 			break;
 		}
@@ -218,11 +348,34 @@ static int vaccel_signals_wait(struct drm_device *drm, struct vaccel_file *vfile
 			ret = -ERESTARTSYS;
 			break;
 		}
-		wait_woken(&wait, TASK_INTERRUPTIBLE,
-			   min_t(u64, nsecs_to_jiffies(left) + 1, MAX_SCHEDULE_TIMEOUT));
+		/* the deadline is absolute CLOCK_MONOTONIC, as hrtimers take it */
+		schedule_hrtimeout_range(&deadline, 0, HRTIMER_MODE_ABS);
 	}
-	remove_wait_queue(&vaccel_host_wq, &wait);
+	__set_current_state(TASK_RUNNING);
+	for (i = 0; i < args->count; i++)
+		vaccel_signal_disarm_waiter(&w[i]);
+	remove_wait_queue(&vdev->event_wq, &event);
 	return ret;
+}
+
+/* Copy and check @count conditions; look their words up. */
+static int vaccel_signal_conds(struct drm_file *file,
+			       struct drm_vaccel_signal_cond *c, u32 count,
+			       struct drm_gem_object **objs, atomic64_t **words,
+			       u32 *n)
+{
+	struct drm_device *drm = file->minor->dev;
+	int ret;
+
+	for (*n = 0; *n < count; (*n)++) {
+		if (VACCEL_IOCTL_DBG(drm, !vaccel_core_wait_valid(c[*n].mask, c[*n].cond)))
+			return -EINVAL;
+		ret = vaccel_signal_lookup(file, c[*n].handle, c[*n].offset,
+					   &objs[*n], &words[*n]);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 int vaccel_ioctl_wait_signals(struct drm_device *drm, void *data,
@@ -230,20 +383,24 @@ int vaccel_ioctl_wait_signals(struct drm_device *drm, void *data,
 {
 	struct vaccel_file *vfile = file->driver_priv;
 	struct drm_vaccel_wait_signals *args = data;
+	struct vaccel_signal_waiter *w;
 	struct drm_vaccel_signal_cond *c;
 	struct drm_gem_object **objs;
 	atomic64_t **words;
 	u32 i, n = 0;
 	int ret;
 
-	if (!args->count || args->count > DRM_VACCEL_WAIT_MAX_ITEMS || args->pad ||
-	    (args->flags & ~(DRM_VACCEL_WAIT_ALL | DRM_VACCEL_WAIT_IGNORE_FAULTS)))
+	if (VACCEL_IOCTL_DBG(drm, !args->count || args->count > DRM_VACCEL_WAIT_MAX_ITEMS) ||
+	    VACCEL_IOCTL_DBG(drm, args->pad) ||
+	    VACCEL_IOCTL_DBG(drm, args->flags & ~(DRM_VACCEL_WAIT_ALL |
+						  DRM_VACCEL_WAIT_IGNORE_FAULTS)))
 		return -EINVAL;
 
-	c = kcalloc(args->count, sizeof(*c), GFP_KERNEL);
-	objs = kcalloc(args->count, sizeof(*objs), GFP_KERNEL);
-	words = kcalloc(args->count, sizeof(*words), GFP_KERNEL);
-	if (!c || !objs || !words) {
+	c = kcalloc(args->count, sizeof(*c), GFP_KERNEL_ACCOUNT);
+	objs = kcalloc(args->count, sizeof(*objs), GFP_KERNEL_ACCOUNT);
+	words = kcalloc(args->count, sizeof(*words), GFP_KERNEL_ACCOUNT);
+	w = kcalloc(args->count, sizeof(*w), GFP_KERNEL_ACCOUNT);
+	if (!c || !objs || !words || !w) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -253,22 +410,228 @@ int vaccel_ioctl_wait_signals(struct drm_device *drm, void *data,
 		ret = -EFAULT;
 		goto out;
 	}
-	for (n = 0; n < args->count; n++) {
-		if (c[n].cond > DRM_VACCEL_WAIT_NE) {
-			ret = -EINVAL;
-			goto out;
-		}
-		ret = vaccel_signal_lookup(file, c[n].handle, c[n].offset,
-					   &objs[n], &words[n]);
-		if (ret)
-			goto out;
-	}
-	ret = vaccel_signals_wait(drm, vfile, args, c, words);
+	ret = vaccel_signal_conds(file, c, args->count, objs, words, &n);
+	if (!ret)
+		ret = vaccel_signals_wait(drm, vfile, args, c, words, w);
 out:
 	for (i = 0; i < n; i++)
 		drm_gem_object_put(objs[i]);
+	kfree(w);
 	kfree(words);
 	kfree(objs);
 	kfree(c);
 	return ret;
+}
+
+/*
+ * Signal an arm's eventfd, once. Called from its wake function (with the
+ * bucket's lock held), from the fault and unplug events, and when it is
+ * armed; never takes the context's arms lock.
+ */
+static void vaccel_signal_arm_fire(struct vaccel_signal_arm *arm)
+{
+	if (!atomic_xchg(&arm->fired, 1))
+		eventfd_signal(arm->efd);
+}
+
+static int vaccel_signal_arm_wake(struct wait_queue_entry *wq, unsigned int mode,
+				  int flags, void *key)
+{
+	struct vaccel_signal_arm *arm = container_of(wq, struct vaccel_signal_arm, w.wq);
+
+	if (!vaccel_signal_waiter_match(&arm->w, key) ||
+	    !vaccel_core_wait_done(atomic64_read_acquire(arm->word), arm->cond.value,
+				   arm->cond.mask, arm->cond.cond))
+		return 0;
+	vaccel_signal_arm_fire(arm);
+	/* one-shot: off the bucket now; disarming later finds it unlinked */
+	list_del_init(&wq->entry);
+	return 1;
+}
+
+static void vaccel_signal_arm_free(struct vaccel_signal_arm *arm)
+{
+	vaccel_signal_disarm_waiter(&arm->w);
+	eventfd_ctx_put(arm->efd);
+	drm_gem_object_put(arm->obj);
+	kfree(arm);
+}
+
+/*
+ * Take the fired arms (and the one with @id, if not 0) off the context's
+ * list, onto @dead. Returns whether @id was found. Called with the lock.
+ */
+static bool vaccel_signal_arms_reap(struct vaccel_signal_arms *arms, u64 id,
+				    struct list_head *dead)
+{
+	struct vaccel_signal_arm *arm, *tmp;
+	bool found = false;
+
+	lockdep_assert_held(&arms->lock);
+	list_for_each_entry_safe(arm, tmp, &arms->list, node) {
+		if (arm->id == id && !atomic_read(&arm->fired))
+			found = true;
+		else if (!atomic_read(&arm->fired))
+			continue;
+		list_move(&arm->node, dead);
+		arms->count--;
+	}
+	return found;
+}
+
+static void vaccel_signal_arms_free(struct list_head *dead)
+{
+	struct vaccel_signal_arm *arm, *tmp;
+
+	list_for_each_entry_safe(arm, tmp, dead, node)
+		vaccel_signal_arm_free(arm);
+}
+
+static int vaccel_signal_eventfd_cancel(struct vaccel_file *vfile, u64 id)
+{
+	struct vaccel_signal_arms *arms = &vfile->arms;
+	LIST_HEAD(dead);
+	bool found;
+
+	spin_lock(&arms->lock);
+	found = vaccel_signal_arms_reap(arms, id, &dead);
+	spin_unlock(&arms->lock);
+	vaccel_signal_arms_free(&dead);
+	return found ? 0 : -ENOENT;
+}
+
+int vaccel_ioctl_signal_eventfd(struct drm_device *drm, void *data,
+				struct drm_file *file)
+{
+	struct vaccel_file *vfile = file->driver_priv;
+	struct drm_vaccel_signal_eventfd *args = data;
+	struct vaccel_signal_arms *arms = &vfile->arms;
+	struct vaccel_signal_arm *arm;
+	LIST_HEAD(dead);
+	u32 n;
+	int ret;
+
+	if (VACCEL_IOCTL_DBG(drm, args->flags & ~(DRM_VACCEL_EVENTFD_CANCEL |
+						  DRM_VACCEL_EVENTFD_IGNORE_FAULTS)))
+		return -EINVAL;
+	if (args->flags & DRM_VACCEL_EVENTFD_CANCEL)
+		return vaccel_signal_eventfd_cancel(vfile, args->id);
+
+	arm = kzalloc(sizeof(*arm), GFP_KERNEL_ACCOUNT);
+	if (!arm)
+		return -ENOMEM;
+	arm->cond = args->cond;
+	arm->flags = args->flags;
+	ret = vaccel_signal_conds(file, &arm->cond, 1, &arm->obj, &arm->word, &n);
+	if (ret)
+		goto err_free;
+	arm->efd = eventfd_ctx_fdget(args->fd);
+	if (IS_ERR(arm->efd)) {
+		ret = PTR_ERR(arm->efd);
+		drm_dbg(drm, "fd %d is not an eventfd: %d\n", args->fd, ret);
+		goto err_put;
+	}
+	vaccel_signal_waiter_init(&arm->w, vaccel_signal_arm_wake, NULL);
+	arm->w.host = true;
+
+	spin_lock(&arms->lock);
+	vaccel_signal_arms_reap(arms, 0, &dead);
+	if (VACCEL_IOCTL_DBG(drm, arms->count >= DRM_VACCEL_EVENTFD_MAX)) {
+		spin_unlock(&arms->lock);
+		ret = -ENOSPC;
+		goto err_efd;
+	}
+	arm->id = ++arms->next_id;
+	list_add_tail(&arm->node, &arms->list);
+	arms->count++;
+	/* on the bucket before the first read: see the top of this file */
+	vaccel_signal_arm_waiter(&arm->w, arm->word);
+	spin_unlock(&arms->lock);
+	args->id = arm->id;
+	vaccel_signal_arms_free(&dead);
+
+	smp_mb();	/* on the bucket before the read: see the top */
+	if (vaccel_core_wait_done(atomic64_read_acquire(arm->word), arm->cond.value,
+				  arm->cond.mask, arm->cond.cond) ||
+	    drm_dev_is_unplugged(drm) ||
+	    (!(arm->flags & DRM_VACCEL_EVENTFD_IGNORE_FAULTS) &&
+	     vaccel_file_faulted(vfile)))
+		vaccel_signal_arm_fire(arm);
+	return 0;
+
+err_efd:
+	eventfd_ctx_put(arm->efd);
+err_put:
+	drm_gem_object_put(arm->obj);
+err_free:
+	kfree(arm);
+	vaccel_signal_arms_free(&dead);
+	return ret;
+}
+
+/* Fire the arms of one context: all of them, or those that want faults. */
+static void vaccel_signal_file_event(struct vaccel_file *vfile, bool fault)
+{
+	struct vaccel_signal_arm *arm;
+
+	spin_lock(&vfile->arms.lock);
+	list_for_each_entry(arm, &vfile->arms.list, node)
+		if (!fault || !(arm->flags & DRM_VACCEL_EVENTFD_IGNORE_FAULTS))
+			vaccel_signal_arm_fire(arm);
+	spin_unlock(&vfile->arms.lock);
+}
+
+/**
+ * vaccel_signal_device_event() - a queue faulted, or the device is gone
+ * @vdev: the device
+ * @vfile: the context whose queue faulted; NULL when the device was
+ *	unplugged (every context's arms fire; the caller holds no lock the
+ *	file list needs)
+ * @fault: a queue fault (arms with IGNORE_FAULTS stay armed)
+ *
+ * Wakes the device's WAIT_SIGNALS callers, which then see -EIO or -ENODEV,
+ * and fires the eventfds that must not wait for ever.
+ */
+void vaccel_signal_device_event(struct vaccel_device *vdev,
+				struct vaccel_file *vfile, bool fault)
+{
+	struct drm_file *file;
+
+	wake_up_all(&vdev->event_wq);
+	if (vfile) {
+		vaccel_signal_file_event(vfile, fault);
+		return;
+	}
+	mutex_lock(&vdev->drm.filelist_mutex);
+	list_for_each_entry(file, &vdev->drm.filelist, lhead)
+		vaccel_signal_file_event(file->driver_priv, false);
+	mutex_unlock(&vdev->drm.filelist_mutex);
+}
+
+/**
+ * vaccel_signal_file_init() - a new context has no arms
+ * @vfile: the context
+ */
+void vaccel_signal_file_init(struct vaccel_file *vfile)
+{
+	spin_lock_init(&vfile->arms.lock);
+	INIT_LIST_HEAD(&vfile->arms.list);
+	vfile->arms.count = 0;
+	vfile->arms.next_id = 0;
+}
+
+/**
+ * vaccel_signal_file_fini() - free the arms of a closing context
+ * @vfile: the context; nothing can arm or fire its arms any more but
+ *	their own wake functions
+ */
+void vaccel_signal_file_fini(struct vaccel_file *vfile)
+{
+	LIST_HEAD(dead);
+
+	spin_lock(&vfile->arms.lock);
+	list_splice_init(&vfile->arms.list, &dead);
+	vfile->arms.count = 0;
+	spin_unlock(&vfile->arms.lock);
+	vaccel_signal_arms_free(&dead);
 }

@@ -6,22 +6,65 @@
 #define __VACCEL_SIGNAL_H__
 
 #include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 
 struct drm_device;
 struct drm_file;
+struct vaccel_device;
+struct vaccel_file;
 
-/* Engines sleep here; signal updates wake them (see vaccel_engine.c). */
-extern struct wait_queue_head vaccel_engine_wq;
+/**
+ * struct vaccel_signal_waiter - interest in one signal word
+ * @wq: entry on the word's hashed waitqueue (see vaccel_signal.c); its
+ *	func is the waiter's own wake function
+ * @word: the kernel address of the signal word, used as a key only (the
+ *	waiter may outlive the mapping: it is never dereferenced here)
+ * @host: a host waiter, woken only by updates that wake the host
+ *	(SIGNAL_WRITE, packets with DRM_VACCEL_PKT_IRQ)
+ */
+struct vaccel_signal_waiter {
+	struct wait_queue_entry wq;
+	const void *word;
+	bool host;
+};
 
-int vaccel_signal_generation(void);
+/**
+ * struct vaccel_signal_arms - a context's armed eventfds
+ * @lock: protects @list and @count (taken before a bucket lock, never
+ *	inside one: wake functions do not take it)
+ * @list: the &struct vaccel_signal_arm of the context
+ * @count: arms on @list, fired or not
+ * @next_id: id of the next arm
+ */
+struct vaccel_signal_arms {
+	spinlock_t lock;	/* see above */
+	struct list_head list;
+	unsigned int count;
+	u64 next_id;
+};
+
+void vaccel_signal_module_init(void);
 void vaccel_signal_apply(atomic64_t *word, u32 op, u64 value);
-void vaccel_signal_wake(bool host);
+void vaccel_signal_wake(atomic64_t *word, bool host);
+void vaccel_signal_waiter_init(struct vaccel_signal_waiter *w,
+			       wait_queue_func_t func, void *private);
+bool vaccel_signal_waiter_match(struct vaccel_signal_waiter *w, void *key);
+void vaccel_signal_arm_waiter(struct vaccel_signal_waiter *w, const void *word);
+void vaccel_signal_disarm_waiter(struct vaccel_signal_waiter *w);
+void vaccel_signal_device_event(struct vaccel_device *vdev,
+				struct vaccel_file *vfile, bool fault);
+
+void vaccel_signal_file_init(struct vaccel_file *vfile);
+void vaccel_signal_file_fini(struct vaccel_file *vfile);
 
 int vaccel_ioctl_wait_signals(struct drm_device *drm, void *data,
 			      struct drm_file *file);
 int vaccel_ioctl_signal_write(struct drm_device *drm, void *data,
 			      struct drm_file *file);
+int vaccel_ioctl_signal_eventfd(struct drm_device *drm, void *data,
+				struct drm_file *file);
 
 #endif /* __VACCEL_SIGNAL_H__ */

@@ -551,7 +551,7 @@ u32 vaccel_core_bulk_range(void *os, const struct drm_vaccel_packet *pkt,
  * @q: the queue
  * @to: units done from the start of the packet (the whole packet if the
  *	ranges ran without a fault)
- * @fault: DRM_VACCEL_FAULT_NONE, or the fault of the range that failed
+ * @fault_code: DRM_VACCEL_FAULT_NONE, or the fault of the range that failed
  * @fault_addr: its address
  * @slot: its &enum vaccel_core_slot
  *

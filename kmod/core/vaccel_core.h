@@ -181,7 +181,7 @@ u64 vaccel_core_bulk_left(const struct vaccel_core_queue *q, u64 *unit_bytes);
 u32 vaccel_core_bulk_range(void *os, const struct drm_vaccel_packet *pkt,
 			   u64 from, u64 to, u64 *fault_addr,
 			   unsigned int *slot);
-bool vaccel_core_bulk_done(struct vaccel_core_queue *q, u64 to, u32 fault,
+bool vaccel_core_bulk_done(struct vaccel_core_queue *q, u64 to, u32 fault_code,
 			   u64 fault_addr, unsigned int slot);
 
 /*

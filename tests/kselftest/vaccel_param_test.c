@@ -64,7 +64,9 @@ TEST_F(dev, drm_version)
 
 	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VERSION, &v));
 	EXPECT_STREQ("vaccel", name);
-	EXPECT_EQ(VACCEL_UAPI_VERSION, v.version_major);
+	/* the major is fixed; the minor is the uAPI version (uAPI 2 had it in the major) */
+	EXPECT_EQ(1, v.version_major);
+	EXPECT_EQ(VACCEL_UAPI_VERSION, v.version_minor);
 }
 
 static uint64_t sysfs_setting(struct __test_metadata *_metadata,
@@ -97,7 +99,8 @@ TEST_F(dev, every_param)
 	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_VA_SIZE, &v));
 	EXPECT_EQ((1ULL << 48) - (1ULL << 32), v);
 	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_CAPABILITIES, &v));
-	EXPECT_EQ(DRM_VACCEL_CAP_HOTPLUG, v);
+	EXPECT_EQ(DRM_VACCEL_CAP_HOTPLUG | DRM_VACCEL_CAP_EXEC_BINDINGS | DRM_VACCEL_CAP_MATMUL |
+		  DRM_VACCEL_CAP_SIGNAL_EVENTFD | DRM_VACCEL_CAP_ENGINE_SPLIT, v);
 	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_LINK_BANDWIDTH, &v));
 	EXPECT_EQ(sysfs_setting(_metadata, self->id, "link_bw_mbps"), v);
 	EXPECT_EQ(0, v);

@@ -68,14 +68,29 @@ TEST_F(queue, create_validation)
 	c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA + 8, .ring_size = 16 };
 	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
 	EXPECT_EQ(EINVAL, errno);
-	/* not mapped, or running off the mapping */
+	/*
+	 * not mapped, or running off the mapping: -ENXIO (uAPI 2 said
+	 * -EFAULT, which means a bad user pointer)
+	 */
 	c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA + (64ull << 20),
 					      .ring_size = 16 };
 	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
-	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(ENXIO, errno);
 	c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA, .ring_size = 8 * RING_N };
 	EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
-	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(ENXIO, errno);
+	/* mapped, but not readable */
+	{
+		struct bo wo;
+
+		ASSERT_EQ(0, bo_new(self->fd, PAGE, 0, &wo));
+		ASSERT_EQ(0, vaccel_vm_bind(self->fd, wo.handle, DRM_VACCEL_VM_WRITE, 0,
+					    RING_VA + (32ull << 20), PAGE));
+		c = (struct drm_vaccel_queue_create){ .ring_va = RING_VA + (32ull << 20),
+						      .ring_size = 16 };
+		EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c));
+		EXPECT_EQ(EACCES, errno);
+	}
 	/* the limit */
 	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_QUEUES, &v));
 	EXPECT_EQ(64, v);
@@ -264,7 +279,7 @@ TEST_F(queue, every_invalid_packet_faults_its_queue_only)
 				    PAGE));
 	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->data.handle, DRM_VACCEL_VM_WRITE, 0, WO_VA,
 				    PAGE));
-	p = pkt(9, 0, 0, 0, 0);
+	p = pkt(10, 0, 0, 0, 0);
 	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);
 	p = pkt(DRM_VACCEL_PKT_NOP | 0x4000, 0, 0, 0, 0);
 	BAD(p, DRM_VACCEL_FAULT_BAD_PACKET, 0);

@@ -384,7 +384,7 @@ struct drm_vaccel_vm_unbind {
  * that wraps faults the queue with DRM_VACCEL_FAULT_BINDING. Device
  * addresses are below 2^48, so bit 63 never appears in a plain address.
  */
-#define DRM_VACCEL_BINDING_FLAG		(1ULL << 63)
+#define DRM_VACCEL_BINDING_FLAG		0x8000000000000000ULL
 #define DRM_VACCEL_BINDING_ADDR(i, offset) \
 	(DRM_VACCEL_BINDING_FLAG | ((__u64)(i) & 0xff) << 48 | \
 	 ((__u64)(offset) & 0xffffffffffffULL))
