@@ -79,7 +79,7 @@ TEST_F(bo, params)
 	EXPECT_EQ(4096, v);
 	EXPECT_EQ(-EINVAL, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_QUEUES + 1, &v));
 	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_UAPI_VERSION, &v));
-	EXPECT_EQ(2, v);
+	EXPECT_EQ(3, v);
 }
 
 TEST_F(bo, create_rounds_size)

@@ -156,4 +156,66 @@ static inline struct drm_vaccel_packet pkt(uint16_t type, uint64_t a, uint64_t b
 	return p;
 }
 
+static inline int sig_write(int fd, uint32_t handle, uint64_t offset, uint32_t op, uint64_t value)
+{
+	struct drm_vaccel_signal_write w = {
+		.handle = handle, .op = op, .offset = offset, .value = value,
+	};
+
+	return ioctl(fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w) ? -errno : 0;
+}
+
+/* WAIT_SIGNALS with a timeout relative to now; returns 0 or -errno. */
+static inline int sig_wait(int fd, struct drm_vaccel_signal_cond *c, uint32_t n, uint32_t flags,
+		    int64_t timeout_ms, uint32_t *first)
+{
+	struct drm_vaccel_wait_signals w = {
+		.conds = (uintptr_t)c, .count = n, .flags = flags,
+		.timeout_ns = (int64_t)now_ns() + timeout_ms * 1000000,
+	};
+	int ret = ioctl(fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w) ? -errno : 0;
+
+	if (first)
+		*first = w.first;
+	return ret;
+}
+
+static inline struct drm_vaccel_signal_cond cond(uint32_t handle, uint64_t offset, uint64_t value,
+					  uint32_t c)
+{
+	struct drm_vaccel_signal_cond k = {
+		.handle = handle, .cond = c, .offset = offset, .value = value,
+	};
+
+	return k;
+}
+
+/*
+ * Copy @n packets into the persistent buffer @exec, drop its writable
+ * mapping, seal it and bind it read-only at @va: a body EXEC can run.
+ */
+static inline int seal_body(int fd, struct bo *exec, const struct drm_vaccel_packet *p,
+			    unsigned int n, uint64_t va)
+{
+	struct drm_vaccel_bo_seal s = { .handle = exec->handle };
+
+	memcpy(exec->map, p, n * sizeof(*p));
+	if (munmap(exec->map, exec->size))
+		return -errno;
+	exec->map = NULL;
+	if (ioctl(fd, DRM_IOCTL_VACCEL_BO_SEAL, &s))
+		return -errno;
+	return vaccel_vm_bind(fd, exec->handle, DRM_VACCEL_VM_READ, 0, va, exec->size);
+}
+
+/* Completion action of a packet. */
+static inline struct drm_vaccel_packet completing(struct drm_vaccel_packet p, uint64_t addr,
+						  uint32_t op, uint64_t value)
+{
+	p.completion_addr = addr;
+	p.completion_op = op;
+	p.completion_value = value;
+	return p;
+}
+
 #endif /* VACCEL_QUEUE_UTIL_H */

@@ -14,40 +14,6 @@
 #include "vaccel_queue_util.h"
 #include "kselftest_harness.h"
 
-static int sig_write(int fd, uint32_t handle, uint64_t offset, uint32_t op, uint64_t value)
-{
-	struct drm_vaccel_signal_write w = {
-		.handle = handle, .op = op, .offset = offset, .value = value,
-	};
-
-	return ioctl(fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w) ? -errno : 0;
-}
-
-/* WAIT_SIGNALS with a timeout relative to now; returns 0 or -errno. */
-static int sig_wait(int fd, struct drm_vaccel_signal_cond *c, uint32_t n, uint32_t flags,
-		    int64_t timeout_ms, uint32_t *first)
-{
-	struct drm_vaccel_wait_signals w = {
-		.conds = (uintptr_t)c, .count = n, .flags = flags,
-		.timeout_ns = (int64_t)now_ns() + timeout_ms * 1000000,
-	};
-	int ret = ioctl(fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w) ? -errno : 0;
-
-	if (first)
-		*first = w.first;
-	return ret;
-}
-
-static struct drm_vaccel_signal_cond cond(uint32_t handle, uint64_t offset, uint64_t value,
-					  uint32_t c)
-{
-	struct drm_vaccel_signal_cond k = {
-		.handle = handle, .cond = c, .offset = offset, .value = value,
-	};
-
-	return k;
-}
-
 FIXTURE(sig) {
 	int fd;
 	struct bo ring, data, sig;
