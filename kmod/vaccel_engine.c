@@ -249,13 +249,13 @@ bool vaccel_queue_run(struct vaccel_queue *q, u64 *next)
 		if (st != VACCEL_CORE_BUDGET)
 			break;
 		budget--;
-		if (now >= turn_end)
-			break;
 		progress = true;
 		if (vaccel_split_start(q)) {
 			vaccel_split_run(q, turn_end);
 			break;
 		}
+		if (now >= turn_end)
+			break;
 	}
 out:
 	/* the packets' effects are visible before their completion is */
