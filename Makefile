@@ -40,6 +40,9 @@ TEST_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Werror -pthread \
 
 KSELFTEST_SRCS := $(wildcard tests/kselftest/*_test.c)
 KSELFTESTS := $(patsubst tests/kselftest/%.c,$(BUILD)/tests/%,$(KSELFTEST_SRCS))
+# Built as 32-bit static binaries (gcc-multilib): the compat ioctl path.
+COMPAT32_SRCS := $(wildcard tests/compat32/*_test.c)
+COMPAT32_TESTS := $(patsubst tests/compat32/%.c,$(BUILD)/tests/%,$(COMPAT32_SRCS))
 HOST_TEST_SRCS := $(wildcard tests/host/*_test.c)
 HOST_TESTS := $(patsubst tests/host/%.c,$(BUILD)/host-tests/%,$(HOST_TEST_SRCS))
 
@@ -73,11 +76,15 @@ module: $(COMPAT_H) | kernel-check
 $(LINUX_SRC_STAMP): tools/fetch-linux-source
 	tools/fetch-linux-source $(LINUX_SRC)
 
-tests: $(KSELFTESTS) $(HOST_TESTS) $(CORE_TESTS) $(CORE_FUZZ) $(FUZZ_SEEDS) $(BENCH)
+tests: $(KSELFTESTS) $(COMPAT32_TESTS) $(HOST_TESTS) $(CORE_TESTS) $(CORE_FUZZ) $(FUZZ_SEEDS) $(BENCH)
 
 $(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h tests/include/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lm
+
+$(COMPAT32_TESTS): $(BUILD)/tests/%: tests/compat32/%.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -m32 -static -D_FILE_OFFSET_BITS=64 $(TEST_CFLAGS) -o $@ $<
 
 $(BUILD)/host-tests/%: tests/host/%.c uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)

@@ -5,12 +5,14 @@
  *
  *   NOP latency, hot doorbell path (engine polling)   vs   bare ioctl
  *   NOP latency, KICK path (engine asleep)             vs   hot path
- *   packets/s on 1 queue and on N queues
- *   COPY of 64 MiB                                      vs   memcpy()
+ *   packets/s on 1, 2 and 4 queues (one engine each)   vs   1 queue
+ *   COPY of 64 MiB (split across the engines)          vs   the machine's
+ *        copy bandwidth: the best of glibc memcpy() and the kernel's
+ *        "rep movsq" over 1..N threads, N the CPUs
  *
  * A benchmark, not a test: it prints figures and the ratios the project
- * targets (hot path <= 1/3 of the KICK path, COPY >= 0.8x memcpy) and
- * exits 0 unless something failed to run.
+ * targets (hot path <= 1/3 of the KICK path, COPY >= 0.9x the machine's
+ * bandwidth) and exits 0 unless something failed to run.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -81,10 +83,17 @@ static void *rate_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Packets per second with @nq queues, each fed by its own thread. Queues
+ * are placed on the engines round-robin, so @nq consecutive new queues
+ * land on @nq different engines (when the device has as many).
+ */
 static double packets_per_s(int fd, struct bo *ring, unsigned int nq, uint64_t per_q)
 {
+	struct drm_vaccel_queue_destroy d = {};
 	struct rate r[8];
 	pthread_t t[8];
+	double pps;
 	uint64_t t0;
 	unsigned int i;
 	int ret;
@@ -102,7 +111,73 @@ static double packets_per_s(int fd, struct bo *ring, unsigned int nq, uint64_t p
 		pthread_create(&t[i], NULL, rate_thread, &r[i]);
 	for (i = 0; i < nq; i++)
 		pthread_join(t[i], NULL);
-	return nq * per_q * 1e9 / (double)(now_ns() - t0);
+	pps = nq * per_q * 1e9 / (double)(now_ns() - t0);
+	for (i = 0; i < nq; i++) {
+		d.queue_id = r[i].q.id;
+		ioctl(fd, DRM_IOCTL_VACCEL_QUEUE_DESTROY, &d);
+	}
+	return pps;
+}
+
+struct copier {
+	void *dst;
+	const void *src;
+	size_t n;
+	bool rep;
+	pthread_barrier_t *start;
+};
+
+/* The kernel's copy_page/memcpy fast path on x86: rep movsq. */
+static void rep_movsq(void *dst, const void *src, size_t n)
+{
+	size_t q = n / 8;
+
+	__asm__ volatile("rep movsq" : "+D"(dst), "+S"(src), "+c"(q) : : "memory");
+}
+
+static void *copier_thread(void *arg)
+{
+	struct copier *c = arg;
+
+	pthread_barrier_wait(c->start);
+	if (c->rep)
+		rep_movsq(c->dst, c->src, c->n);
+	else
+		memcpy(c->dst, c->src, c->n);
+	return NULL;
+}
+
+/* GB/s of copying @n bytes with @threads threads, best of 5. */
+static double host_copy_gbs(void *dst, const void *src, size_t n, unsigned int threads,
+			    bool rep)
+{
+	struct copier c[16];
+	pthread_barrier_t start;
+	pthread_t t[16];
+	double best = 0;
+	unsigned int i, r;
+
+	for (r = 0; r < 5; r++) {
+		uint64_t t0;
+
+		pthread_barrier_init(&start, NULL, threads + 1);
+		for (i = 0; i < threads; i++) {
+			c[i].dst = (char *)dst + n / threads * i;
+			c[i].src = (const char *)src + n / threads * i;
+			c[i].n = n / threads;
+			c[i].rep = rep;
+			c[i].start = &start;
+			pthread_create(&t[i], NULL, copier_thread, &c[i]);
+		}
+		pthread_barrier_wait(&start);
+		t0 = now_ns();
+		for (i = 0; i < threads; i++)
+			pthread_join(t[i], NULL);
+		if (n / (double)(now_ns() - t0) > best)
+			best = n / (double)(now_ns() - t0);
+		pthread_barrier_destroy(&start);
+	}
+	return best;
 }
 
 int main(int argc, char **argv)
@@ -112,7 +187,10 @@ int main(int argc, char **argv)
 	uint64_t *lat = calloc(N_HOT, sizeof(*lat)), hot, kick, bare, engines = 0;
 	struct drm_vaccel_packet p;
 	struct bo ring, src, dst;
-	double pps1, pps2, ppsn, copy_gbs, memcpy_gbs;
+	double pps1, pps2, pps4, copy_gbs, host_gbs = 0, g;
+	const char *host_how = "";
+	static char how[64];
+	unsigned int th, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct q q;
 	void *a, *b;
 	int fd, ret;
@@ -121,7 +199,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		die("open", fd);
 	vaccel_get_param(fd, DRM_VACCEL_PARAM_NUM_ENGINES, &engines);
-	nq = engines < 7 ? engines : 7;	/* ring pages 1..7 */
+	nq = engines < 4 ? engines : 4;	/* ring pages 1..4 */
 	ret = bo_new(fd, 16 * 4096, 0, &ring);
 	if (!ret)
 		ret = vaccel_vm_bind(fd, ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA, 16 * 4096);
@@ -158,7 +236,7 @@ int main(int argc, char **argv)
 	/* packet rate */
 	pps1 = packets_per_s(fd, &ring, 1, 200000);
 	pps2 = packets_per_s(fd, &ring, 2, 200000);
-	ppsn = packets_per_s(fd, &ring, nq, 200000);
+	pps4 = packets_per_s(fd, &ring, nq, 200000);
 
 	/* COPY 64 MiB vs memcpy, both warm, best of 5 */
 	if (bo_new(fd, COPY_SIZE, 0, &src) || bo_new(fd, COPY_SIZE, 0, &dst) ||
@@ -179,20 +257,23 @@ int main(int argc, char **argv)
 		if (COPY_SIZE / (double)t > copy_gbs)
 			copy_gbs = COPY_SIZE / (double)t;
 	}
-	a = malloc(COPY_SIZE);
-	b = malloc(COPY_SIZE);
+	a = aligned_alloc(4096, COPY_SIZE);
+	b = aligned_alloc(4096, COPY_SIZE);
 	memset(a, 0x5a, COPY_SIZE);
 	memset(b, 0, COPY_SIZE);
-	memcpy_gbs = 0;
-	for (i = 0; i < 5; i++) {
-		uint64_t t0 = now_ns(), t;
-
-		memcpy(b, a, COPY_SIZE);
-		__asm__ volatile("" : : "r"(b) : "memory");
-		t = now_ns() - t0;
-		if (COPY_SIZE / (double)t > memcpy_gbs)
-			memcpy_gbs = COPY_SIZE / (double)t;
+	for (th = 1; th <= ncpu && th <= 16; th++) {
+		g = host_copy_gbs(b, a, COPY_SIZE, th, false);
+		if (g > host_gbs) {
+			host_gbs = g;
+			snprintf(how, sizeof(how), "memcpy x%u", th);
+		}
+		g = host_copy_gbs(b, a, COPY_SIZE, th, true);
+		if (g > host_gbs) {
+			host_gbs = g;
+			snprintf(how, sizeof(how), "rep movsq x%u", th);
+		}
 	}
+	host_how = how;
 
 	printf("vaccel-bench: device %u, %llu engines, %ld CPUs\n", id,
 	       (unsigned long long)engines, sysconf(_SC_NPROCESSORS_ONLN));
@@ -203,11 +284,11 @@ int main(int argc, char **argv)
 	printf("| NOP latency, KICK after engine sleep (median of %d) | %.1f us | hot path %.1f us | hot/kick %.2f | <= 0.33 |\n",
 	       N_KICK, kick / 1e3, hot / 1e3, (double)hot / kick);
 	printf("| NOP packets/s, 1 queue | %.0f | | | |\n", pps1);
-	printf("| NOP packets/s, 2 queues | %.0f | 1 queue %.0f | %.2f | |\n",
+	printf("| NOP packets/s, 2 queues on 2 engines | %.0f | 1 queue %.0f | %.2f | |\n",
 	       pps2, pps1, pps2 / pps1);
-	printf("| NOP packets/s, %u queues on %llu engines | %.0f | 1 queue %.0f | %.2f | |\n",
-	       nq, (unsigned long long)engines, ppsn, pps1, ppsn / pps1);
-	printf("| COPY 64 MiB (best of 5) | %.2f GB/s | memcpy %.2f GB/s | %.2f | >= 0.8 |\n",
-	       copy_gbs, memcpy_gbs, copy_gbs / memcpy_gbs);
+	printf("| NOP packets/s, %u queues on %u engines | %.0f | 1 queue %.0f | %.2f | |\n",
+	       nq, nq, pps4, pps1, pps4 / pps1);
+	printf("| COPY 64 MiB on %llu engines (best of 5) | %.2f GB/s | best host copy (%s) %.2f GB/s | %.2f | >= 0.9 |\n",
+	       (unsigned long long)engines, copy_gbs, host_how, host_gbs, copy_gbs / host_gbs);
 	return 0;
 }
