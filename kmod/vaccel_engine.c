@@ -29,6 +29,7 @@
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 
 #include <drm/drm_drv.h>
@@ -57,8 +58,8 @@ void vaccel_engine_wake(struct vaccel_engine *e)
 	atomic_set(&e->wake, 1);
 	/* @wake before @sleeping: see the top of this file */
 	smp_mb__after_atomic();
-	if (READ_ONCE(e->sleeping) && e->thread)
-		wake_up_process(e->thread);
+	if (READ_ONCE(e->sleeping) && e->task)
+		wake_up_process(e->task);	/* a no-op for a stopped thread */
 }
 
 /**
@@ -522,6 +523,16 @@ static int vaccel_engine_thread(void *data)
 	return 0;
 }
 
+static void vaccel_engines_put_tasks(struct drm_device *drm, void *data)
+{
+	struct vaccel_device *vdev = data;
+	unsigned int i;
+
+	for (i = 0; i < vdev->cfg.engines; i++)
+		if (vdev->engines[i].task)
+			put_task_struct(vdev->engines[i].task);
+}
+
 static void vaccel_engines_stop(void *data)
 {
 	struct vaccel_device *vdev = data;
@@ -564,6 +575,9 @@ int vaccel_engines_start(struct vaccel_device *vdev)
 		if (ret)
 			return ret;
 	}
+	ret = drmm_add_action(&vdev->drm, vaccel_engines_put_tasks, vdev);
+	if (ret)
+		return ret;
 	ret = devm_add_action_or_reset(vdev->drm.dev, vaccel_engines_stop, vdev);
 	if (ret)
 		return ret;
@@ -574,6 +588,7 @@ int vaccel_engines_start(struct vaccel_device *vdev)
 				"vaccel%u/%u", vdev->id, i);
 		if (IS_ERR(t))
 			return PTR_ERR(t);
+		vdev->engines[i].task = get_task_struct(t);
 		vdev->engines[i].thread = t;
 	}
 	return 0;

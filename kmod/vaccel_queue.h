@@ -52,6 +52,9 @@ struct vaccel_split;
  * struct vaccel_engine - one execution engine: a kernel thread
  * @vdev: the device
  * @thread: the thread; NULL before start and after stop
+ * @task: the thread's task, referenced until the device is released, so
+ *	that wakers (signal wake functions of queues of files still open
+ *	after an unplug) never touch a freed task
  * @index: engine number on the device
  * @lock: protects @queues; held by the thread during each queue's turn
  *	(not across turns, and never while sleeping), so removing a queue
@@ -70,6 +73,7 @@ struct vaccel_split;
 struct vaccel_engine {
 	struct vaccel_device *vdev;
 	struct task_struct *thread;
+	struct task_struct *task;
 	unsigned int index;
 	struct mutex lock;	/* see above */
 	struct list_head queues;

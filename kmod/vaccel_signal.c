@@ -546,17 +546,17 @@ int vaccel_ioctl_signal_eventfd(struct drm_device *drm, void *data,
 	arms->count++;
 	/* on the bucket before the first read: see the top of this file */
 	vaccel_signal_arm_waiter(&arm->w, arm->word);
-	spin_unlock(&arms->lock);
-	args->id = arm->id;
-	vaccel_signal_arms_free(&dead);
-
 	smp_mb();	/* on the bucket before the read: see the top */
+	/* still under the lock: a CANCEL of this id cannot free it meanwhile */
 	if (vaccel_core_wait_done(atomic64_read_acquire(arm->word), arm->cond.value,
 				  arm->cond.mask, arm->cond.cond) ||
 	    drm_dev_is_unplugged(drm) ||
 	    (!(arm->flags & DRM_VACCEL_EVENTFD_IGNORE_FAULTS) &&
 	     vaccel_file_faulted(vfile)))
 		vaccel_signal_arm_fire(arm);
+	args->id = arm->id;
+	spin_unlock(&arms->lock);
+	vaccel_signal_arms_free(&dead);
 	return 0;
 
 err_efd:
