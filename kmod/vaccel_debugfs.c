@@ -312,12 +312,12 @@ static int vaccel_debugfs_queues_show(struct seq_file *m, void *unused)
 
 		mutex_lock(&e->lock);
 		list_for_each_entry(q, &e->queues, node)
-			seq_printf(m, "engine %u ctx %u queue %u state %u read %llu write %llu fault %u fault_index %llu fault_addr 0x%llx blocked %d priority %u busy_until %llu depth %u split %d\n",
+			seq_printf(m, "engine %u ctx %u queue %u state %u read %llu write %llu fault %u fault_index %llu fault_addr 0x%llx blocked %d priority %u busy_until %llu depth %u split %d wait_addr 0x%llx\n",
 				   i, q->vfile->id, q->id, READ_ONCE(q->ctrl->state),
 				   q->core.read_index, q->write_index, q->core.fault,
 				   q->core.fault_index, q->core.fault_addr, q->blocked,
 				   q->priority, q->core.busy_until, q->core.depth,
-				   !!q->split);
+				   !!q->split, q->blocked ? q->core.wait_addr : 0);
 		mutex_unlock(&e->lock);
 	}
 	return 0;

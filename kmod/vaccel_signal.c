@@ -236,15 +236,17 @@ int vaccel_ioctl_signal_write(struct drm_device *drm, void *data,
 	struct drm_vaccel_signal_write *args = data;
 	struct drm_gem_object *obj;
 	atomic64_t *word;
-	int ret;
+	int idx, ret;
 
 	if (VACCEL_IOCTL_DBG(drm, args->flags || args->pad) ||
 	    VACCEL_IOCTL_DBG(drm, args->op < DRM_VACCEL_SIGNAL_SET ||
 			     args->op > DRM_VACCEL_SIGNAL_MAX))
 		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	ret = vaccel_signal_lookup(file, args->handle, args->offset, &obj, &word);
 	if (ret)
-		return ret;
+		goto out;
 	if (VACCEL_IOCTL_DBG(drm, vaccel_bo_read_only(to_vaccel_bo(obj)))) {
 		ret = -EACCES;
 	} else {
@@ -252,6 +254,8 @@ int vaccel_ioctl_signal_write(struct drm_device *drm, void *data,
 		vaccel_signal_wake(word, true);
 	}
 	drm_gem_object_put(obj);
+out:
+	drm_dev_exit(idx);
 	return ret;
 }
 
