@@ -63,7 +63,7 @@
 #define FZ_MAX_THREADS		16
 #define FZ_SMOKE_SEED		0x76616363656cULL	/* "vaccel" */
 #define FZ_SMOKE_OPS		3000
-#define FZ_STUCK_S		30	/* one operation longer than this hangs */
+#define FZ_STUCK_S		60	/* one call longer than this hangs */
 #define FZ_SETTLE_MS		20000	/* counters back, memory freed */
 #define FZ_CHK_DRAIN_MS		20000	/* a checked queue finishes its work */
 
@@ -91,6 +91,9 @@
 #define VA_R		DRM_VACCEL_VM_READ
 #define VA_W		DRM_VACCEL_VM_WRITE
 
+#ifndef fallthrough
+#define fallthrough	__attribute__((__fallthrough__))
+#endif
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
@@ -303,6 +306,9 @@ static const char *const dev_specs[2] = {
 };
 
 static int shared_fd[2] = { -1, -1 };
+static uint64_t dev_caps;
+static bool have_nice;
+static _Atomic bool fz_stop;
 
 /*
  * A forked child gets a copy of every mapping of the process, other
@@ -324,9 +330,6 @@ static bool fork_quiet(uint64_t token)
 	return token != ~0ULL && !atomic_load(&forks_live) &&
 	       atomic_load(&forks_started) == token;
 }
-static uint64_t dev_caps;
-static bool have_nice;
-static _Atomic bool fz_stop;
 
 /* dma-bufs exported by anyone, imported by anyone */
 struct fz_dmabuf {
@@ -574,6 +577,12 @@ static void check(struct worker *w, int kind, int ret, eset allow, const char *w
 static int xioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+/* A long operation made progress: its calls are what the watchdog times. */
+static void heartbeat(struct worker *w)
+{
+	atomic_store(&w->op_start_ms, vaccel_now_ms());
 }
 
 static void op_begin(struct worker *w, const char *name)
@@ -2063,7 +2072,8 @@ static void op_bo_info(struct worker *w, struct mfile *f)
 		return;
 	if (i.size != b->size || i.flags != b->flags || i.mmap_offset != b->offset ||
 	    !!(i.status & DRM_VACCEL_BO_STATUS_IMPORTED) != b->imported ||
-	    (i.status & ~3U) || (!b->shared && !!(i.status & DRM_VACCEL_BO_STATUS_SEALED) != b->sealed))
+	    (i.status & ~3U) ||
+	    (!b->shared && !!(i.status & DRM_VACCEL_BO_STATUS_SEALED) != b->sealed))
 		FAIL(w, K_BO_INFO, "contents",
 		     "handle %u: size %llu flags 0x%x offset 0x%llx status 0x%x; model: size %llu flags 0x%x offset 0x%llx imported %d sealed %d",
 		     i.handle, (unsigned long long)i.size, i.flags,
@@ -2397,7 +2407,7 @@ static void op_submit(struct worker *w, struct mfile *f)
 	}
 	if (rd > q->wi)		/* a doorbell ran ahead of what we wrote */
 		q->wi = rd;
-	space = q->ring_size - (unsigned int)(q->wi - rd < q->ring_size ? q->wi - rd : q->ring_size);
+	space = q->wi - rd < q->ring_size ? q->ring_size - (unsigned int)(q->wi - rd) : 0;
 	if (!space && !ONE_IN(8))
 		return;
 	n = 1 + RN(space < 8 ? (space ? space : 1) : 8);
@@ -3085,7 +3095,8 @@ static void op_hmap(struct worker *w, struct mfile *f)
 				h->len += PAGE;
 		} else {
 			/* onto a range of our own, never onto someone's mapping */
-			void *to = mmap(NULL, h->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			void *to = mmap(NULL, h->len, PROT_NONE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 			if (to == MAP_FAILED)
 				break;
@@ -3109,8 +3120,9 @@ static void op_hmap(struct worker *w, struct mfile *f)
 			 * (madvise(2)); the mapping stays valid until unplug
 			 * (queues.rst).
 			 */
-			if ((h->kind == HM_DB || h->kind == HM_CTRL) &&
-			    (sig = guarded_access(w, h->p, false, 0)))
+			sig = h->kind == HM_DB || h->kind == HM_CTRL ?
+			      guarded_access(w, h->p, false, 0) : 0;
+			if (sig)
 				FAIL(w, K_HOSTMEM, "queue page after madvise",
 				     "signal %d reading a %s page after madvise(%d) succeeded",
 				     sig, h->kind == HM_DB ? "doorbell" : "control", adv);
@@ -3245,7 +3257,7 @@ static void op_file(struct worker *w, struct mfile *f)
 			f->fd2 = -1;
 			break;
 		}
-		/* fall through */
+		fallthrough;
 	default:	/* close the file with everything in it, maybe reopen */
 		file_close(w, f);
 		if (ONE_IN(2))
@@ -3287,6 +3299,9 @@ static void op_debugfs(struct worker *w, struct mfile *f)
 		"info", "contexts", "buffers", "vm", "queues", "engines", "stats", "name",
 		"clients", "gem_names",
 	};
+	static const char *const knobs[] = {
+		"fail_bo_create", "fail_vm_bind", "fail_queue_create", "fault_access",
+	};
 	unsigned int dev = RN(2), id = devs[dev].id, n;
 	char buf[16384], val[96], path[128];
 	uint32_t ctx[16];
@@ -3311,8 +3326,7 @@ static void op_debugfs(struct worker *w, struct mfile *f)
 		break;
 	case 1:		/* one of the fail_* knobs: the next N fail with ENOMEM */
 		snprintf(val, sizeof(val), "%u", 1 + RN(3));
-		ret = debugfs_write(id, (const char *const[]){ "fail_bo_create", "fail_vm_bind",
-			"fail_queue_create", "fault_access" }[RN(4)], val);
+		ret = debugfs_write(id, knobs[RN(ARRAY_SIZE(knobs))], val);
 		check(w, K_DEBUGFS, ret, OK, "fail_* knob");
 		atomic_fetch_add(&fz->knobs, 1);
 		break;
@@ -3327,7 +3341,8 @@ static void op_debugfs(struct worker *w, struct mfile *f)
 		break;
 	case 3:		/* stall an engine (or a bad engine, or too long) */
 		snprintf(val, sizeof(val), "%u %llu", RN(devs[dev].engines + 1),
-			 (unsigned long long)(ONE_IN(8) ? 60000000001ULL + garbage64(w) % (1ULL << 62) :
+			 (unsigned long long)(ONE_IN(8) ?
+					      60000000001ULL + garbage64(w) % (1ULL << 62) :
 					      RN(20000000)));
 		ret = debugfs_write(id, "stall_engine", val);
 		check(w, K_DEBUGFS, ret, ANY, "stall_engine");
@@ -3399,6 +3414,7 @@ static void op_limits(struct worker *w, struct mfile *f)
 	switch (RN(10)) {
 	case 0:		/* MAX_BOS handles */
 		for (i = f->nbo; i < 4096 && !ret; i++) {
+			heartbeat(w);
 			ret = vaccel_bo_new(f->fd, PAGE, 0, &h);
 			check(w, K_BO_CREATE, ret, OK, "up to MAX_BOS");
 		}
@@ -3428,15 +3444,19 @@ static void op_limits(struct worker *w, struct mfile *f)
 			break;
 		h = b->handle;
 		for (i = f->nmap; i < 4096 && !ret; i++) {
-			ret = vaccel_vm_bind(f->fd, h, VA_R, 0, CHK_VA + (4ULL << 20) + i * PAGE, PAGE);
+			heartbeat(w);
+			ret = vaccel_vm_bind(f->fd, h, VA_R, 0, CHK_VA + (4ULL << 20) + i * PAGE,
+					     PAGE);
 			check(w, K_VM_BIND, ret, OK, "up to MAX_MAPPINGS");
 		}
 		if (!ret)
 			check(w, K_VM_BIND, vaccel_vm_bind(f->fd, h, VA_R, 0, CHK_VA - PAGE, PAGE),
 			      E(ENOSPC), "past MAX_MAPPINGS");
-		for (i = f->nmap; i < 4096; i++)
+		for (i = f->nmap; i < 4096; i++) {
+			heartbeat(w);
 			if (vaccel_vm_unbind(f->fd, CHK_VA + (4ULL << 20) + i * PAGE, PAGE))
 				break;
+		}
 		break;
 	default:	/* MAX_QUEUES, all on one ring */
 		if (!f->nmap || !(f->map[0].access & VA_R) || f->map[0].prot)
@@ -3452,7 +3472,9 @@ static void op_limits(struct worker *w, struct mfile *f)
 				ids[n++] = c.queue_id;
 		}
 		if (!ret) {
-			struct drm_vaccel_queue_create c = { .ring_va = f->map[0].va, .ring_size = 2 };
+			struct drm_vaccel_queue_create c = {
+				.ring_va = f->map[0].va, .ring_size = 2,
+			};
 
 			ret = xioctl(f->fd, DRM_IOCTL_VACCEL_QUEUE_CREATE, &c);
 			check(w, K_QUEUE_CREATE, ret, E(ENOSPC), "past MAX_QUEUES");
@@ -3548,7 +3570,7 @@ static void worker_run(struct worker *w, uint64_t max_ops)
 }
 
 /* A forked child: a short burst on the files it kept, then exit as is. */
-static void __attribute__((noreturn)) child_main(struct worker *w, const bool *use)
+static void __noreturn child_main(struct worker *w, const bool *use)
 {
 	unsigned int i, j;
 
@@ -3587,7 +3609,8 @@ static void __attribute__((noreturn)) child_main(struct worker *w, const bool *u
 			close(f->fd2);
 		free(f->chk);
 		memset(f, 0, sizeof(*f));
-		f->fd = f->fd2 = -1;
+		f->fd = -1;
+		f->fd2 = -1;
 		f->dev = i == 2;
 	}
 	w->seed = mix64(w->seed ^ w->op_no ^ 0xc4111dULL);
@@ -3658,7 +3681,8 @@ static void *worker_main(void *arg)
 	for (i = 0; i < F_ALL; i++) {
 		struct mfile *f = &w->f[i];
 
-		f->fd = f->fd2 = -1;
+		f->fd = -1;
+		f->fd2 = -1;
 		f->dev = i == 2 || i == F_PRIV + 1;
 		if (i >= F_PRIV) {
 			f->view = true;
@@ -3672,9 +3696,11 @@ static void *worker_main(void *arg)
 
 	/* the checked queues finish, then everything is closed */
 	op_begin(w, "finish");
-	for (i = 0; i < F_PRIV; i++)
+	for (i = 0; i < F_PRIV; i++) {
+		heartbeat(w);
 		if (w->f[i].chk)
 			checked_finish(w, &w->f[i]);
+	}
 	for (i = 0; i < F_ALL; i++) {
 		struct mfile *f = &w->f[i];
 
@@ -3893,7 +3919,8 @@ static void fz_run(struct __test_metadata *_metadata, FIXTURE_DATA(fuzz) *self,
 
 	/* every file, mapping and dma-buf is gone: so must their objects be */
 	vaccel_counts_read(&now);
-	EXPECT_EQ(self->counts.files, vaccel_objects_wait("files", self->counts.files, FZ_SETTLE_MS));
+	EXPECT_EQ(self->counts.files,
+		  vaccel_objects_wait("files", self->counts.files, FZ_SETTLE_MS));
 	EXPECT_EQ(self->counts.bos, vaccel_objects_wait("bos", self->counts.bos, FZ_SETTLE_MS));
 	EXPECT_EQ(self->counts.mappings,
 		  vaccel_objects_wait("mappings", self->counts.mappings, FZ_SETTLE_MS));
