@@ -570,8 +570,8 @@ struct drm_vaccel_packet {
 /**
  * struct drm_vaccel_queue_create - create a queue
  *
- * The ring is @ring_size packets at device address @ring_va, which must be
- * mapped readable in this context for the queue's whole life. Map the
+ * The ring is @ring_size packets at device address @ring_va, which must lie
+ * in one readable mapping of this context for the queue's whole life. Map the
  * doorbell page (read-write) at @doorbell_offset and the control page
  * (read-only) at @control_offset of this file, one page each.
  *
@@ -580,8 +580,8 @@ struct drm_vaccel_packet {
  * Errors: -EINVAL for non-zero @flags or @pad, a @ring_size that is not a
  * power of two in [DRM_VACCEL_RING_MIN, DRM_VACCEL_RING_MAX], a @priority
  * above DRM_VACCEL_QUEUE_PRIORITY_HIGH or a misaligned @ring_va; -EPERM for
- * a priority above NORMAL without CAP_SYS_NICE; -ENXIO if some byte of the
- * ring is not mapped (uAPI 2 returned -EFAULT); -EACCES if the mapping is
+ * a priority above NORMAL without CAP_SYS_NICE; -ENXIO if the ring is not
+ * inside one mapping (uAPI 2 returned -EFAULT); -EACCES if that mapping is
  * not readable; -ENOSPC when the context holds DRM_VACCEL_PARAM_MAX_QUEUES.
  */
 struct drm_vaccel_queue_create {
