@@ -55,6 +55,18 @@
 #include "vaccel_queue_util.h"
 #include "kselftest_harness.h"
 
+/*
+ * Queue pages: QUEUE_CREATE returns doorbell and control offsets at
+ * QPAGE_BASE + id * 2 pages (uAPI 3: below 4 GiB, so that 32-bit processes
+ * can map them; GEM offsets start at 4 GiB); checked at every creation.
+ */
+#define QPAGE_BASE	(1ULL << 30)
+
+static bool is_qpage(uint64_t off)
+{
+	return off >= QPAGE_BASE && off < (1ULL << 32);
+}
+
 /* Devices the fuzzer creates, so that knobs and resets touch nothing else. */
 #define FZ_DEV_A		(VACCEL_TEST_ID + 20)
 #define FZ_DEV_B		(VACCEL_TEST_ID + 21)
@@ -1235,8 +1247,8 @@ static struct mqueue *do_queue_create(struct worker *w, struct mfile *f, uint64_
 		check(w, K_QUEUE_CREATE, ret, allow, what);
 	if (ret)
 		return NULL;
-	if (c.doorbell_offset >= (1ULL << 49) || c.control_offset != c.doorbell_offset + PAGE ||
-	    c.queue_id >= 64)
+	if (c.doorbell_offset != QPAGE_BASE + (uint64_t)c.queue_id * 2 * PAGE ||
+	    c.control_offset != c.doorbell_offset + PAGE || c.queue_id >= 64)
 		FAIL(w, K_QUEUE_CREATE, what, "queue %u offsets 0x%llx 0x%llx", c.queue_id,
 		     (unsigned long long)c.doorbell_offset, (unsigned long long)c.control_offset);
 	q = find_q(f, c.queue_id);
@@ -2926,7 +2938,7 @@ static void op_mmap_bo(struct worker *w, struct mfile *f)
 	b = find_bo_at(f, off);
 	if (b && b->prot)
 		return;
-	if (!exact(f) || off >= (1ULL << 48))	/* queue pages: op_mmap_qpage */
+	if (!exact(f) || is_qpage(off))	/* queue pages: op_mmap_qpage */
 		allow = ANY;
 	else if (!b)
 		allow = E(EINVAL) | E(EACCES) | E(EOVERFLOW);
@@ -2942,7 +2954,7 @@ static void op_mmap_bo(struct worker *w, struct mfile *f)
 		 priv ? MAP_PRIVATE : MAP_SHARED, f->fd, (off_t)off);
 	check(w, K_MMAP_BO, p == MAP_FAILED ? -errno : 0, allow,
 	      wr ? "read-write" : "read-only");
-	if (p != MAP_FAILED && !b && exact(f) && off < (1ULL << 48))
+	if (p != MAP_FAILED && !b && exact(f) && !is_qpage(off))
 		diag_offset(w, f, off);
 	if (p == MAP_FAILED) {
 		if (errno == EACCES && wr && b && !priv && len <= b->size)
@@ -2950,7 +2962,7 @@ static void op_mmap_bo(struct worker *w, struct mfile *f)
 		return;
 	}
 	/* on a tainted file, an unknown object: it cannot be counted */
-	hm_add(w, p, len, off >= (1ULL << 48) ? ((off >> 12) & 1 ? HM_CTRL : HM_DB) : HM_BO,
+	hm_add(w, p, len, is_qpage(off) ? ((off >> 12) & 1 ? HM_CTRL : HM_DB) : HM_BO,
 	       b ? b->uid : 0, wr);
 	if (guarded_access(w, p + RN(len), wr, (uint8_t)R64()))
 		FAIL(w, K_HOSTMEM, "fresh mapping of an object", "signal %d", w->guard_sig);
@@ -3007,7 +3019,7 @@ static void op_mmap_qpage(struct worker *w, struct mfile *f)
 	bool ctrl = ONE_IN(2), priv = ONE_IN(16);
 	int prot = ctrl ? PROT_READ : PROT_READ | PROT_WRITE;
 	size_t len = ONE_IN(16) ? 2 * PAGE : PAGE;
-	uint64_t off = (1ULL << 48) + (uint64_t)id * 2 * PAGE + (ctrl ? PAGE : 0);
+	uint64_t off = QPAGE_BASE + (uint64_t)id * 2 * PAGE + (ctrl ? PAGE : 0);
 	eset allow = ANY;
 	uint8_t *p;
 
@@ -3016,13 +3028,14 @@ static void op_mmap_qpage(struct worker *w, struct mfile *f)
 	if (ONE_IN(8))
 		prot = ctrl ? PROT_READ | (ONE_IN(2) ? PROT_WRITE : PROT_EXEC) : PROT_READ;
 	if (ONE_IN(32)) {	/* any page: what it is follows from the offset */
-		off = (1ULL << 48) + garbage64(w) % (1ULL << 40) * PAGE;
-		id = (off - (1ULL << 48)) / (2 * PAGE);
+		/* below the GEM offsets, which start at 4 GiB */
+		off = QPAGE_BASE + garbage64(w) % (1ULL << 18) * PAGE;
+		id = (off - QPAGE_BASE) / (2 * PAGE);
 		ctrl = (off / PAGE) & 1;
 		if (f->chk && id == f->chk->qid && !ctrl)
 			return;
 	}
-	if (len != PAGE || priv || off >= (1ULL << 48) + 128 * PAGE)
+	if (len != PAGE || priv || off >= QPAGE_BASE + 128 * PAGE)
 		allow = E(EINVAL) | (ctrl && (prot & ~PROT_READ) ? E(EACCES) : 0);
 	else if (ctrl && (prot & ~PROT_READ))
 		allow = E(EACCES) | (exact(f) && find_q(f, id) ? 0 : E(EINVAL));
