@@ -10,6 +10,8 @@
 #   make lint     checkpatch --strict and sparse (C=2, W=1) on the module
 #   make bench    the submission/copy benchmark, in the VM
 #   make deps     install the Debian packages everything needs
+#   make install  install the module (modules_install, depmod) and the udev
+#                 rule giving group "render" the device nodes
 #
 # KDIR=<kernel build tree> selects the target kernel; by default the newest
 # installed kernel >= 6.12 that has headers (tools/kernel-version).
@@ -58,7 +60,8 @@ CORE_FUZZ := $(BUILD)/core/core_fuzz
 FUZZ_SEEDS := $(BUILD)/core/fuzz_seeds
 BENCH := $(BUILD)/tools/vaccel-bench
 
-.PHONY: all module tests check run lint deps clean kernel-check dkms-install dkms-uninstall bench
+.PHONY: all module tests check run lint deps clean kernel-check dkms-install dkms-uninstall bench \
+	install uninstall
 
 all: module tests
 
@@ -144,6 +147,23 @@ clean:
 
 dkms-install:
 	tools/dkms-install
+
+# DESTDIR stages everything (module under DESTDIR/lib/modules, depmod on
+# that tree); without it a running udev applies the rule at once.
+UDEV_RULES_DIR ?= /usr/lib/udev/rules.d
+UDEV_RELOAD = if [ -z "$(DESTDIR)" ] && [ -S /run/udev/control ]; then \
+	udevadm control --reload && udevadm trigger --subsystem-match=accel --action=change; fi
+
+install: module
+	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	install -D -m 0644 udev/60-vaccel.rules $(DESTDIR)$(UDEV_RULES_DIR)/60-vaccel.rules
+	$(UDEV_RELOAD)
+
+uninstall: | kernel-check
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/vaccel.ko*
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
+	rm -f $(DESTDIR)$(UDEV_RULES_DIR)/60-vaccel.rules
+	$(UDEV_RELOAD)
 
 dkms-uninstall:
 	tools/dkms-install --uninstall

@@ -216,7 +216,9 @@ static const struct drm_driver vaccel_drm_driver = {
 	.postclose = vaccel_postclose,
 	.show_fdinfo = vaccel_show_fdinfo,
 	.gem_create_object = vaccel_gem_create_object,
-	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.prime_handle_to_fd = vaccel_prime_handle_to_fd,
+	.gem_prime_import = vaccel_gem_prime_import,
+	.gem_prime_import_sg_table = vaccel_gem_prime_import_sg_table,
 	.ioctls = vaccel_ioctls,
 	.num_ioctls = ARRAY_SIZE(vaccel_ioctls),
 	.fops = &vaccel_fops,
@@ -311,15 +313,10 @@ static int __init vaccel_init(void)
 	}
 
 	vaccel_signal_module_init();
-	ret = vaccel_gem_module_init();
-	if (ret)
-		return ret;
 	vaccel_debugfs_module_init();
 	ret = vaccel_bus_init(num_devices);
-	if (ret) {
+	if (ret)
 		vaccel_debugfs_module_exit();
-		vaccel_gem_module_exit();
-	}
 	return ret;
 }
 
@@ -327,7 +324,6 @@ static void __exit vaccel_exit(void)
 {
 	vaccel_bus_exit();
 	vaccel_debugfs_module_exit();
-	vaccel_gem_module_exit();
 }
 
 module_init(vaccel_init);

@@ -9,7 +9,9 @@
 #include <linux/overflow.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 
@@ -34,14 +36,28 @@ void vaccel_vm_init(struct vaccel_vm *vm)
 	vm->num_maps = 0;
 }
 
+/* Undo vaccel_vm_map_pin(); @dirty: the device may have written the pages. */
+static void vaccel_vm_map_unpin(struct vaccel_vm_map *map, bool dirty)
+{
+	struct drm_gem_object *obj = &map->bo->base.base;
+
+	if (map->pages) {
+		vunmap(map->vaddr);
+		vaccel_bo_unpin_pages(map->pages, map->npages, dirty);
+		vaccel_pin_uncharge(&map->charge);
+	} else {
+		dma_resv_lock(obj->resv, NULL);
+		drm_gem_shmem_object_vunmap(obj, &map->vmap);
+		dma_resv_unlock(obj->resv);
+	}
+}
+
 static void vaccel_vm_map_release(struct kref *ref)
 {
 	struct vaccel_vm_map *map = container_of(ref, struct vaccel_vm_map, ref);
 	struct drm_gem_object *obj = &map->bo->base.base;
 
-	dma_resv_lock(obj->resv, NULL);
-	drm_gem_shmem_object_vunmap(obj, &map->vmap);
-	dma_resv_unlock(obj->resv);
+	vaccel_vm_map_unpin(map, map->access & DRM_VACCEL_VM_WRITE);
 	if (map->access & DRM_VACCEL_VM_WRITE)
 		vaccel_bo_put_write(map->bo);
 	drm_gem_object_put(obj);
@@ -129,7 +145,57 @@ void *vaccel_vm_translate(struct vaccel_vm *vm, u64 va, u64 len, u32 access,
 	spin_unlock(&vm->lock);
 
 	*mapp = map;
-	return map->vmap.vaddr + map->bo_offset + (va - map->node.start);
+	return map->vaddr + (va - map->node.start);
+}
+
+/*
+ * Make the bound range reachable from the kernel. For a vaccel object
+ * (local, or an import of another vaccel device's object) only the bound
+ * pages of the owner are pinned and vmapped, charged to the binder unless
+ * the owner is persistent or signal; another driver's dma-buf is mapped
+ * whole through its exporter, which pinned it already.
+ */
+static int vaccel_vm_map_pin(struct vaccel_vm_map *map, u64 size)
+{
+	struct vaccel_bo *owner = vaccel_bo_owner(map->bo);
+	struct drm_gem_object *obj = &map->bo->base.base;
+	int ret;
+
+	if (!owner) {
+		dma_resv_lock(obj->resv, NULL);
+		ret = drm_gem_shmem_object_vmap(obj, &map->vmap);
+		dma_resv_unlock(obj->resv);
+		if (ret)
+			return ret;
+		map->vaddr = map->vmap.vaddr + map->bo_offset;
+		return 0;
+	}
+
+	if (!owner->flags) {
+		ret = vaccel_pin_charge(&map->charge, size);
+		if (ret)
+			return ret;
+	}
+	map->npages = size >> PAGE_SHIFT;
+	map->pages = vaccel_bo_pin_pages(owner, map->bo_offset >> PAGE_SHIFT,
+					 map->npages);
+	if (IS_ERR(map->pages)) {
+		ret = PTR_ERR(map->pages);
+		goto err_uncharge;
+	}
+	map->vaddr = vmap(map->pages, map->npages, VM_MAP, PAGE_KERNEL);
+	if (!map->vaddr) {
+		ret = -ENOMEM;
+		goto err_unpin;
+	}
+	return 0;
+
+err_unpin:
+	vaccel_bo_unpin_pages(map->pages, map->npages, false);
+err_uncharge:
+	map->pages = NULL;
+	vaccel_pin_uncharge(&map->charge);
+	return ret;
 }
 
 int vaccel_ioctl_vm_bind(struct drm_device *drm, void *data,
@@ -141,30 +207,36 @@ int vaccel_ioctl_vm_bind(struct drm_device *drm, void *data,
 	struct drm_gem_object *obj;
 	struct vaccel_vm_map *map;
 	u64 end, bo_end;
-	int ret;
+	int ret, idx;
 
-	if (!args->flags || (args->flags & ~VACCEL_VM_ACCESS))
+	if (VACCEL_IOCTL_DBG(drm, !args->flags || (args->flags & ~VACCEL_VM_ACCESS)))
 		return -EINVAL;
-	if (!args->size || !PAGE_ALIGNED(args->size) ||
-	    !PAGE_ALIGNED(args->va) || !PAGE_ALIGNED(args->bo_offset))
+	if (VACCEL_IOCTL_DBG(drm, !args->size || !PAGE_ALIGNED(args->size) ||
+			     !PAGE_ALIGNED(args->va) || !PAGE_ALIGNED(args->bo_offset)))
 		return -EINVAL;
-	if (check_add_overflow(args->va, args->size, &end) ||
-	    check_add_overflow(args->bo_offset, args->size, &bo_end))
+	if (VACCEL_IOCTL_DBG(drm, check_add_overflow(args->va, args->size, &end) ||
+			     check_add_overflow(args->bo_offset, args->size, &bo_end)))
 		return -EOVERFLOW;
-	if (args->va < VACCEL_VA_START || end > VACCEL_VA_END)
+	if (VACCEL_IOCTL_DBG(drm, args->va < VACCEL_VA_START || end > VACCEL_VA_END))
 		return -ERANGE;
-	if (vaccel_inject(&to_vaccel_device(drm)->knobs.fail_vm_bind))
-		return -ENOMEM;
 
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	if (vaccel_inject(&to_vaccel_device(drm)->knobs.fail_vm_bind)) {
+		ret = -ENOMEM;
+		goto err_exit;
+	}
 	obj = drm_gem_object_lookup(file, args->handle);
-	if (!obj)
-		return -ENOENT;
-	if (bo_end > obj->size) {
+	if (VACCEL_IOCTL_DBG(drm, !obj)) {
+		ret = -ENOENT;
+		goto err_exit;
+	}
+	if (VACCEL_IOCTL_DBG(drm, bo_end > obj->size)) {
 		ret = -EINVAL;
 		goto err_put_obj;
 	}
 
-	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	map = kzalloc(sizeof(*map), GFP_KERNEL_ACCOUNT);
 	if (!map) {
 		ret = -ENOMEM;
 		goto err_put_obj;
@@ -178,37 +250,34 @@ int vaccel_ioctl_vm_bind(struct drm_device *drm, void *data,
 
 	if (map->access & DRM_VACCEL_VM_WRITE) {
 		ret = vaccel_bo_get_write(map->bo);
-		if (ret)
+		if (VACCEL_IOCTL_DBG(drm, ret))
 			goto err_free;
 	}
-	dma_resv_lock(obj->resv, NULL);
-	ret = drm_gem_shmem_object_vmap(obj, &map->vmap);
-	dma_resv_unlock(obj->resv);
+	ret = vaccel_vm_map_pin(map, args->size);
 	if (ret)
 		goto err_put_write;
 
 	spin_lock(&vm->lock);
-	if (vm->num_maps >= VACCEL_MAX_MAPPINGS) {
+	if (VACCEL_IOCTL_DBG(drm, vm->num_maps >= VACCEL_MAX_MAPPINGS)) {
 		ret = -ENOSPC;
 	} else {
 		/* The range is inside the window: only an overlap fails. */
 		ret = drm_mm_reserve_node(&vm->mm, &map->node);
-		if (ret)
+		if (VACCEL_IOCTL_DBG(drm, ret))
 			ret = -EBUSY;
 		else
 			vm->num_maps++;
 	}
 	spin_unlock(&vm->lock);
 	if (ret)
-		goto err_vunmap;
+		goto err_unpin;
 
 	atomic_inc(&vaccel_live_maps);
+	drm_dev_exit(idx);
 	return 0;	/* the mapping keeps the object reference */
 
-err_vunmap:
-	dma_resv_lock(obj->resv, NULL);
-	drm_gem_shmem_object_vunmap(obj, &map->vmap);
-	dma_resv_unlock(obj->resv);
+err_unpin:
+	vaccel_vm_map_unpin(map, false);
 err_put_write:
 	if (map->access & DRM_VACCEL_VM_WRITE)
 		vaccel_bo_put_write(map->bo);
@@ -216,6 +285,8 @@ err_free:
 	kfree(map);
 err_put_obj:
 	drm_gem_object_put(obj);
+err_exit:
+	drm_dev_exit(idx);
 	return ret;
 }
 
@@ -226,18 +297,23 @@ int vaccel_ioctl_vm_unbind(struct drm_device *drm, void *data,
 	struct drm_vaccel_vm_unbind *args = data;
 	struct vaccel_vm *vm = &vfile->vm;
 	struct vaccel_vm_map *map;
+	int idx;
 
-	if (args->flags || args->pad)
+	if (VACCEL_IOCTL_DBG(drm, args->flags || args->pad))
 		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 
 	spin_lock(&vm->lock);
 	map = vaccel_vm_lookup(vm, args->va);
-	if (!map || map->node.start != args->va) {
+	if (VACCEL_IOCTL_DBG(drm, !map || map->node.start != args->va)) {
 		spin_unlock(&vm->lock);
+		drm_dev_exit(idx);
 		return -ENOENT;
 	}
-	if (map->node.size != args->size) {
+	if (VACCEL_IOCTL_DBG(drm, map->node.size != args->size)) {
 		spin_unlock(&vm->lock);
+		drm_dev_exit(idx);
 		return -EINVAL;
 	}
 	drm_mm_remove_node(&map->node);
@@ -245,6 +321,7 @@ int vaccel_ioctl_vm_unbind(struct drm_device *drm, void *data,
 	spin_unlock(&vm->lock);
 
 	vaccel_vm_map_put(map);
+	drm_dev_exit(idx);
 	return 0;
 }
 

@@ -13,10 +13,11 @@
 
 #include <drm/drm_mm.h>
 
+#include "vaccel_gem.h"
+
 struct drm_device;
 struct drm_file;
 struct seq_file;
-struct vaccel_bo;
 
 /**
  * struct vaccel_vm - the device VA space of one context
@@ -38,11 +39,20 @@ struct vaccel_vm {
  * @bo: the mapped object; a GEM reference is held
  * @bo_offset: offset of @node.start in @bo
  * @access: DRM_VACCEL_VM_READ and/or DRM_VACCEL_VM_WRITE
- * @vmap: kernel mapping of the whole object, which also pins its pages
+ * @vaddr: kernel address of @node.start: contiguous for the whole range
+ * @pages: the bound pages of @bo's owner (a local vaccel object), each
+ *	referenced and so kept in memory; @vaddr is their vmap(). NULL for
+ *	an import of another driver's dma-buf, which is mapped through @vmap
+ * @npages: number of entries in @pages
+ * @vmap: kernel mapping of a whole foreign import (its exporter pins it)
+ * @charge: RLIMIT_MEMLOCK charge of @pages to the binder; nothing when
+ *	the owner is persistent or signal (charged at its creation) or for a
+ *	foreign import
  * @unbound: entry on a private list while being torn down
  *
  * Immutable once bound. Unbinding removes @node from the VM and drops the
- * bound reference; pages and object go when the last user is done.
+ * bound reference; pages, charge and object go when the last user is
+ * done.
  */
 struct vaccel_vm_map {
 	struct drm_mm_node node;
@@ -50,7 +60,11 @@ struct vaccel_vm_map {
 	struct vaccel_bo *bo;
 	u64 bo_offset;
 	u32 access;
+	void *vaddr;
+	struct page **pages;
+	unsigned long npages;
 	struct iosys_map vmap;
+	struct vaccel_pin_charge charge;
 	struct list_head unbound;
 };
 

@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-#include "vaccel_common.h"
+#include "vaccel_unpriv.h"
 #include "kselftest_harness.h"
 
 #define ID		VACCEL_TEST_ID
@@ -79,7 +79,7 @@ TEST_F(bo, params)
 	EXPECT_EQ(4096, v);
 	EXPECT_EQ(-EINVAL, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_MAX_QUEUES + 1, &v));
 	ASSERT_EQ(0, vaccel_get_param(self->fd, DRM_VACCEL_PARAM_UAPI_VERSION, &v));
-	EXPECT_EQ(3, v);
+	EXPECT_EQ(VACCEL_UAPI_VERSION, v);
 }
 
 TEST_F(bo, create_rounds_size)
@@ -885,86 +885,71 @@ TEST_F(bo, seal_proc_mem_write_refused)
 	EXPECT_EQ(0, vaccel_gem_close(self->fd, h));
 }
 
-static char node_path[300];
-static mode_t node_mode;
+static struct vaccel_user test_user;
+static struct vaccel_node test_node;
 
-static void open_node_to_all(struct __test_metadata *_metadata)
+/* The node as the udev rule leaves it; false (and SKIP) without the user. */
+static bool node_for_render(struct __test_metadata *_metadata)
 {
-	struct stat st;
-
-	ASSERT_EQ(0, vaccel_node_path(ID, node_path, sizeof(node_path)));
-	ASSERT_EQ(0, stat(node_path, &st));
-	node_mode = st.st_mode & 07777;
-	ASSERT_EQ(0, chmod(node_path, 0666));
-}
-
-/* Poll VmLck until it is @want (the uncharge may be deferred); last value. */
-static long long vmlck_wait(long long want)
-{
-	uint64_t end = vaccel_now_ms() + 2000;
-	long long v;
-
-	for (;;) {
-		v = vaccel_vmlck();
-		if (v == want || vaccel_now_ms() >= end)
-			return v;
-		vaccel_msleep(10);
-	}
+	if (geteuid() != 0 || vaccel_user_get(&test_user))
+		return false;
+	EXPECT_EQ(0, vaccel_node_render(ID, &test_user, &test_node));
+	return true;
 }
 
 /*
  * Persistent and signal objects are charged to RLIMIT_MEMLOCK of an
  * unprivileged creator, exactly their size, until they are freed; plain
- * objects are not.
+ * objects are not. The charge shows as VmPin (not VmLck, which is mlock()'s)
+ * and is given back by the time GEM_CLOSE or close() returns.
  */
 static void memlock_child(void)
 {
-	struct rlimit rl = { 64 << 10, 64 << 10 };
 	uint32_t p[4], s, extra;
-	long long base;
+	long long base, lck;
 	uint64_t used;
 	int fd, i;
 
-	CHILD_ASSERT(setrlimit(RLIMIT_MEMLOCK, &rl) == 0);
-	CHILD_ASSERT(setresgid(65534, 65534, 65534) == 0);
-	CHILD_ASSERT(setresuid(65534, 65534, 65534) == 0);
-	fd = open(node_path, O_RDWR | O_CLOEXEC);
+	CHILD_EQ(0, vaccel_user_enter(&test_user, 64 << 10));
+	fd = open(test_node.path, O_RDWR | O_CLOEXEC);
 	CHILD_ASSERT(fd >= 0);
-	base = vaccel_vmlck();
-	CHILD_ASSERT(base >= 0);
+	base = vaccel_vmpin();
+	lck = vaccel_vmlck_now();
+	CHILD_ASSERT(base >= 0 && lck >= 0);
 
 	/* plain objects are not pinned or charged */
 	CHILD_EQ(0, vaccel_bo_new(fd, 1 << 20, 0, NULL));
-	CHILD_EQ(base, vaccel_vmlck());
+	CHILD_EQ(base, vaccel_vmpin());
 
 	for (i = 0; i < 3; i++) {
 		CHILD_EQ(0, vaccel_bo_new(fd, 16 << 10, PERSISTENT, &p[i]));
-		CHILD_EQ(base + (i + 1) * (16 << 10), vaccel_vmlck());
+		CHILD_EQ(base + (i + 1) * (16 << 10), vaccel_vmpin());
 	}
 	CHILD_EQ(0, vaccel_bo_new(fd, (16 << 10) - 100, SIGNAL, &s));
-	CHILD_EQ(base + (64 << 10), vaccel_vmlck());
+	CHILD_EQ(base + (64 << 10), vaccel_vmpin());
 
 	/* the limit is reached */
 	used = vaccel_memory_used(fd);
 	CHILD_EQ(-ENOMEM, vaccel_bo_new(fd, PAGE, PERSISTENT, NULL));
 	CHILD_EQ(-ENOMEM, vaccel_bo_new(fd, 1, SIGNAL, NULL));
-	CHILD_EQ(base + (64 << 10), vaccel_vmlck());
+	CHILD_EQ(base + (64 << 10), vaccel_vmpin());
 	CHILD_EQ(used, vaccel_memory_used(fd));
 	CHILD_EQ(0, vaccel_bo_new(fd, PAGE, 0, NULL));
 
-	/* freeing uncharges */
+	/* freeing uncharges, at once */
 	CHILD_EQ(0, vaccel_gem_close(fd, p[1]));
-	CHILD_EQ(base + (48 << 10), vmlck_wait(base + (48 << 10)));
+	CHILD_EQ(base + (48 << 10), vaccel_vmpin());
 	CHILD_EQ(0, vaccel_bo_new(fd, 16 << 10, PERSISTENT, &p[3]));
 	CHILD_EQ(-ENOMEM, vaccel_bo_new(fd, PAGE, PERSISTENT, NULL));
 	CHILD_EQ(0, vaccel_gem_close(fd, s));
-	CHILD_EQ(base + (48 << 10), vmlck_wait(base + (48 << 10)));
+	CHILD_EQ(base + (48 << 10), vaccel_vmpin());
 	CHILD_EQ(0, vaccel_bo_new(fd, 8 << 10, SIGNAL, &extra));
-	CHILD_EQ(base + (56 << 10), vaccel_vmlck());
+	CHILD_EQ(base + (56 << 10), vaccel_vmpin());
+	CHILD_EQ(lck, vaccel_vmlck_now());
 
 	/* and so does closing the file with the objects still in it */
 	close(fd);
-	CHILD_EQ(base, vmlck_wait(base));
+	CHILD_EQ(base, vaccel_vmpin());
 	_exit(0);
 }
 
@@ -972,21 +957,20 @@ TEST_F(bo, memlock_charged)
 {
 	pid_t pid;
 
-	if (geteuid() != 0)
-		SKIP(return, "needs root to set up an unprivileged user");
-	open_node_to_all(_metadata);
+	if (!node_for_render(_metadata))
+		SKIP(return, "needs root and the rig's render-group user");
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
 		memlock_child();
 	EXPECT_EQ(0, vaccel_wait_child(pid));
-	chmod(node_path, node_mode);
+	vaccel_node_restore(&test_node);
 	EXPECT_EQ(0, vaccel_memory_used_wait(self->fd, 0, 2000));
 }
 
 /*
  * The charge belongs to the creating process even when another process
- * drops the last reference: the creator's VmLck goes back down when the
+ * drops the last reference: the creator's VmPin goes back down when the
  * other process exits.
  */
 static void memlock_holder_child(void)
@@ -997,22 +981,21 @@ static void memlock_holder_child(void)
 	pid_t g;
 	char c;
 
-	CHILD_ASSERT(setresgid(65534, 65534, 65534) == 0);
-	CHILD_ASSERT(setresuid(65534, 65534, 65534) == 0);
-	fd = open(node_path, O_RDWR | O_CLOEXEC);
+	CHILD_EQ(0, vaccel_user_enter(&test_user, 64 << 10));
+	fd = open(test_node.path, O_RDWR | O_CLOEXEC);
 	CHILD_ASSERT(fd >= 0);
-	base = vaccel_vmlck();
+	base = vaccel_vmpin();
 	CHILD_EQ(0, vaccel_bo_new(fd, 32 << 10, PERSISTENT, &h));
-	CHILD_EQ(base + (32 << 10), vaccel_vmlck());
+	CHILD_EQ(base + (32 << 10), vaccel_vmpin());
 	CHILD_EQ(0, vaccel_prime_export(fd, h, &d));
 	CHILD_EQ(0, vaccel_gem_close(fd, h));
-	CHILD_EQ(base + (32 << 10), vaccel_vmlck());
+	CHILD_EQ(base + (32 << 10), vaccel_vmpin());
 	CHILD_ASSERT(pipe(go) == 0 && pipe(ready) == 0);
 	g = fork();
 	CHILD_ASSERT(g >= 0);
 	if (g == 0) {
 		uint32_t hg;
-		int fg = open(node_path, O_RDWR | O_CLOEXEC);
+		int fg = open(test_node.path, O_RDWR | O_CLOEXEC);
 
 		/* import into an own file, then hold only that */
 		CHILD_ASSERT(fg >= 0);
@@ -1026,11 +1009,15 @@ static void memlock_holder_child(void)
 	CHILD_ASSERT(read(ready[0], &c, 1) == 1);
 	close(d);
 	close(fd);
-	vaccel_msleep(100);
-	CHILD_EQ(base + (32 << 10), vaccel_vmlck());
+	CHILD_EQ(base + (32 << 10), vaccel_vmpin());
 	CHILD_ASSERT(write(go[1], "g", 1) == 1);
 	CHILD_EQ(0, vaccel_wait_child(g));
-	CHILD_EQ(base, vmlck_wait(base));
+	CHILD_EQ(base, vaccel_vmpin());
+	/* and the limit has room for it again */
+	fd = open(test_node.path, O_RDWR | O_CLOEXEC);
+	CHILD_ASSERT(fd >= 0);
+	CHILD_EQ(0, vaccel_bo_new(fd, 64 << 10, PERSISTENT, NULL));
+	close(fd);
 	_exit(0);
 }
 
@@ -1038,16 +1025,125 @@ TEST_F(bo, memlock_uncharged_by_last_holder)
 {
 	pid_t pid;
 
-	if (geteuid() != 0)
-		SKIP(return, "needs root to set up an unprivileged user");
-	open_node_to_all(_metadata);
+	if (!node_for_render(_metadata))
+		SKIP(return, "needs root and the rig's render-group user");
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
 		memlock_holder_child();
 	EXPECT_EQ(0, vaccel_wait_child(pid));
-	chmod(node_path, node_mode);
+	vaccel_node_restore(&test_node);
 	EXPECT_EQ(0, vaccel_memory_used_wait(self->fd, 0, 2000));
+}
+
+/*
+ * A user outside the render group cannot open the node the rule makes;
+ * one in it (through /etc/group, as a login would give) can.
+ */
+TEST_F(bo, render_group_access)
+{
+	pid_t pid;
+
+	if (!node_for_render(_metadata))
+		SKIP(return, "needs root and the rig's render-group user");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd;
+
+		CHILD_ASSERT(setgroups(0, NULL) == 0);
+		CHILD_ASSERT(setresgid(test_user.gid, test_user.gid, test_user.gid) == 0);
+		CHILD_ASSERT(setresuid(test_user.uid, test_user.uid, 0) == 0);
+		fd = open(test_node.path, O_RDWR | O_CLOEXEC);
+		CHILD_ASSERT(fd < 0 && errno == EACCES);
+		CHILD_ASSERT(setresuid(0, 0, 0) == 0);
+		CHILD_EQ(0, vaccel_user_enter(&test_user, ~0ULL));
+		fd = open(test_node.path, O_RDWR | O_CLOEXEC);
+		CHILD_ASSERT(fd >= 0);
+		CHILD_EQ(0, vaccel_bo_new(fd, PAGE, PERSISTENT, NULL));
+		_exit(0);
+	}
+	EXPECT_EQ(0, vaccel_wait_child(pid));
+	vaccel_node_restore(&test_node);
+}
+
+/*
+ * Only objects that really exist are counted: when the shmem helper fails
+ * after allocating our structure (here: the system-wide file limit, which
+ * only binds unprivileged tasks, refuses the object's shmem file), the
+ * object is freed without our free callback. The old code counted it in
+ * vaccel_gem_create_object() and the "bos" counter leaked one.
+ */
+TEST_F(bo, failed_create_not_counted)
+{
+	char old[64];
+	pid_t pid;
+	int fd, go[2], done[2];
+	char c;
+
+	if (!node_for_render(_metadata))
+		SKIP(return, "needs root and the rig's render-group user");
+	ASSERT_LT(0, vaccel_read_file("/proc/sys/fs/file-max", old, sizeof(old)));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		CHILD_EQ(0, vaccel_user_enter(&test_user, ~0ULL));
+		fd = open(test_node.path, O_RDWR | O_CLOEXEC);
+		CHILD_ASSERT(fd >= 0);
+		CHILD_ASSERT(write(done[1], "o", 1) == 1);
+		CHILD_ASSERT(read(go[0], &c, 1) == 1);
+		CHILD_EQ(-ENFILE, vaccel_bo_new(fd, PAGE, 0, NULL));
+		CHILD_EQ(-ENFILE, vaccel_bo_new(fd, PAGE, PERSISTENT, NULL));
+		CHILD_EQ(0, vaccel_memory_used(fd));
+		CHILD_ASSERT(write(done[1], "d", 1) == 1);
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	ASSERT_EQ(0, vaccel_sysfs_write("/proc/sys/fs/file-max", "1"));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	EXPECT_EQ(1, read(done[0], &c, 1));
+	EXPECT_EQ(0, vaccel_sysfs_write("/proc/sys/fs/file-max", old));
+	EXPECT_EQ(0, vaccel_wait_child(pid));
+	vaccel_node_restore(&test_node);
+	EXPECT_EQ(self->counts.bos, vaccel_objects("bos"));
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
+}
+
+/*
+ * Through a file opened O_RDONLY, MAP_SHARED with PROT_READ is a mapping
+ * with VM_MAYSHARE but not VM_SHARED; it works (the old code wanted
+ * VM_SHARED and refused it with -EINVAL) and can never become writable.
+ */
+TEST_F(bo, mmap_read_only_file)
+{
+	struct drm_vaccel_bo_create bo = {};
+	char path[300], *p;
+	int ro;
+
+	ASSERT_EQ(0, vaccel_node_path(ID, path, sizeof(path)));
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, ro);
+	ASSERT_EQ(0, vaccel_bo_create(ro, 2 * PAGE, PERSISTENT, &bo));
+	p = vaccel_bo_mmap(ro, bo.mmap_offset, bo.size, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("errno %d", errno);
+	EXPECT_TRUE(all_bytes(p, 0, bo.size));
+	EXPECT_EQ(-1, mprotect(p, bo.size, RW));
+	EXPECT_EQ(EACCES, errno);
+	/* not a writable mapping: sealing is allowed */
+	EXPECT_EQ(0, vaccel_bo_seal(ro, bo.handle));
+	EXPECT_EQ(0, munmap(p, bo.size));
+	p = vaccel_bo_mmap(ro, bo.mmap_offset, bo.size, RW);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	p = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, ro, bo.mmap_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	close(ro);
 }
 
 /* With CAP_IPC_LOCK the limit does not apply. */

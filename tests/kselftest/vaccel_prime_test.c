@@ -5,6 +5,7 @@
  * Data written on either side is read on the other; imports can be bound;
  * a sealed object stays read-only through every import; the exporting
  * device keeps the capacity charged while anyone holds the object.
+ * (Other drivers as importers and read-only sharing: vaccel_import_test.)
  *
  * Every test runs on two fresh devices, A and B, and checks that the
  * module's live-object counters are back at their starting values
@@ -16,7 +17,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "vaccel_common.h"
+#include "vaccel_unpriv.h"
 #include "kselftest_harness.h"
 
 #define ID_A		VACCEL_TEST_ID
@@ -662,23 +663,20 @@ TEST_F(prime, debugfs_buffers_import)
 }
 
 /*
- * Sharing needs no privilege: an unprivileged user exports from one
- * device and imports into the other.
+ * Sharing needs no privilege: a user of the render group exports from one
+ * device and imports into the other, with the nodes as the udev rule
+ * leaves them.
  */
 TEST_F(prime, unprivileged_share)
 {
-	char pa_path[300], pb_path[300];
-	struct stat sta, stb;
+	struct vaccel_node na, nb;
+	struct vaccel_user u;
 	pid_t pid;
 
-	if (geteuid() != 0)
-		SKIP(return, "needs root to set up an unprivileged user");
-	ASSERT_EQ(0, vaccel_node_path(ID_A, pa_path, sizeof(pa_path)));
-	ASSERT_EQ(0, vaccel_node_path(ID_B, pb_path, sizeof(pb_path)));
-	ASSERT_EQ(0, stat(pa_path, &sta));
-	ASSERT_EQ(0, stat(pb_path, &stb));
-	ASSERT_EQ(0, chmod(pa_path, 0666));
-	ASSERT_EQ(0, chmod(pb_path, 0666));
+	if (geteuid() != 0 || vaccel_user_get(&u))
+		SKIP(return, "needs root and the rig's render-group user");
+	ASSERT_EQ(0, vaccel_node_render(ID_A, &u, &na));
+	ASSERT_EQ(0, vaccel_node_render(ID_B, &u, &nb));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -687,10 +685,9 @@ TEST_F(prime, unprivileged_share)
 		char *p, *q;
 		int fa, fb, d = -1;
 
-		CHILD_ASSERT(setresgid(65534, 65534, 65534) == 0);
-		CHILD_ASSERT(setresuid(65534, 65534, 65534) == 0);
-		fa = open(pa_path, O_RDWR | O_CLOEXEC);
-		fb = open(pb_path, O_RDWR | O_CLOEXEC);
+		CHILD_EQ(0, vaccel_user_enter(&u, ~0ULL));
+		fa = open(na.path, O_RDWR | O_CLOEXEC);
+		fb = open(nb.path, O_RDWR | O_CLOEXEC);
 		CHILD_ASSERT(fa >= 0 && fb >= 0);
 		CHILD_EQ(0, vaccel_bo_create(fa, PAGE, 0, &bo));
 		p = vaccel_bo_mmap(fa, bo.mmap_offset, PAGE, RW);
@@ -704,14 +701,15 @@ TEST_F(prime, unprivileged_share)
 		_exit(0);
 	}
 	EXPECT_EQ(0, vaccel_wait_child(pid));
-	chmod(pa_path, sta.st_mode & 07777);
-	chmod(pb_path, stb.st_mode & 07777);
+	vaccel_node_restore(&na);
+	vaccel_node_restore(&nb);
 }
 
 /*
  * A dma-buf from another driver (udmabuf over a memfd): imported with
  * flags 0, not charged to the device, bound and mapped like any other,
- * and not sealable.
+ * and not sealable. (Binding it pins nothing: its exporter pinned it;
+ * vaccel_pin_test checks that such binds are not charged.)
  */
 TEST_F(prime, foreign_import)
 {

@@ -10,6 +10,8 @@
  *
  * Copyright (C) 2026 The vaccel authors
  */
+#include <sys/mount.h>
+
 #include "vaccel_common.h"
 #include "kselftest_harness.h"
 
@@ -469,6 +471,115 @@ TEST_F(vm, debugfs_vm)
 	EXPECT_FALSE(vm_line(text, LO, &ctx2, &size, &off, acc));
 	EXPECT_FALSE(vm_line(text, VA + (1 << 20), &ctx2, &size, &off, acc));
 	EXPECT_TRUE(vm_line(text, VA, &ctx2, &size, &off, acc));
+}
+
+/*
+ * Every rejected argument says why in the kernel log at drm debug level
+ * DRM_UT_DRIVER (VACCEL_IOCTL_DBG()): the file and line of the check.
+ * The old VM_BIND and VM_UNBIND rejected silently.
+ */
+TEST_F(vm, rejections_logged)
+{
+	static const char dbg[] = "/sys/module/drm/parameters/debug";
+	char old[32];
+	int kmsg;
+
+	if (vaccel_read_file(dbg, old, sizeof(old)) <= 0)
+		SKIP(return, "no drm debug parameter");
+	kmsg = vaccel_kmsg_open();
+	ASSERT_LE(0, kmsg);
+	ASSERT_EQ(0, vaccel_sysfs_write(dbg, "0x2"));
+	EXPECT_EQ(-EINVAL, vaccel_vm_bind(self->fd, self->bo, 0, 0, VA, PAGE));
+	EXPECT_EQ(-ERANGE, vaccel_vm_bind(self->fd, self->bo, RW, 0, PAGE, PAGE));
+	EXPECT_EQ(-ENOENT, vaccel_vm_unbind(self->fd, VA, PAGE));
+	vaccel_sysfs_write(dbg, old);
+	EXPECT_TRUE(vaccel_kmsg_contains(kmsg, "ioctl argument check failed at"));
+	close(kmsg);
+	kmsg = vaccel_kmsg_open();
+	EXPECT_EQ(-EINVAL, vaccel_vm_bind(self->fd, self->bo, 0, 0, VA, PAGE));
+	/* quiet again with the debug level off */
+	EXPECT_FALSE(vaccel_kmsg_contains(kmsg, "ioctl argument check failed at"));
+	close(kmsg);
+}
+
+/* After the device is unplugged, VM_BIND and VM_UNBIND fail with -ENODEV. */
+TEST_F(vm, unplugged)
+{
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA, PAGE));
+	ASSERT_EQ(0, vaccel_del_device(ID));
+	EXPECT_EQ(-ENODEV, vaccel_vm_bind(self->fd, self->bo, RW, 0, VA + PAGE, PAGE));
+	EXPECT_EQ(-ENODEV, vaccel_vm_unbind(self->fd, VA, PAGE));
+	EXPECT_EQ(-ENODEV, vaccel_bo_seal(self->fd, self->bo));
+	/* teardown closes the file: the mapping goes then */
+}
+
+/* "<key> <n>" of a memory.stat text; -1 if absent. */
+static long long stat_value(const char *text, const char *key)
+{
+	return vaccel_kv(text, key);
+}
+
+/*
+ * The memory user space makes the kernel allocate is charged to its
+ * memory cgroup (GFP_KERNEL_ACCOUNT): 2,000 binds of one page grow the
+ * cgroup's unreclaimable slab by at least their mapping structures. (The
+ * old code allocated those with GFP_KERNEL, charged to nobody.)
+ */
+TEST_F_TIMEOUT(vm, bind_memory_accounted, 120)
+{
+	static const char root[] = "/sys/fs/cgroup";
+	char grp[128], procs[160], stat[160], buf[8192];
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root for a memory cgroup");
+	snprintf(procs, sizeof(procs), "%s/cgroup.controllers", root);
+	if (access(procs, F_OK) &&
+	    mount("cgroup2", root, "cgroup2", 0, NULL))
+		SKIP(return, "no cgroup2 (%s)", strerror(errno));
+	snprintf(procs, sizeof(procs), "%s/cgroup.subtree_control", root);
+	if (vaccel_sysfs_write(procs, "+memory"))
+		SKIP(return, "no memory controller");
+	snprintf(grp, sizeof(grp), "%s/vaccel-vm-test", root);
+	rmdir(grp);
+	ASSERT_EQ(0, mkdir(grp, 0755));
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", grp);
+	snprintf(stat, sizeof(stat), "%s/memory.stat", grp);
+	ASSERT_EQ(0, pipe(fds));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		long long before, after;
+		char me[32];
+		int i;
+
+		snprintf(me, sizeof(me), "%d", (int)getpid());
+		CHILD_EQ(0, vaccel_sysfs_write(procs, me));
+		CHILD_ASSERT(vaccel_read_file(stat, buf, sizeof(buf)) > 0);
+		before = stat_value(buf, "slab_unreclaimable");
+		for (i = 0; i < 2000; i++)
+			CHILD_EQ(0, vaccel_vm_bind(self->fd, self->bo, R, (i % 16) * PAGE,
+						   VA + i * PAGE, PAGE));
+		CHILD_ASSERT(vaccel_read_file(stat, buf, sizeof(buf)) > 0);
+		after = stat_value(buf, "slab_unreclaimable");
+		fprintf(stderr, "# slab_unreclaimable %lld -> %lld\n", before, after);
+		CHILD_ASSERT(before >= 0 && after - before >= 2000 * 128);
+		CHILD_ASSERT(write(fds[1], "d", 1) == 1);
+		_exit(0);
+	}
+	EXPECT_EQ(1, read(fds[0], &c, 1));
+	EXPECT_EQ(0, vaccel_wait_child(pid));
+	close(fds[0]);
+	close(fds[1]);
+	EXPECT_EQ(2000 + self->counts.mappings, vaccel_objects("mappings"));
+	close(self->fd);	/* unbinds all */
+	self->fd = -1;
+	EXPECT_EQ(self->counts.mappings,
+		  vaccel_objects_wait("mappings", self->counts.mappings, 5000));
+	EXPECT_EQ(0, rmdir(grp));
 }
 
 TEST_HARNESS_MAIN

@@ -181,11 +181,17 @@ struct drm_vaccel_get_param {
  * and is charged against the device's memory capacity until the object is
  * freed (last handle closed, last mapping and dma-buf gone).
  *
+ * Persistent and signal objects are charged to the caller's RLIMIT_MEMLOCK
+ * (VmPin) until they are freed; the charge is back when the call that
+ * frees the object returns.
+ *
  * Errors: -EINVAL for a zero @size or unknown or conflicting @flags;
  * -E2BIG if the size exceeds the device's whole capacity;
  * -ENOMEM if the capacity left or RLIMIT_MEMLOCK (pinned flags) does not
- * allow it; -ENOSPC when the context holds &DRM_VACCEL_PARAM_MAX_BOS handles
- * (imported handles count too: PRIME import fails with -ENOSPC likewise).
+ * allow it; -ENFILE when the system-wide file limit is reached (every
+ * object is backed by a shmem file); -ENOSPC when the context holds
+ * &DRM_VACCEL_PARAM_MAX_BOS handles (imported handles count too: PRIME
+ * import fails with -ENOSPC likewise); -ENODEV after unplug.
  */
 struct drm_vaccel_bo_create {
 	/** @size: in, bytes; out, the rounded-up size */
@@ -233,13 +239,17 @@ struct drm_vaccel_bo_info {
  *
  * After sealing, nobody can write the object: writable mmap() fails with
  * -EACCES and a write-enabled VM_BIND fails with -EACCES, on every device
- * and in every process it is shared with. Sealing is permanent; sealing a
- * sealed object succeeds and changes nothing.
+ * and in every process it is shared with; other drivers importing its
+ * dma-buf cannot map it for writing (-EACCES) or get a kernel mapping of
+ * it. Sealing is permanent; sealing a sealed object succeeds and changes
+ * nothing.
  *
  * Errors: -ENOENT for an unknown handle; -EINVAL for non-zero @flags or an
  * object that is not &DRM_VACCEL_BO_PERSISTENT (imported objects included);
- * -EBUSY while a writable host mapping or a writable device mapping of the
- * object exists.
+ * -EBUSY while something could write the object: a writable host mapping,
+ * a writable device mapping, another driver's attachment to a writable
+ * dma-buf of it, or another driver's kernel mapping of it; -ENODEV after
+ * unplug.
  */
 struct drm_vaccel_bo_seal {
 	/** @handle: in */
@@ -259,15 +269,20 @@ struct drm_vaccel_bo_seal {
  * struct drm_vaccel_vm_bind - map part of a buffer into the context's VA space
  *
  * Maps bytes [@bo_offset, @bo_offset + @size) of the object at device
- * address @va of this file's context. The pages stay pinned while mapped.
+ * address @va of this file's context. Those pages (and only those) stay
+ * pinned while mapped, charged to the caller's RLIMIT_MEMLOCK (VmPin)
+ * unless the object is persistent or signal (charged at creation) or
+ * another driver's dma-buf (pinned by its exporter).
  *
  * Errors: -ENOENT for an unknown handle; -EINVAL for unknown or no access
  * @flags, @va, @bo_offset or @size not page-aligned, a zero @size, or a
  * range past the end of the object; -EOVERFLOW if @va + @size or
  * @bo_offset + @size wraps; -ERANGE if the range is not inside the VA
  * window (&DRM_VACCEL_PARAM_VA_START, &DRM_VACCEL_PARAM_VA_SIZE); -EBUSY if
- * it overlaps a mapping; -EACCES for write access to a sealed object;
- * -ENOSPC when the context holds &DRM_VACCEL_PARAM_MAX_MAPPINGS mappings.
+ * it overlaps a mapping; -EACCES for write access to a sealed object or to
+ * an import of a read-only dma-buf; -ENOMEM when RLIMIT_MEMLOCK does not
+ * allow the pages (or out of memory); -ENOSPC when the context holds
+ * &DRM_VACCEL_PARAM_MAX_MAPPINGS mappings; -ENODEV after unplug.
  */
 struct drm_vaccel_vm_bind {
 	/** @handle: in, the object to map */
