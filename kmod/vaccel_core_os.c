@@ -102,6 +102,7 @@ static u32 vaccel_os_signal_word(struct vaccel_queue *q, u64 va, u32 access,
 
 	if (va % 8)
 		return DRM_VACCEL_FAULT_ALIGNMENT;
+	/* 8-byte aligned: one page of one mapping */
 	p = vaccel_vm_translate(&q->vfile->vm, va, 8, access, mapp, NULL);
 	if (IS_ERR(p))
 		return vaccel_os_fault(p);
@@ -111,7 +112,14 @@ static u32 vaccel_os_signal_word(struct vaccel_queue *q, u64 va, u32 access,
 		return DRM_VACCEL_FAULT_NOT_SIGNAL;
 	}
 	vaccel_os_link(q, *mapp, 8);
-	*word = p;
+	/*
+	 * The word through the owner's own kernel mapping, not the bind's:
+	 * its address is the key of the word's waiters (vaccel_signal.c), the
+	 * same for every bind, import and SIGNAL_WRITE. An import maps its
+	 * exporter's object from offset 0, so the offsets agree.
+	 */
+	*word = owner->signal_map.vaddr + (*mapp)->bo_offset +
+		(va - (*mapp)->node.start);
 	return DRM_VACCEL_FAULT_NONE;
 }
 
