@@ -7,6 +7,8 @@
 #                 show the devices and their settings, run packets on one
 #                 (vaccel-bench: latency, packet rate, copy bandwidth)
 #   make check    all tests: host tests, DKMS build, kselftests in the VM
+#   make check-debug  host tests, and the kselftests on a debug kernel
+#                 (KASAN, lockdep, kmemleak, debugobjects) built from source
 #   make lint     checkpatch --strict and sparse (C=2, W=1) on the module
 #   make bench    the submission/copy benchmark, in the VM
 #   make deps     install the Debian packages everything needs
@@ -54,6 +56,7 @@ FUZZ_SEEDS := $(BUILD)/core/fuzz_seeds
 BENCH := $(BUILD)/tools/vaccel-bench
 
 .PHONY: all module tests check run lint deps clean kernel-check dkms-install dkms-uninstall bench
+.PHONY: debug-kernel debug-module check-debug
 
 all: module tests
 
@@ -106,6 +109,26 @@ check: deps
 	$(MAKE) all
 	tests/run-all
 
+# The debug kernel (tools/build-debug-kernel, cached in build/debug-kernel/)
+# and vaccel.ko built against it from a copy of the module sources, so that
+# ./vaccel.ko stays the one for the distribution kernel.
+DEBUG_KERNEL := $(BUILD)/debug-kernel
+DEBUG_MODULE := $(DEBUG_KERNEL)/module
+
+debug-kernel:
+	tools/build-debug-kernel
+
+debug-module: debug-kernel
+	@mkdir -p $(DEBUG_MODULE)
+	tar -cf - --exclude=generated --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+		Kbuild Makefile kmod uapi | tar -xf - -C $(DEBUG_MODULE)
+	$(MAKE) -C $(DEBUG_MODULE) KDIR=$$(tools/build-debug-kernel --print-kdir) module
+
+check-debug: deps
+	$(MAKE) all
+	$(MAKE) debug-module
+	tests/run-all --debug-kernel
+
 run: deps
 	$(MAKE) all
 	tests/vm/run --module $(TOP)/vaccel.ko --file $(TOP)/tools/show-devices \
@@ -131,7 +154,8 @@ lint: $(LINUX_SRC_STAMP) $(COMPAT_H)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
-	rm -rf $(BUILD)/tests $(BUILD)/host-tests $(BUILD)/core $(BUILD)/vm kmod/generated
+	rm -rf $(BUILD)/tests $(BUILD)/host-tests $(BUILD)/core $(BUILD)/vm kmod/generated \
+		$(DEBUG_MODULE)
 
 dkms-install:
 	tools/dkms-install
