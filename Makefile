@@ -54,6 +54,8 @@ CORE_TEST := $(BUILD)/host-tests/core_test
 CORE_FUZZ := $(BUILD)/core/core_fuzz
 FUZZ_SEEDS := $(BUILD)/core/fuzz_seeds
 BENCH := $(BUILD)/tools/vaccel-bench
+# alarm() scaling preloaded by tests/vm/kselftests on the debug kernel
+KSFT_SHIM := $(BUILD)/lib/ksft_timeout_scale.so
 
 .PHONY: all module tests check run lint deps clean kernel-check dkms-install dkms-uninstall bench
 .PHONY: debug-kernel debug-module check-debug
@@ -74,7 +76,7 @@ module: $(COMPAT_H) | kernel-check
 $(LINUX_SRC_STAMP): tools/fetch-linux-source
 	tools/fetch-linux-source $(LINUX_SRC)
 
-tests: $(KSELFTESTS) $(HOST_TESTS) $(CORE_TEST) $(CORE_FUZZ) $(FUZZ_SEEDS) $(BENCH)
+tests: $(KSELFTESTS) $(HOST_TESTS) $(CORE_TEST) $(CORE_FUZZ) $(FUZZ_SEEDS) $(BENCH) $(KSFT_SHIM)
 
 $(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h tests/include/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
@@ -96,6 +98,10 @@ $(CORE_FUZZ): tests/core/core_fuzz.c $(CORE_DEPS)
 $(FUZZ_SEEDS): tests/core/fuzz_seeds.c tests/core/core_fuzz.h uapi/drm/vaccel_accel.h
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 $(WARN_CFLAGS) -I$(TOP)/uapi $(DRM_CFLAGS) -o $@ $<
+
+$(KSFT_SHIM): tests/vm/ksft_timeout_scale.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 $(WARN_CFLAGS) -shared -fPIC -o $@ $<
 
 $(BENCH): tools/vaccel-bench.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h
 	@mkdir -p $(@D)
@@ -154,7 +160,7 @@ lint: $(LINUX_SRC_STAMP) $(COMPAT_H)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
-	rm -rf $(BUILD)/tests $(BUILD)/host-tests $(BUILD)/core $(BUILD)/vm kmod/generated \
+	rm -rf $(BUILD)/tests $(BUILD)/host-tests $(BUILD)/core $(BUILD)/vm $(BUILD)/lib kmod/generated \
 		$(DEBUG_MODULE)
 
 dkms-install:
