@@ -7,6 +7,8 @@
 #                 show the devices and their settings, run packets on one
 #                 (vaccel-bench: latency, packet rate, copy bandwidth)
 #   make check    all tests: host tests, DKMS build, kselftests in the VM
+#   make check-debug  host tests, and the kselftests on a debug kernel
+#                 (KASAN, lockdep, kmemleak, debugobjects) built from source
 #   make lint     checkpatch --strict and sparse (C=2, W=1) on the module
 #   make bench    the submission/copy benchmark, in the VM
 #   make deps     install the Debian packages everything needs
@@ -59,9 +61,12 @@ CORE_TESTS := $(patsubst tests/core/%.c,$(BUILD)/host-tests/%,$(CORE_TEST_SRCS))
 CORE_FUZZ := $(BUILD)/core/core_fuzz
 FUZZ_SEEDS := $(BUILD)/core/fuzz_seeds
 BENCH := $(BUILD)/tools/vaccel-bench
+# alarm() scaling preloaded by tests/vm/kselftests on the debug kernel
+KSFT_SHIM := $(BUILD)/lib/ksft_timeout_scale.so
 
 .PHONY: all module tests check run lint deps clean kernel-check dkms-install dkms-uninstall bench \
 	install uninstall
+.PHONY: debug-kernel debug-module check-debug
 
 all: module tests
 
@@ -79,7 +84,8 @@ module: $(COMPAT_H) | kernel-check
 $(LINUX_SRC_STAMP): tools/fetch-linux-source
 	tools/fetch-linux-source $(LINUX_SRC)
 
-tests: $(KSELFTESTS) $(COMPAT32_TESTS) $(HOST_TESTS) $(CORE_TESTS) $(CORE_FUZZ) $(FUZZ_SEEDS) $(BENCH)
+tests: $(KSELFTESTS) $(COMPAT32_TESTS) $(HOST_TESTS) $(CORE_TESTS) $(CORE_FUZZ) $(FUZZ_SEEDS) \
+	$(BENCH) $(KSFT_SHIM)
 
 $(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h tests/include/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
@@ -106,6 +112,10 @@ $(FUZZ_SEEDS): tests/core/fuzz_seeds.c tests/core/core_fuzz.h uapi/drm/vaccel_ac
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 $(WARN_CFLAGS) -I$(TOP)/uapi $(DRM_CFLAGS) -o $@ $<
 
+$(KSFT_SHIM): tests/vm/ksft_timeout_scale.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 $(WARN_CFLAGS) -shared -fPIC -o $@ $<
+
 $(BENCH): tools/vaccel-bench.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 $(WARN_CFLAGS) -pthread -I$(TOP)/uapi $(DRM_CFLAGS) \
@@ -117,6 +127,26 @@ deps:
 check: deps
 	$(MAKE) all
 	tests/run-all
+
+# The debug kernel (tools/build-debug-kernel, cached in build/debug-kernel/)
+# and vaccel.ko built against it from a copy of the module sources, so that
+# ./vaccel.ko stays the one for the distribution kernel.
+DEBUG_KERNEL := $(BUILD)/debug-kernel
+DEBUG_MODULE := $(DEBUG_KERNEL)/module
+
+debug-kernel:
+	tools/build-debug-kernel
+
+debug-module: debug-kernel
+	@mkdir -p $(DEBUG_MODULE)
+	tar -cf - --exclude=generated --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+		Kbuild Makefile kmod uapi | tar -xf - -C $(DEBUG_MODULE)
+	$(MAKE) -C $(DEBUG_MODULE) KDIR=$$(tools/build-debug-kernel --print-kdir) module
+
+check-debug: deps
+	$(MAKE) all
+	$(MAKE) debug-module
+	tests/run-all --debug-kernel
 
 run: deps
 	$(MAKE) all
@@ -143,7 +173,8 @@ lint: $(LINUX_SRC_STAMP) $(COMPAT_H)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
-	rm -rf $(BUILD)/tests $(BUILD)/host-tests $(BUILD)/core $(BUILD)/vm kmod/generated
+	rm -rf $(BUILD)/tests $(BUILD)/host-tests $(BUILD)/core $(BUILD)/vm $(BUILD)/lib kmod/generated \
+		$(DEBUG_MODULE)
 
 dkms-install:
 	tools/dkms-install

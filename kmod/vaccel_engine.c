@@ -29,6 +29,7 @@
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
+#include <linux/sched/stat.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 
@@ -509,8 +510,13 @@ static int vaccel_engine_thread(void *data)
 		now = ktime_get_ns();
 		if (progress) {
 			idle_since = now;
-		} else if (now - idle_since >= e->vdev->cfg.poll_budget_ns) {
+		} else if (now - idle_since >= e->vdev->cfg.poll_budget_ns ||
+			   !single_task_running()) {
 			/*
+			 * Polling only pays while the CPU has nothing else to
+			 * run: with another task runnable here (a submitter,
+			 * another engine), polling would take its time, so the
+			 * engine sleeps at once (as KVM's halt polling does).
 			 * The poll budget is not restarted: a wake-up that
 			 * brings no work (a signal that does not satisfy the
 			 * WAIT) sends the engine straight back to sleep.
