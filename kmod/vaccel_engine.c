@@ -194,12 +194,12 @@ static void vaccel_queue_account(struct vaccel_queue *q, u64 packets, u64 bytes,
 }
 
 /**
- * vaccel_queue_run() - give one queue its turn
+ * vaccel_queue_run() - give one queue a turn
  * @q: the queue, under its engine's lock
  * @next: lowered to the earliest time the queue needs a look without a
  *	wake-up (end of its busy time or of its WAIT's timeout)
  *
- * Runs up to the priority's budget of steps, reading the clock after every
+ * Runs up to VACCEL_QUEUE_BUDGET steps, reading the clock after every
  * step, for at most VACCEL_QUEUE_TURN_NS.
  *
  * Return: true if it made progress.
@@ -208,7 +208,7 @@ bool vaccel_queue_run(struct vaccel_queue *q, u64 *next)
 {
 	struct vaccel_core_queue *core = &q->core;
 	u64 packets = core->packets, bytes = core->bytes, busy = core->busy_until;
-	unsigned int budget = VACCEL_QUEUE_BUDGET << (2 * q->priority);
+	unsigned int budget = VACCEL_QUEUE_BUDGET;
 	u64 start, now, turn_end;
 	enum vaccel_core_status st = VACCEL_CORE_IDLE;
 	bool progress = false, blocked;
@@ -291,25 +291,37 @@ out:
 }
 
 /*
- * One pass over the engine's queues: a turn each. The lock is taken per
- * turn; the queue whose turn it is moves to the tail, so queues created or
- * destroyed meanwhile do not disturb the rotation.
+ * One pass over the engine's queues: 1, 4 or 16 turns each by priority.
+ * The lock is taken per turn; a queue that used its turns (or had nothing
+ * to do) moves to the tail, so queues created or destroyed meanwhile do
+ * not disturb the rotation.
  */
 static bool vaccel_engine_pass(struct vaccel_engine *e, u64 *next)
 {
 	struct vaccel_queue *q;
-	bool progress = false;
-	size_t i, n;
+	bool progress = false, ran;
+	size_t i, n = 0;
 
 	mutex_lock(&e->lock);
-	n = list_count_nodes(&e->queues);
+	list_for_each_entry(q, &e->queues, node)
+		n += VACCEL_QUEUE_TURNS(q->priority);
 	mutex_unlock(&e->lock);
 	for (i = 0; i < n && !kthread_should_stop(); i++) {
 		mutex_lock(&e->lock);
 		q = list_first_entry_or_null(&e->queues, struct vaccel_queue, node);
 		if (q) {
-			list_move_tail(&q->node, &e->queues);
-			progress |= vaccel_queue_run(q, next);
+			if (!q->turns_left)
+				q->turns_left = VACCEL_QUEUE_TURNS(q->priority);
+			ran = vaccel_queue_run(q, next);
+			progress |= ran;
+			/*
+			 * A queue keeps the head for its priority's turns while
+			 * it has work; the lock is released between them.
+			 */
+			if (!ran || !--q->turns_left) {
+				q->turns_left = 0;
+				list_move_tail(&q->node, &e->queues);
+			}
 		}
 		mutex_unlock(&e->lock);
 		if (!q)

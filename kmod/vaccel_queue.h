@@ -29,10 +29,12 @@ struct vaccel_split;
 /* Queues per context, reported by GET_PARAM MAX_QUEUES. */
 #define VACCEL_MAX_QUEUES	64
 /*
- * Steps an engine gives a normal-priority queue per pass before moving on;
- * a queue of priority p gets VACCEL_QUEUE_BUDGET << (2 * p): 4x, 16x.
+ * Steps of one turn. A pass over an engine's queues gives a queue of
+ * priority p VACCEL_QUEUE_TURNS(p) turns (1, 4, 16), so priority weights
+ * both steps and time (a turn is also bounded in time, below).
  */
 #define VACCEL_QUEUE_BUDGET	64
+#define VACCEL_QUEUE_TURNS(p)	(1u << (2 * (p)))
 /*
  * A turn also ends after this long, whatever its budget (the clock is read
  * after every step, and a step is bounded), so the engine's lock is never
@@ -104,6 +106,7 @@ struct vaccel_engine {
  * @charge_ns: modelled time (link transfers) charged by memory accesses
  *	since the core last collected it; atomic because split ranges of a
  *	packet run on other engines
+ * @turns_left: turns left in the current pass, under the engine's lock
  * @latency_paid: the injected per-step latency of the next step was charged
  * @split: the split job of the current bulk packet, if any (vaccel_split.c)
  */
@@ -122,6 +125,7 @@ struct vaccel_queue {
 	struct vaccel_signal_waiter wait;
 	const void *wait_word;
 	atomic64_t charge_ns;
+	unsigned int turns_left;
 	bool latency_paid;
 	struct vaccel_split *split;
 };

@@ -606,10 +606,10 @@ struct drm_vaccel_queue_create {
 	__u32 ring_size;
 	/**
 	 * @priority: in, DRM_VACCEL_QUEUE_PRIORITY_*. Queues sharing an
-	 * engine take turns; in each turn a queue runs up to 64 steps
-	 * (packets or bounded chunks of one) at NORMAL, 4x that at MEDIUM and
-	 * 16x at HIGH. No queue starves: every turn gives each at least 64.
-	 * MEDIUM and HIGH need CAP_SYS_NICE.
+	 * engine take turns of up to 64 steps (packets or bounded chunks of
+	 * one) and 2 ms; a pass over the engine's queues gives a queue 1 turn
+	 * at NORMAL, 4 at MEDIUM and 16 at HIGH. No queue starves: every pass
+	 * gives each at least one turn. MEDIUM and HIGH need CAP_SYS_NICE.
 	 */
 	__u32 priority;
 	/** @flags: must be zero */
