@@ -455,6 +455,43 @@ static inline void vaccel_counts_read(struct vaccel_counts *c)
 	EXPECT_EQ((c)->devices, vaccel_objects_wait("devices", (c)->devices, ms)); \
 } while (0)
 
+/*
+ * Fresh devices @ida and @idb, each created with @settings ("memory=64M"),
+ * and one file open on each in *@a and *@b. Returns 0 or -errno.
+ */
+static inline int vaccel_pair_open(unsigned int ida, unsigned int idb, const char *settings,
+				   int *a, int *b)
+{
+	char spec[128];
+	int ret;
+
+	*a = *b = -1;
+	snprintf(spec, sizeof(spec), "%u %s", ida, settings);
+	ret = vaccel_fresh_device(ida, spec);
+	if (ret)
+		return ret;
+	snprintf(spec, sizeof(spec), "%u %s", idb, settings);
+	ret = vaccel_fresh_device(idb, spec);
+	if (ret)
+		return ret;
+	*a = vaccel_open(ida);
+	if (*a < 0)
+		return *a;
+	*b = vaccel_open(idb);
+	return *b < 0 ? *b : 0;
+}
+
+/* Close what vaccel_pair_open() opened and delete both devices. */
+static inline void vaccel_pair_close(unsigned int ida, unsigned int idb, int a, int b)
+{
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	vaccel_del_device(ida);
+	vaccel_del_device(idb);
+}
+
 /* Wait for a forked child: its exit status, 128 + signal, or -1. */
 static inline int vaccel_wait_child(pid_t pid)
 {

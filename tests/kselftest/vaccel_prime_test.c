@@ -37,32 +37,18 @@ FIXTURE(prime) {
 
 FIXTURE_SETUP(prime)
 {
-	char spec[64];
-
 	self->a = self->b = -1;
 	if (!vaccel_present())
 		SKIP(return, "vaccel is not loaded");
 	vaccel_del_device(ID_A);
 	vaccel_del_device(ID_B);
 	vaccel_counts_read(&self->counts);
-	snprintf(spec, sizeof(spec), "%u memory=64M", ID_A);
-	ASSERT_EQ(0, vaccel_new_device(spec));
-	snprintf(spec, sizeof(spec), "%u memory=64M", ID_B);
-	ASSERT_EQ(0, vaccel_new_device(spec));
-	self->a = vaccel_open(ID_A);
-	ASSERT_LE(0, self->a);
-	self->b = vaccel_open(ID_B);
-	ASSERT_LE(0, self->b);
+	ASSERT_EQ(0, vaccel_pair_open(ID_A, ID_B, "memory=64M", &self->a, &self->b));
 }
 
 FIXTURE_TEARDOWN(prime)
 {
-	if (self->a >= 0)
-		close(self->a);
-	if (self->b >= 0)
-		close(self->b);
-	vaccel_del_device(ID_A);
-	vaccel_del_device(ID_B);
+	vaccel_pair_close(ID_A, ID_B, self->a, self->b);
 	EXPECT_COUNTS_BACK(&self->counts, 2000);
 }
 

@@ -218,4 +218,41 @@ static inline struct drm_vaccel_packet completing(struct drm_vaccel_packet p, ui
 	return p;
 }
 
+/*
+ * What another context's control plane costs beside busy queues: open a
+ * second file on device @id, then @n times create and destroy a queue on
+ * it; returns the worst pair in ns (0 if a call failed), and in *@close_ns
+ * how long closing that file took.
+ */
+static inline uint64_t control_plane_worst(unsigned int id, unsigned int n, uint64_t *close_ns)
+{
+	struct drm_vaccel_queue_destroy d = {};
+	uint64_t t0, worst = 0;
+	struct bo ring;
+	unsigned int i;
+	struct q q;
+	int fd = vaccel_open(id);
+
+	if (fd < 0 || bo_new(fd, RING_N * 64, 0, &ring) ||
+	    vaccel_vm_bind(fd, ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA, PAGE))
+		return 0;
+	for (i = 0; i < n; i++) {
+		t0 = now_ns();
+		if (queue_new(fd, RING_VA, RING_N, (void *)ring.map, &q))
+			return 0;
+		d.queue_id = q.id;
+		if (ioctl(fd, DRM_IOCTL_VACCEL_QUEUE_DESTROY, &d))
+			return 0;
+		if (now_ns() - t0 > worst)
+			worst = now_ns() - t0;
+		munmap((void *)q.doorbell, PAGE);
+		munmap((void *)q.ctrl, PAGE);
+	}
+	munmap(ring.map, ring.size);
+	t0 = now_ns();
+	close(fd);
+	*close_ns = now_ns() - t0;
+	return worst;
+}
+
 #endif /* VACCEL_QUEUE_UTIL_H */
