@@ -68,6 +68,11 @@ KSFT_SHIM := $(BUILD)/lib/ksft_timeout_scale.so
 	install uninstall
 .PHONY: debug-kernel debug-module check-debug
 
+# libaccel, its tools, examples and tests add their rules (and add to
+# "all", "install" and "uninstall") in these fragments.
+.DEFAULT_GOAL := all
+include $(wildcard lib/lib.mk tools/tools.mk examples/examples.mk)
+
 all: module tests
 
 kernel-check:
