@@ -61,6 +61,29 @@ u64 vaccel_os_charge(void *os)
 	return atomic64_xchg(&q->charge_ns, 0);
 }
 
+/*
+ * Translate for @q. On its engine's own thread through the queue's cache
+ * (no lock, no atomic on a hit); other threads (engines running ranges of
+ * a split packet) take the VM's lock. *@mapp is the mapping; *@cookie is
+ * the reference the caller must drop with vaccel_os_unmap() (NULL for a
+ * cache hit).
+ */
+static void *vaccel_os_translate(struct vaccel_queue *q, u64 va, u64 len, u32 access,
+				 u64 *avail, struct vaccel_vm_map **mapp, void **cookie)
+{
+	bool held = true;
+	void *p;
+
+	if (current == q->engine->thread)
+		p = vaccel_vm_translate_tlb(&q->vfile->vm, &q->tlb, va, len, access,
+					    mapp, avail, &held);
+	else
+		p = vaccel_vm_translate(&q->vfile->vm, va, len, access, mapp, avail);
+	if (!IS_ERR(p))
+		*cookie = held ? *mapp : NULL;
+	return p;
+}
+
 u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 		  u64 *avail, void **cookie)
 {
@@ -70,89 +93,89 @@ u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 
 	if (vaccel_inject(&q->vfile->vdev->knobs.fault_access))
 		return DRM_VACCEL_FAULT_INJECTED;
-	p = vaccel_vm_translate(&q->vfile->vm, va, len,
-				access & ~VACCEL_CORE_ACCESS_SEALED, &map, avail);
+	p = vaccel_os_translate(q, va, len, access & ~VACCEL_CORE_ACCESS_SEALED, avail,
+				&map, cookie);
 	if (IS_ERR(p))
 		return vaccel_os_fault(p);
 	if (access & VACCEL_CORE_ACCESS_SEALED) {
 		struct vaccel_bo *owner = vaccel_bo_owner(map->bo);
 
 		if (!owner || !READ_ONCE(owner->sealed)) {
-			vaccel_vm_map_put(map);
+			vaccel_os_unmap(q, *cookie);
 			return DRM_VACCEL_FAULT_NOT_SEALED;
 		}
 	}
 	vaccel_os_link(q, map, avail ? *avail : len);
 	*ptr = p;
-	*cookie = map;
 	return DRM_VACCEL_FAULT_NONE;
 }
 
 void vaccel_os_unmap(void *os, void *cookie)
 {
-	vaccel_vm_map_put(cookie);
+	if (cookie)
+		vaccel_vm_map_put(cookie);
 }
 
 /* The signal word at @va, with a mapping reference in *mapp. */
 static u32 vaccel_os_signal_word(struct vaccel_queue *q, u64 va, u32 access,
-				 atomic64_t **word, struct vaccel_vm_map **mapp)
+				 atomic64_t **word, void **cookie)
 {
+	struct vaccel_vm_map *map;
 	struct vaccel_bo *owner;
 	void *p;
 
 	if (va % 8)
 		return DRM_VACCEL_FAULT_ALIGNMENT;
 	/* 8-byte aligned: one page of one mapping */
-	p = vaccel_vm_translate(&q->vfile->vm, va, 8, access, mapp, NULL);
+	p = vaccel_os_translate(q, va, 8, access, NULL, &map, cookie);
 	if (IS_ERR(p))
 		return vaccel_os_fault(p);
-	owner = vaccel_bo_owner((*mapp)->bo);
+	owner = vaccel_bo_owner(map->bo);
 	if (!owner || !(owner->flags & DRM_VACCEL_BO_SIGNAL)) {
-		vaccel_vm_map_put(*mapp);
+		vaccel_os_unmap(q, *cookie);
 		return DRM_VACCEL_FAULT_NOT_SIGNAL;
 	}
-	vaccel_os_link(q, *mapp, 8);
+	vaccel_os_link(q, map, 8);
 	/*
 	 * The word through the owner's own kernel mapping, not the bind's:
 	 * its address is the key of the word's waiters (vaccel_signal.c), the
 	 * same for every bind, import and SIGNAL_WRITE. An import maps its
 	 * exporter's object from offset 0, so the offsets agree.
 	 */
-	*word = owner->signal_map.vaddr + (*mapp)->bo_offset +
-		(va - (*mapp)->node.start);
+	*word = owner->signal_map.vaddr + map->bo_offset + (va - map->node.start);
 	return DRM_VACCEL_FAULT_NONE;
 }
 
 u32 vaccel_os_signal(void *os, u64 va, u32 op, u64 value, bool irq)
 {
-	struct vaccel_vm_map *map;
 	atomic64_t *w;
+	void *cookie;
 	u32 f;
 
 	f = vaccel_os_signal_word(os, va, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE,
-				  &w, &map);
+				  &w, &cookie);
 	if (f)
 		return f;
 	vaccel_signal_apply(w, op, value);
 	vaccel_signal_wake(w, irq);
-	vaccel_vm_map_put(map);
+	vaccel_os_unmap(os, cookie);
 	return DRM_VACCEL_FAULT_NONE;
 }
 
 u32 vaccel_os_signal_read(void *os, u64 va, u64 *value)
 {
 	struct vaccel_queue *q = os;
-	struct vaccel_vm_map *map;
 	atomic64_t *w;
+	void *cookie;
 	u32 f;
 
-	f = vaccel_os_signal_word(q, va, DRM_VACCEL_VM_READ, &w, &map);
+	f = vaccel_os_signal_word(q, va, DRM_VACCEL_VM_READ, &w, &cookie);
 	if (f)
 		return f;
 	*value = atomic64_read_acquire(w);
 	/* the key a blocked WAIT's waiter is armed on (vaccel_engine.c) */
 	q->wait_word = w;
-	vaccel_vm_map_put(map);
+	vaccel_os_unmap(q, cookie);
 	return DRM_VACCEL_FAULT_NONE;
 }
 
@@ -161,15 +184,15 @@ u32 vaccel_os_exec_check(void *os, u64 va, u64 len)
 	struct vaccel_queue *q = os;
 	struct vaccel_vm_map *map;
 	struct vaccel_bo *owner;
+	void *p, *cookie;
 	bool sealed;
-	void *p;
 
-	p = vaccel_vm_translate(&q->vfile->vm, va, len, DRM_VACCEL_VM_READ, &map, NULL);
+	p = vaccel_os_translate(q, va, len, DRM_VACCEL_VM_READ, NULL, &map, &cookie);
 	if (IS_ERR(p))
 		return vaccel_os_fault(p);
 	owner = vaccel_bo_owner(map->bo);
 	sealed = owner && READ_ONCE(owner->sealed);
-	vaccel_vm_map_put(map);
+	vaccel_os_unmap(q, cookie);
 	return sealed ? DRM_VACCEL_FAULT_NONE : DRM_VACCEL_FAULT_NOT_SEALED;
 }
 

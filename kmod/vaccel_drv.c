@@ -60,6 +60,7 @@ static int vaccel_open(struct drm_device *drm, struct drm_file *file)
 	atomic_set(&vfile->num_bos, 0);
 	vaccel_vm_init(&vfile->vm);
 	xa_init_flags(&vfile->queues, XA_FLAGS_ALLOC);
+	mutex_init(&vfile->queues_lock);
 	vaccel_signal_file_init(vfile);
 	atomic64_set(&vfile->busy_ns, 0);
 	file->driver_priv = vfile;
@@ -83,6 +84,7 @@ static void vaccel_postclose(struct drm_device *drm, struct drm_file *file)
 	vaccel_queues_fini(vfile);
 	vaccel_signal_file_fini(vfile);
 	vaccel_vm_fini(&vfile->vm);
+	mutex_destroy(&vfile->queues_lock);
 	atomic_dec(&vdev->open_files);
 	put_pid(vfile->pid);
 	kfree(vfile);

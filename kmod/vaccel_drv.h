@@ -143,6 +143,8 @@ static inline bool vaccel_inject(atomic_t *knob)
  * @num_bos: GEM handles held, at most VACCEL_MAX_BOS
  * @vm: the context's device VA space
  * @queues: the context's queues by id (allocating xarray, own lock)
+ * @queues_lock: held while freeing queues and while walking them with
+ *	sleeping locks (the VM's cache flush); engine locks nest inside
  * @arms: eventfds armed on signals (SIGNAL_EVENTFD)
  * @busy_ns: engine time its queues used (turns that ran steps, and the
  *	modelled time they charged), for fdinfo's drm-engine-compute
@@ -154,6 +156,7 @@ struct vaccel_file {
 	atomic_t num_bos;
 	struct vaccel_vm vm;
 	struct xarray queues;
+	struct mutex queues_lock;	/* see above */
 	struct vaccel_signal_arms arms;
 	atomic64_t busy_ns;
 };

@@ -35,6 +35,7 @@ static void vaccel_queue_free(struct vaccel_queue *q)
 	/* no engine runs it now: stop its split job and its signal waiter */
 	vaccel_split_cancel(q);
 	vaccel_queue_fini_wait(q);
+	vaccel_vm_tlb_flush(&q->vfile->vm, &q->tlb, true);
 
 	/* user mappings keep their own page references */
 	put_page(q->pages[0]);
@@ -161,10 +162,13 @@ int vaccel_ioctl_queue_destroy(struct drm_device *drm, void *data,
 
 	if (VACCEL_IOCTL_DBG(drm, args->pad))
 		return -EINVAL;
+	mutex_lock(&vfile->queues_lock);
 	q = xa_erase(&vfile->queues, args->queue_id);
+	if (q)
+		vaccel_queue_free(q);
+	mutex_unlock(&vfile->queues_lock);
 	if (VACCEL_IOCTL_DBG(drm, !q))
 		return -ENOENT;
-	vaccel_queue_free(q);
 	return 0;
 }
 
@@ -240,31 +244,50 @@ void vaccel_queues_fini(struct vaccel_file *vfile)
 	struct vaccel_queue *q;
 	unsigned long id;
 
+	mutex_lock(&vfile->queues_lock);
 	xa_for_each(&vfile->queues, id, q) {
 		xa_erase(&vfile->queues, id);
 		vaccel_queue_free(q);
 	}
+	mutex_unlock(&vfile->queues_lock);
 	xa_destroy(&vfile->queues);
+}
+
+/**
+ * vaccel_queues_tlb_flush() - drop the stale cached mappings of a
+ * context's queues
+ * @vfile: the context, whose VM just lost a mapping
+ *
+ * Takes each queue's engine lock, so it waits for the turn in progress.
+ */
+void vaccel_queues_tlb_flush(struct vaccel_file *vfile)
+{
+	struct vaccel_queue *q;
+	unsigned long id;
+
+	/* no queue is freed meanwhile; engine locks nest inside */
+	mutex_lock(&vfile->queues_lock);
+	xa_for_each(&vfile->queues, id, q) {
+		mutex_lock(&q->engine->lock);
+		vaccel_vm_tlb_flush(&vfile->vm, &q->tlb, false);
+		mutex_unlock(&q->engine->lock);
+	}
+	mutex_unlock(&vfile->queues_lock);
 }
 
 /*
  * A queue page mapping holds its page (vm_private_data, one reference per
  * VMA). The page is inserted at mmap() time; after MADV_DONTNEED or any
- * other zap it faults back in, as long as the device is there. After an
- * unplug (which zaps every mapping of the file) accesses get SIGBUS.
+ * other zap, an unplug's included, it faults back in: the page is the
+ * mapping's own, so a program racing with device removal reads the last
+ * control state and rings a doorbell nobody reads instead of getting
+ * SIGBUS; its next ioctl fails with -ENODEV.
  */
 static vm_fault_t vaccel_queue_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	struct drm_file *file = vma->vm_file->private_data;
-	vm_fault_t ret = VM_FAULT_SIGBUS;
-	int idx;
 
-	if (drm_dev_enter(file->minor->dev, &idx)) {
-		ret = vmf_insert_page(vma, vma->vm_start, vma->vm_private_data);
-		drm_dev_exit(idx);
-	}
-	return ret;
+	return vmf_insert_page(vma, vma->vm_start, vma->vm_private_data);
 }
 
 static void vaccel_queue_vm_open(struct vm_area_struct *vma)

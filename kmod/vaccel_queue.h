@@ -15,6 +15,7 @@
 
 #include "core/vaccel_core.h"
 #include "vaccel_signal.h"
+#include "vaccel_vm.h"
 
 struct drm_device;
 struct drm_file;
@@ -109,6 +110,8 @@ struct vaccel_engine {
  * @turns_left: turns left in the current pass, under the engine's lock
  * @latency_paid: the injected per-step latency of the next step was charged
  * @split: the split job of the current bulk packet, if any (vaccel_split.c)
+ * @tlb: the mappings @engine's thread used last for this queue (only that
+ *	thread touches it; flushed when the queue is freed)
  */
 struct vaccel_queue {
 	struct vaccel_file *vfile;
@@ -128,6 +131,7 @@ struct vaccel_queue {
 	unsigned int turns_left;
 	bool latency_paid;
 	struct vaccel_split *split;
+	struct vaccel_vm_tlb tlb;
 };
 
 int vaccel_engines_start(struct vaccel_device *vdev);

@@ -34,6 +34,7 @@ void vaccel_vm_init(struct vaccel_vm *vm)
 	spin_lock_init(&vm->lock);
 	drm_mm_init(&vm->mm, VACCEL_VA_START, VACCEL_VA_END - VACCEL_VA_START);
 	vm->num_maps = 0;
+	vm->gen = 0;
 }
 
 /* Undo vaccel_vm_map_pin(); @dirty: the device may have written the pages. */
@@ -146,6 +147,87 @@ void *vaccel_vm_translate(struct vaccel_vm *vm, u64 va, u64 len, u32 access,
 
 	*mapp = map;
 	return map->vaddr + (va - map->node.start);
+}
+
+/**
+ * vaccel_vm_translate_tlb() - vaccel_vm_translate() through a cache
+ * @vm: the context's VM
+ * @tlb: the calling thread's cache of @vm's mappings
+ * @va: first device address
+ * @len: number of bytes, at least 1
+ * @access: DRM_VACCEL_VM_READ and/or DRM_VACCEL_VM_WRITE, all required
+ * @mapp: set to the mapping
+ * @avail: as for vaccel_vm_translate()
+ * @held: set to true if the caller holds a reference on *@mapp to drop
+ *	with vaccel_vm_map_put(), false if it came from @tlb (which holds it)
+ *
+ * A hit takes no lock and no reference. A miss translates, keeps the
+ * mapping in @tlb (a reference of its own) and hands the caller the
+ * translation's reference as vaccel_vm_translate() does.
+ *
+ * Return: as vaccel_vm_translate().
+ */
+void *vaccel_vm_translate_tlb(struct vaccel_vm *vm, struct vaccel_vm_tlb *tlb, u64 va,
+			      u64 len, u32 access, struct vaccel_vm_map **mapp,
+			      u64 *avail, bool *held)
+{
+	u64 gen = READ_ONCE(vm->gen), in_map;
+	struct vaccel_vm_map *map, *old;
+	unsigned int i;
+	void *p;
+
+	for (i = 0; i < VACCEL_VM_TLB_SIZE; i++) {
+		map = tlb->map[i];
+		if (!map || tlb->gen[i] != gen || va < map->node.start ||
+		    va - map->node.start >= map->node.size)
+			continue;
+		if (!len)
+			return ERR_PTR(-EFAULT);
+		in_map = map->node.start + map->node.size - va;
+		if (avail)
+			*avail = min(len, in_map);
+		else if (len > in_map)
+			break;	/* past this mapping: the slow path's answer */
+		if ((map->access & access) != access)
+			return ERR_PTR(-EACCES);
+		*mapp = map;
+		*held = false;
+		return map->vaddr + (va - map->node.start);
+	}
+	/* gen was read before the lookup: a removal meanwhile stales the entry */
+	p = vaccel_vm_translate(vm, va, len, access, mapp, avail);
+	if (IS_ERR(p))
+		return p;
+	*held = true;
+	i = tlb->next++ % VACCEL_VM_TLB_SIZE;
+	old = tlb->map[i];
+	kref_get(&(*mapp)->ref);
+	tlb->map[i] = *mapp;
+	tlb->gen[i] = gen;
+	if (old)
+		vaccel_vm_map_put(old);
+	return p;
+}
+
+/**
+ * vaccel_vm_tlb_flush() - drop the entries of a cache that may be stale
+ * @vm: the VM the cache is of
+ * @tlb: the cache, with whatever lock its owner holds while using it
+ * @all: drop every entry, not just the stale ones
+ *
+ * May sleep when the cache held a mapping's last reference.
+ */
+void vaccel_vm_tlb_flush(struct vaccel_vm *vm, struct vaccel_vm_tlb *tlb, bool all)
+{
+	u64 gen = READ_ONCE(vm->gen);
+	unsigned int i;
+
+	for (i = 0; i < VACCEL_VM_TLB_SIZE; i++) {
+		if (!tlb->map[i] || (!all && tlb->gen[i] == gen))
+			continue;
+		vaccel_vm_map_put(tlb->map[i]);
+		tlb->map[i] = NULL;
+	}
 }
 
 /*
@@ -318,8 +400,11 @@ int vaccel_ioctl_vm_unbind(struct drm_device *drm, void *data,
 	}
 	drm_mm_remove_node(&map->node);
 	vm->num_maps--;
+	WRITE_ONCE(vm->gen, vm->gen + 1);	/* caches look again */
 	spin_unlock(&vm->lock);
 
+	/* queues' cached references go, so the pages go now unless in use */
+	vaccel_queues_tlb_flush(vfile);
 	vaccel_vm_map_put(map);
 	drm_dev_exit(idx);
 	return 0;
@@ -342,6 +427,7 @@ void vaccel_vm_fini(struct vaccel_vm *vm)
 		list_add_tail(&map->unbound, &unbound);
 	}
 	vm->num_maps = 0;
+	WRITE_ONCE(vm->gen, vm->gen + 1);
 	spin_unlock(&vm->lock);
 
 	list_for_each_entry_safe(map, tmp, &unbound, unbound)

@@ -18,6 +18,7 @@
 struct drm_device;
 struct drm_file;
 struct seq_file;
+struct vaccel_file;
 
 /**
  * struct vaccel_vm - the device VA space of one context
@@ -25,11 +26,35 @@ struct seq_file;
  *	inserting or removing nodes, never while sleeping
  * @mm: the mapped ranges, each the @node of a &struct vaccel_vm_map
  * @num_maps: number of mappings, at most VACCEL_MAX_MAPPINGS
+ * @gen: bumped under @lock whenever a mapping is removed, so that a
+ *	&struct vaccel_vm_tlb can tell its entries may be stale
  */
 struct vaccel_vm {
 	spinlock_t lock;	/* see above */
 	struct drm_mm mm;
 	unsigned int num_maps;
+	u64 gen;
+};
+
+#define VACCEL_VM_TLB_SIZE	4
+
+/**
+ * struct vaccel_vm_tlb - mappings one thread used last, with references
+ * @map: the mappings, each referenced, or NULL
+ * @gen: the VM's @gen when each was looked up
+ * @next: the entry to replace next
+ *
+ * Used by one thread (a queue's engine, under its lock): a hit costs no
+ * lock and no atomic operation. An entry is used only while the VM's
+ * generation is the one it was looked up in, so after an unbind every
+ * entry is looked up again; VM_UNBIND also drops the stale entries of the
+ * context's queues (vaccel_queues_tlb_flush()), so an unbound range is
+ * released at once unless a step in progress uses it.
+ */
+struct vaccel_vm_tlb {
+	struct vaccel_vm_map *map[VACCEL_VM_TLB_SIZE];
+	u64 gen[VACCEL_VM_TLB_SIZE];
+	unsigned int next;
 };
 
 /**
@@ -73,6 +98,11 @@ void vaccel_vm_fini(struct vaccel_vm *vm);
 void *vaccel_vm_translate(struct vaccel_vm *vm, u64 va, u64 len, u32 access,
 			  struct vaccel_vm_map **mapp, u64 *avail);
 void vaccel_vm_map_put(struct vaccel_vm_map *map);
+void *vaccel_vm_translate_tlb(struct vaccel_vm *vm, struct vaccel_vm_tlb *tlb, u64 va,
+			      u64 len, u32 access, struct vaccel_vm_map **mapp,
+			      u64 *avail, bool *held);
+void vaccel_vm_tlb_flush(struct vaccel_vm *vm, struct vaccel_vm_tlb *tlb, bool all);
+void vaccel_queues_tlb_flush(struct vaccel_file *vfile);
 void vaccel_vm_debugfs_show(struct vaccel_vm *vm, struct seq_file *m, u32 ctx);
 
 int vaccel_ioctl_vm_bind(struct drm_device *drm, void *data,
