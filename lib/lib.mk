@@ -113,3 +113,16 @@ $(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIBACCEL_A) $(wildcard tests/
 		$(shell pkg-config --static --libs libdrm) -pthread
 
 tests: $(LIB_NATIVE_TESTS) $(LIB_VM_TESTS)
+
+# The same VM test built with ASan and UBSan over the library's sources
+# (dynamically linked: tests/vm/run copies the sanitizer runtimes), with a
+# leak check at the end of each test.
+LIB_VM_ASAN := $(BUILD)/tests/libaccel_core_asan_test
+
+$(LIB_VM_ASAN): tests/lib/libaccel_core_test.c $(LIBACCEL_SRCS) $(wildcard tests/kselftest/*.h) \
+		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
+
+tests: $(LIB_VM_ASAN)

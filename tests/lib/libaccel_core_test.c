@@ -13,6 +13,18 @@
 #include "../kselftest/vaccel_common.h"
 #include "kselftest_harness.h"
 
+/*
+ * libaccel_core_asan_test is this file built with ASan and UBSan (and the
+ * library's sources): each test ends with a leak check, since the harness
+ * ends its test processes with _exit(), before LeakSanitizer's own check.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#define NO_LEAKS() EXPECT_EQ(0, __lsan_do_recoverable_leak_check())
+#else
+#define NO_LEAKS() do { } while (0)
+#endif
+
 #define ID_A	(VACCEL_TEST_ID + 10)
 #define ID_B	(VACCEL_TEST_ID + 11)
 
@@ -66,6 +78,7 @@ TEST(open_and_query)
 	EXPECT_TRUE(m[1].local);	/* the same device opened twice */
 	accel_device_close(devs[1]);
 	accel_device_close(dev);
+	NO_LEAKS();
 }
 
 TEST(fill_copy_signal_wait)
@@ -130,6 +143,7 @@ TEST(fill_copy_signal_wait)
 	accel_buffer_destroy(a);
 	accel_buffer_destroy(b);
 	accel_device_close(dev);
+	NO_LEAKS();
 }
 
 /* 10,000 packets through a 64-slot ring: the submitter waits for room. */
@@ -188,6 +202,7 @@ TEST(ten_thousand_through_64)
 	accel_signal_destroy(count);
 	accel_queue_destroy(q);
 	accel_device_close(dev);
+	NO_LEAKS();
 }
 
 /* A queue of device A waits for an event of device B (signal import). */
@@ -235,6 +250,7 @@ TEST(cross_device_events)
 	accel_device_close(b);
 	vaccel_del_device(ID_A);
 	vaccel_del_device(ID_B);
+	NO_LEAKS();
 }
 
 /* A faulted queue: the report names the fault, the packet and the address. */
@@ -276,6 +292,7 @@ TEST(faulted_queue_report)
 	EXPECT_NE(NULL, strstr(text, want));
 	EXPECT_NE(NULL, strstr(text, "submit"));
 	accel_device_close(dev);	/* the queue and buffer go with it */
+	NO_LEAKS();
 }
 
 /* Buffers: seal, export/import dedup, read-only export. */
@@ -317,6 +334,7 @@ TEST(buffer_sharing)
 	accel_device_close(other);
 	accel_device_close(dev);
 	vaccel_del_device(ID_A);
+	NO_LEAKS();
 }
 
 /* del_device under a running program: -ENODEV, nothing crashes. */
@@ -368,6 +386,68 @@ TEST(removed_device)
 	EXPECT_NE(NULL, strstr(text, "removed"));
 	accel_buffer_destroy(buf);
 	accel_device_close(dev);
+	NO_LEAKS();
+}
+
+/* Closing a device with everything still open gives everything back. */
+TEST(close_frees_everything)
+{
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 64 };
+	struct accel_device *dev, *other;
+	struct accel_buffer *b, *imp;
+	struct accel_signal *s[100];
+	struct accel_queue *q[3];
+	struct accel_event ev;
+	uint64_t used0, used1, used2;
+	long bos0, maps0;
+	int i, fd, raw;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, open_new(ID_B, NULL, &other));
+	ASSERT_EQ(0, open_new(ID_A, NULL, &dev));
+	raw = vaccel_open(ID_A);
+	ASSERT_LE(0, raw);
+	ASSERT_EQ(0, vaccel_get_param(raw, DRM_VACCEL_PARAM_MEMORY_USED, &used0));
+	bos0 = vaccel_objects("bos");
+	maps0 = vaccel_objects("mappings");
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, accel_queue_create(dev, &qp, &q[i]));
+	for (i = 0; i < 100; i++)	/* two signal pages */
+		ASSERT_EQ(0, accel_signal_create(dev, &s[i]));
+	ASSERT_EQ(0, accel_buffer_create(dev, 1 << 20, ACCEL_BUFFER_PERSISTENT, &b));
+	ASSERT_EQ(0, accel_buffer_export(b, 0, &fd));
+	ASSERT_EQ(0, accel_buffer_import(other, fd, 0, &imp));
+	close(fd);
+	ev.signal = s[99];
+	ev.value = accel_signal_next(s[99]);
+	ASSERT_EQ(0, accel_queue_wait_event(q[0], &ev));	/* stays blocked */
+	ASSERT_EQ(1, accel_queue_submit(q[0]));
+	ev.signal = s[0];
+	ev.value = accel_signal_next(s[0]);
+	ASSERT_EQ(0, accel_queue_create(other, &qp, &q[2]));
+	ASSERT_EQ(0, accel_queue_wait_event(q[2], &ev));	/* imports s[0]'s page */
+	ASSERT_EQ(1, accel_queue_submit(q[2]));
+	ASSERT_EQ(0, accel_event_signal(&ev));
+	ASSERT_EQ(0, accel_queue_sync(q[2], 10ll * 1000000000));
+	ASSERT_EQ(0, vaccel_get_param(raw, DRM_VACCEL_PARAM_MEMORY_USED, &used1));
+	EXPECT_GT(used1, used0);
+	if (bos0 >= 0)
+		EXPECT_GT(vaccel_objects("bos"), bos0);
+	accel_device_close(dev);	/* with a queue blocked in WAIT, signals, buffers */
+	accel_buffer_destroy(imp);	/* the import held dev's buffer until here */
+	accel_queue_destroy(q[2]);
+	accel_device_close(other);	/* with the imported signal page */
+	ASSERT_EQ(0, vaccel_get_param(raw, DRM_VACCEL_PARAM_MEMORY_USED, &used2));
+	EXPECT_EQ(used0, used2);
+	if (bos0 >= 0) {
+		EXPECT_EQ(bos0, vaccel_objects("bos"));
+		EXPECT_EQ(maps0, vaccel_objects("mappings"));
+	}
+	close(raw);
+	vaccel_del_device(ID_A);
+	vaccel_del_device(ID_B);
+	NO_LEAKS();
 }
 
 TEST_HARNESS_MAIN
