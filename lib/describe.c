@@ -170,7 +170,7 @@ static const char *const fr_args[][2] = {
 	[FR_RECORD] = { "index", "value" }, [FR_WAIT_EVENT] = { "signal", "value" },
 	[FR_RESERVE_SLEEP] = { "need-read", "mark" }, [FR_SYNC] = { "need-read", "mark" },
 	[FR_SYNC_MARK] = { "index", "value" }, [FR_FAULT] = { "code", "index" },
-	[FR_FULL] = { "need", "" },
+	[FR_FULL] = { "need-read", "read" },
 };
 
 ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_t len)

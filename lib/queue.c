@@ -104,6 +104,8 @@ static struct drm_vaccel_packet *take(struct accel_queue *q, int *err)
 			return NULL;
 		}
 		if (q->pi + need - ri > q->size) {
+			if (q->fr[(q->fr_next - 1) % ACC_FR_SIZE].op != FR_FULL)
+				acc_fr_add(q, FR_FULL, q->pi + need - q->size, ri);
 			*err = -EAGAIN;
 			return NULL;
 		}

@@ -131,6 +131,7 @@ int tp_open(struct acc_tp *tp, const struct tp_ops *ops, const char *path)
 	memset(tp, 0, sizeof(*tp));
 	tp->ops = ops;
 	tp->fd = -1;
+	snprintf(tp->name, sizeof(tp->name), "%s", path);
 	tp->maps.prev = tp->maps.next = &tp->maps;
 	pthread_mutex_init(&tp->map_lock, NULL);
 	fd = ops->open(path, 0);
@@ -173,8 +174,8 @@ void tp_mark_gone(struct acc_tp *tp)
 		for (m = tp->maps.next; m != &tp->maps; m = m->next)
 			tp->ops->replace_anon(m->addr, m->len, m->prot);
 		atomic_store_explicit(&tp->gone, 1, memory_order_release);
-		acc_err("device fd %d was removed: its calls fail with -ENODEV from now on",
-			tp->fd);
+		acc_err("%s was removed: calls on it fail with -ENODEV from now on",
+			tp->name);
 	}
 	pthread_mutex_unlock(&tp->map_lock);
 }
@@ -421,6 +422,6 @@ int tp_guard_fault(struct acc_tp *tp)
 
 	if (ret == -ENODEV || tp_is_gone(tp))
 		return -ENODEV;
-	acc_err("SIGBUS on a mapping of a device that is still present (fd %d)", tp->fd);
+	acc_err("%s: SIGBUS on a mapping of a device that is still present", tp->name);
 	return -EFAULT;
 }

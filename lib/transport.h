@@ -53,6 +53,7 @@ struct tp_map {
 struct acc_tp {
 	const struct tp_ops *ops;
 	int fd;
+	char name[64];			/* the node, for messages */
 	atomic_int gone;
 	pthread_mutex_t map_lock;
 	struct tp_map maps;		/* list head of live mappings */
