@@ -450,4 +450,55 @@ TEST(close_frees_everything)
 	NO_LEAKS();
 }
 
+/* A sealed persistent body replayed by EXEC, eager packets in between. */
+TEST(sealed_exec_replay)
+{
+	struct drm_vaccel_packet *p, *body;
+	struct accel_signal *sig;
+	struct accel_buffer *pb;
+	struct accel_device *dev;
+	struct accel_queue *q;
+	uint64_t base;
+	int i;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, accel_device_open(0, &dev));
+	ASSERT_EQ(0, accel_signal_create(dev, &sig));
+	base = accel_signal_read(sig);
+	ASSERT_EQ(0, accel_buffer_create(dev, 4096, ACCEL_BUFFER_PERSISTENT | ACCEL_BUFFER_HOST,
+					 &pb));
+	body = accel_buffer_host(pb);
+	accel_prep_signal(&body[0], accel_signal_va(sig), DRM_VACCEL_SIGNAL_ADD, 1);
+	accel_prep_signal(&body[1], accel_signal_va(sig), DRM_VACCEL_SIGNAL_ADD, 2);
+	ASSERT_EQ(0, accel_queue_create(dev, NULL, &q));
+	/* not sealed yet: EXEC faults */
+	ASSERT_NE(NULL, p = accel_queue_get_packet(q));
+	accel_prep_exec(p, accel_buffer_va(pb), 2, 0);
+	ASSERT_EQ(1, accel_queue_submit(q));
+	EXPECT_EQ(-EIO, accel_queue_sync(q, 10ll * 1000000000));
+	accel_queue_destroy(q);
+	ASSERT_EQ(0, accel_buffer_seal(pb));
+	ASSERT_EQ(0, accel_queue_create(dev, NULL, &q));
+	for (i = 0; i < 1000; i++) {
+		while (!(p = accel_queue_get_packet(q))) {
+			ASSERT_LE(0, accel_queue_submit(q));
+			ASSERT_EQ(0, accel_queue_reserve(q, 2, 10ll * 1000000000));
+		}
+		accel_prep_exec(p, accel_buffer_va(pb), 2, 0);
+		while (!(p = accel_queue_get_packet(q))) {
+			ASSERT_LE(0, accel_queue_submit(q));
+			ASSERT_EQ(0, accel_queue_reserve(q, 1, 10ll * 1000000000));
+		}
+		accel_prep_signal(p, accel_signal_va(sig), DRM_VACCEL_SIGNAL_ADD, 4);
+		if (i % 32 == 31)
+			ASSERT_LE(0, accel_queue_submit(q));
+	}
+	ASSERT_LE(0, accel_queue_submit(q));
+	ASSERT_EQ(0, accel_queue_sync(q, 30ll * 1000000000));
+	EXPECT_EQ(base + 7000, accel_signal_read(sig));
+	accel_device_close(dev);
+	NO_LEAKS();
+}
+
 TEST_HARNESS_MAIN
