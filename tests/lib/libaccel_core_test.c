@@ -8,6 +8,8 @@
  *
  * Copyright (C) 2026 The vaccel authors
  */
+#include <pthread.h>
+
 #include <accel/accel.h>
 
 #include "../kselftest/vaccel_common.h"
@@ -497,6 +499,75 @@ TEST(sealed_exec_replay)
 	ASSERT_LE(0, accel_queue_submit(q));
 	ASSERT_EQ(0, accel_queue_sync(q, 30ll * 1000000000));
 	EXPECT_EQ(base + 7000, accel_signal_read(sig));
+	accel_device_close(dev);
+	NO_LEAKS();
+}
+
+/* Threads sharing a device, a queue each (single-producer queues). */
+struct worker {
+	struct accel_device *dev;
+	int ok;
+	pthread_t t;
+};
+
+static void *work(void *arg)
+{
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 64 };
+	struct worker *w = arg;
+	struct accel_signal *sig[20];
+	struct accel_buffer *buf[8];
+	struct drm_vaccel_packet *p;
+	struct accel_queue *q;
+	uint64_t base;
+	int i;
+
+	if (accel_queue_create(w->dev, &qp, &q))
+		return NULL;
+	for (i = 0; i < 20; i++)
+		if (accel_signal_create(w->dev, &sig[i]))
+			return NULL;
+	for (i = 0; i < 8; i++)
+		if (accel_buffer_create(w->dev, 4096 << i, 0, &buf[i]))
+			return NULL;
+	base = accel_signal_read(sig[7]);
+	for (i = 0; i < 2000; i++) {
+		while (!(p = accel_queue_get_packet(q)))
+			if (accel_queue_submit(q) < 0 ||
+			    accel_queue_reserve(q, 1, 10ll * 1000000000))
+				return NULL;
+		accel_prep_fill(p, accel_buffer_va(buf[i % 8]), 4096, i, 8);
+		accel_prep_completion(p, accel_signal_va(sig[7]), DRM_VACCEL_SIGNAL_ADD, 1);
+		if (i % 8 == 7 && accel_queue_submit(q) < 0)
+			return NULL;
+	}
+	if (accel_queue_submit(q) < 0 || accel_queue_sync(q, 30ll * 1000000000))
+		return NULL;
+	w->ok = accel_signal_read(sig[7]) == base + 2000;
+	for (i = 0; i < 20; i += 2)	/* the rest goes with the device */
+		accel_signal_destroy(sig[i]);
+	for (i = 0; i < 8; i += 2)
+		accel_buffer_destroy(buf[i]);
+	return NULL;
+}
+
+TEST(threads_share_a_device)
+{
+	struct worker w[4];
+	struct accel_device *dev;
+	int i;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, accel_device_open(0, &dev));
+	for (i = 0; i < 4; i++) {
+		w[i].dev = dev;
+		w[i].ok = 0;
+		ASSERT_EQ(0, pthread_create(&w[i].t, NULL, work, &w[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(w[i].t, NULL);
+		EXPECT_TRUE(w[i].ok);
+	}
 	accel_device_close(dev);
 	NO_LEAKS();
 }
