@@ -106,7 +106,7 @@ $(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LI
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)
 LIB_VM_TESTS := $(patsubst tests/lib/%.c,$(BUILD)/tests/%,$(LIB_VM_SRCS))
 
-$(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIBACCEL_A) $(wildcard tests/kselftest/*.h) \
+$(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIBACCEL_A) $(wildcard tests/kselftest/*.h tests/lib/*.h) \
 		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(LIBACCEL_CFLAGS) -static -o $@ $< $(LIBACCEL_A) \
