@@ -106,8 +106,10 @@ $(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LI
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)
 LIB_VM_TESTS := $(patsubst tests/lib/%.c,$(BUILD)/tests/%,$(LIB_VM_SRCS))
 
-$(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIBACCEL_A) $(wildcard tests/kselftest/*.h tests/lib/*.h) \
-		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+LIB_VM_DEPS = $(LIBACCEL_A) $(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBACCEL_HDRS) \
+	$(LINUX_SRC_STAMP)
+
+$(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIB_VM_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(LIBACCEL_CFLAGS) -static -o $@ $< $(LIBACCEL_A) \
 		$(shell pkg-config --static --libs libdrm) -pthread
