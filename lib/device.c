@@ -274,7 +274,8 @@ ACCEL_API int accel_device_fd(const struct accel_device *dev)
 	return dev ? dev->tp.fd : -EINVAL;
 }
 
-#define PROPS_V1_SIZE	offsetof(struct accel_device_props, max_buffers)
+/* the structure as of libaccel 0.1; later versions only grow it */
+#define PROPS_V1_SIZE	sizeof(struct accel_device_props)
 
 ACCEL_API int accel_device_query(const struct accel_device *dev, struct accel_device_props *props)
 {
