@@ -94,13 +94,14 @@ uninstall-lib:
 # such as accel_queue_describe()).
 LIB_NATIVE_SRCS := $(wildcard tests/lib-native/*_test.c)
 LIB_NATIVE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_NATIVE_SRCS))
-LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c
+LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c \
+	lib/transport.c
 
 $(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LIBSRCS) \
 		$(wildcard tests/lib-native/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -ffunction-sections -Wl,--gc-sections \
-		-I$(TOP)/lib -I$(TOP)/lib/include -o $@ $< $(LIB_NATIVE_LIBSRCS)
+		-I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< $(LIB_NATIVE_LIBSRCS) $(LIBACCEL_LIBS)
 
 # VM tests of the library, linked statically against libaccel.a.
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)
