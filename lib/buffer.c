@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Buffers: create, destroy, host mapping, sealing, dma-buf export and
+ * import. Every buffer gets a device address from the device's VA
+ * allocator and is bound there (VM_BIND) with the access it needs; the
+ * unbind is automatic. Imports are deduplicated by GEM handle (handles are
+ * per file: closing one copy would close them all).
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#define BUFFER_FLAGS (ACCEL_BUFFER_PERSISTENT | ACCEL_BUFFER_HOST | ACCEL_BUFFER_DEVICE_READ_ONLY)
+
+static void by_handle_add(struct accel_device *dev, struct accel_buffer *b)
+{
+	struct accel_buffer **head = &dev->by_handle[b->handle % ACC_BY_HANDLE];
+
+	b->hnext = *head;
+	*head = b;
+}
+
+static void by_handle_del(struct accel_device *dev, struct accel_buffer *b)
+{
+	struct accel_buffer **pp = &dev->by_handle[b->handle % ACC_BY_HANDLE];
+
+	for (; *pp; pp = &(*pp)->hnext)
+		if (*pp == b) {
+			*pp = b->hnext;
+			return;
+		}
+}
+
+static struct accel_buffer *by_handle_find(struct accel_device *dev, uint32_t handle)
+{
+	struct accel_buffer *b;
+
+	for (b = dev->by_handle[handle % ACC_BY_HANDLE]; b; b = b->hnext)
+		if (b->handle == handle)
+			return b;
+	return NULL;
+}
+
+/* VA + bind for a buffer with a handle; dev->lock held. */
+static int place(struct accel_buffer *b)
+{
+	struct accel_device *dev = b->dev;
+	int ret = va_alloc(&dev->va, b->size, 0, &b->va);
+
+	if (ret) {
+		acc_err("%s: no device VA for %llu bytes (handle %u): %s", dev->path,
+			(unsigned long long)b->size, b->handle, strerror(-ret));
+		return ret;
+	}
+	ret = tp_vm_bind(&dev->tp, b->handle, b->vm_flags, b->va, b->size);
+	if (ret) {
+		acc_err("%s: VM_BIND handle %u at 0x%llx size %llu access %s: %s", dev->path,
+			b->handle, (unsigned long long)b->va, (unsigned long long)b->size,
+			b->vm_flags & DRM_VACCEL_VM_WRITE ? "rw" : "r", strerror(-ret));
+		va_free(&dev->va, b->va);
+		b->va = 0;
+	}
+	return ret;
+}
+
+static int map_locked(struct accel_buffer *b, int prot)
+{
+	struct drm_vaccel_bo_info info = { .handle = b->handle };
+	void *p;
+	int ret;
+
+	if (b->host)
+		return 0;
+	ret = tp_bo_info(&b->dev->tp, &info);
+	if (!ret)
+		ret = tp_mmap(&b->dev->tp, info.mmap_offset, b->size, prot, &p);
+	if (ret) {
+		acc_err("%s: mmap of buffer 0x%llx (handle %u, %llu bytes, %s): %s", b->dev->path,
+			(unsigned long long)b->va, b->handle, (unsigned long long)b->size,
+			prot & PROT_WRITE ? "rw" : "r", strerror(-ret));
+		return ret;
+	}
+	b->host = p;
+	b->host_prot = prot;
+	return 0;
+}
+
+int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, uint32_t vm_flags,
+		   int map_prot, bool internal, struct accel_buffer **out)
+{
+	struct drm_vaccel_bo_create c = { .size = size, .flags = bo_flags };
+	struct accel_buffer *b = calloc(1, sizeof(*b));
+	int ret;
+
+	if (!b)
+		return -ENOMEM;
+	ret = tp_bo_create(&dev->tp, &c);
+	if (ret) {
+		acc_err("%s: BO_CREATE %llu bytes flags 0x%x: %s", dev->path,
+			(unsigned long long)size, bo_flags, strerror(-ret));
+		free(b);
+		return ret;
+	}
+	b->dev = dev;
+	b->handle = c.handle;
+	b->size = c.size;
+	b->vm_flags = vm_flags;
+	b->refs = 1;
+	b->internal = internal;
+	pthread_mutex_lock(&dev->lock);
+	ret = place(b);
+	if (!ret && map_prot)
+		ret = map_locked(b, map_prot);
+	if (ret) {
+		if (b->va) {
+			tp_vm_unbind(&dev->tp, b->va, b->size);
+			va_free(&dev->va, b->va);
+		}
+		pthread_mutex_unlock(&dev->lock);
+		tp_gem_close(&dev->tp, b->handle);
+		free(b);
+		return ret;
+	}
+	by_handle_add(dev, b);
+	list_add_tail(internal ? &dev->internal : &dev->buffers, &b->node);
+	pthread_mutex_unlock(&dev->lock);
+	*out = b;
+	return 0;
+}
+
+/* Unmap, unbind, close, free: the last reference. */
+void acc_buffer_free(struct accel_buffer *b)
+{
+	struct accel_device *dev = b->dev;
+	int ret;
+
+	pthread_mutex_lock(&dev->lock);
+	list_del(&b->node);
+	by_handle_del(dev, b);
+	if (b->host)
+		tp_munmap(&dev->tp, b->host, b->size);
+	if (b->va) {
+		ret = tp_vm_unbind(&dev->tp, b->va, b->size);
+		if (ret && ret != -ENODEV)
+			acc_warn("%s: VM_UNBIND buffer 0x%llx (handle %u): %s", dev->path,
+				 (unsigned long long)b->va, b->handle, strerror(-ret));
+		va_free(&dev->va, b->va);
+	}
+	tp_gem_close(&dev->tp, b->handle);
+	pthread_mutex_unlock(&dev->lock);
+	free(b);
+}
+
+ACCEL_API int accel_buffer_create(struct accel_device *dev, uint64_t size, uint32_t flags,
+				  struct accel_buffer **out)
+{
+	struct accel_buffer *b;
+	uint32_t vm = DRM_VACCEL_VM_READ;
+	int ret = acc_check_dev(dev, "buffer_create");
+
+	if (ret)
+		return ret;
+	if (!out || !size || flags & ~BUFFER_FLAGS) {
+		acc_err("buffer_create: %s: size %llu flags 0x%x: invalid", dev->path,
+			(unsigned long long)size, flags);
+		return -EINVAL;
+	}
+	if (!(flags & ACCEL_BUFFER_DEVICE_READ_ONLY))
+		vm |= DRM_VACCEL_VM_WRITE;
+	ret = acc_buffer_new(dev, size,
+			     flags & ACCEL_BUFFER_PERSISTENT ? DRM_VACCEL_BO_PERSISTENT : 0, vm,
+			     flags & ACCEL_BUFFER_HOST ? PROT_READ | PROT_WRITE : 0, false, &b);
+	if (ret)
+		return ret;
+	b->flags = flags;
+	acc_trace("%s: buffer 0x%llx size %llu flags 0x%x handle %u", dev->path,
+		  (unsigned long long)b->va, (unsigned long long)b->size, flags, b->handle);
+	*out = b;
+	return 0;
+}
+
+ACCEL_API void accel_buffer_destroy(struct accel_buffer *buf)
+{
+	struct accel_device *dev;
+
+	if (!buf)
+		return;
+	dev = buf->dev;
+	pthread_mutex_lock(&dev->lock);
+	if (buf->refs > 1) {
+		buf->refs--;
+		pthread_mutex_unlock(&dev->lock);
+		return;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	acc_trace("%s: destroy buffer 0x%llx", dev->path, (unsigned long long)buf->va);
+	acc_buffer_free(buf);
+}
+
+ACCEL_API uint64_t accel_buffer_va(const struct accel_buffer *buf)
+{
+	return buf ? buf->va : 0;
+}
+
+ACCEL_API uint64_t accel_buffer_size(const struct accel_buffer *buf)
+{
+	return buf ? buf->size : 0;
+}
+
+ACCEL_API struct accel_device *accel_buffer_device(const struct accel_buffer *buf)
+{
+	return buf ? buf->dev : NULL;
+}
+
+ACCEL_API int accel_buffer_map(struct accel_buffer *buf, void **ptr)
+{
+	int ret, prot;
+
+	if (!buf || !ptr)
+		return -EINVAL;
+	ret = acc_check_dev(buf->dev, "buffer_map");
+	if (ret)
+		return ret;
+	prot = buf->sealed || buf->read_only ? PROT_READ : PROT_READ | PROT_WRITE;
+	pthread_mutex_lock(&buf->dev->lock);
+	ret = map_locked(buf, prot);
+	pthread_mutex_unlock(&buf->dev->lock);
+	if (!ret)
+		*ptr = buf->host;
+	return ret;
+}
+
+ACCEL_API void *accel_buffer_host(const struct accel_buffer *buf)
+{
+	return buf ? buf->host : NULL;
+}
+
+ACCEL_API int accel_buffer_seal(struct accel_buffer *buf)
+{
+	struct accel_device *dev;
+	int ret, ret2;
+
+	if (!buf)
+		return -EINVAL;
+	dev = buf->dev;
+	ret = acc_check_dev(dev, "buffer_seal");
+	if (ret)
+		return ret;
+	if (!(buf->flags & ACCEL_BUFFER_PERSISTENT) || buf->imported) {
+		acc_err("buffer_seal: buffer 0x%llx is not a persistent buffer of this device",
+			(unsigned long long)buf->va);
+		return -EINVAL;
+	}
+	if (buf->sealed)
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	if (buf->host && buf->host_prot & PROT_WRITE) {
+		tp_munmap(&dev->tp, buf->host, buf->size);
+		buf->host = NULL;
+	}
+	if (buf->vm_flags & DRM_VACCEL_VM_WRITE) {
+		ret = tp_vm_unbind(&dev->tp, buf->va, buf->size);
+		if (ret) {
+			acc_err("buffer_seal: VM_UNBIND 0x%llx: %s", (unsigned long long)buf->va,
+				strerror(-ret));
+			goto out;
+		}
+	}
+	ret = tp_bo_seal(&dev->tp, buf->handle);
+	if (ret)
+		acc_err("buffer_seal: BO_SEAL buffer 0x%llx (handle %u): %s%s",
+			(unsigned long long)buf->va, buf->handle, strerror(-ret),
+			ret == -EBUSY ? " (a writable mapping or export of it exists)" : "");
+	if (buf->vm_flags & DRM_VACCEL_VM_WRITE) {
+		/* read-only once sealed; as before if sealing failed */
+		uint32_t vm = ret ? buf->vm_flags : DRM_VACCEL_VM_READ;
+
+		ret2 = tp_vm_bind(&dev->tp, buf->handle, vm, buf->va, buf->size);
+		if (ret2) {
+			acc_err("buffer_seal: VM_BIND 0x%llx again: %s", (unsigned long long)buf->va,
+				strerror(-ret2));
+			if (!ret)
+				ret = ret2;
+		} else {
+			buf->vm_flags = vm;
+		}
+	}
+	if (!ret)
+		buf->sealed = true;
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+ACCEL_API int accel_buffer_export(struct accel_buffer *buf, uint32_t flags, int *fd)
+{
+	int ret;
+
+	if (!buf || !fd || flags & ~ACCEL_EXPORT_READ_ONLY)
+		return -EINVAL;
+	ret = acc_check_dev(buf->dev, "buffer_export");
+	if (ret)
+		return ret;
+	ret = tp_export(&buf->dev->tp, buf->handle,
+			!(flags & ACCEL_EXPORT_READ_ONLY) && !buf->read_only, fd);
+	if (ret)
+		acc_err("buffer_export: buffer 0x%llx (handle %u): %s", (unsigned long long)buf->va,
+			buf->handle, strerror(-ret));
+	return ret;
+}
+
+/* An import, placed (or an existing buffer with one more reference). */
+static int import(struct accel_device *dev, int fd, uint32_t flags, bool internal,
+		  struct accel_buffer **out)
+{
+	struct drm_vaccel_bo_info info = { 0 };
+	struct accel_buffer *b;
+	uint32_t handle;
+	int ret, ro;
+
+	ro = tp_dmabuf_read_only(&dev->tp, fd);
+	if (ro < 0) {
+		acc_err("buffer_import: %s: fd %d: %s", dev->path, fd, strerror(-ro));
+		return ro;
+	}
+	pthread_mutex_lock(&dev->lock);
+	ret = tp_import(&dev->tp, fd, &handle);
+	if (ret) {
+		acc_err("buffer_import: %s: fd %d: %s", dev->path, fd, strerror(-ret));
+		goto out;
+	}
+	b = by_handle_find(dev, handle);
+	if (b) {
+		/* the same dma-buf (or our own buffer) again: one more reference */
+		b->refs++;
+		*out = b;
+		goto out;
+	}
+	info.handle = handle;
+	ret = tp_bo_info(&dev->tp, &info);
+	if (ret) {
+		acc_err("buffer_import: %s: BO_INFO of handle %u: %s", dev->path, handle,
+			strerror(-ret));
+		tp_gem_close(&dev->tp, handle);
+		goto out;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		tp_gem_close(&dev->tp, handle);
+		ret = -ENOMEM;
+		goto out;
+	}
+	b->dev = dev;
+	b->handle = handle;
+	b->size = info.size;
+	b->imported = true;
+	b->internal = internal;
+	b->refs = 1;
+	b->sealed = info.status & DRM_VACCEL_BO_STATUS_SEALED;
+	b->read_only = ro || b->sealed || flags & ACCEL_BUFFER_DEVICE_READ_ONLY;
+	b->flags = flags;
+	if (info.flags & DRM_VACCEL_BO_PERSISTENT)
+		b->flags |= ACCEL_BUFFER_PERSISTENT;
+	b->vm_flags = DRM_VACCEL_VM_READ | (b->read_only ? 0 : DRM_VACCEL_VM_WRITE);
+	ret = place(b);
+	if (ret == -EACCES && (b->vm_flags & DRM_VACCEL_VM_WRITE)) {
+		/* a dma-buf we cannot write through */
+		b->read_only = true;
+		b->vm_flags = DRM_VACCEL_VM_READ;
+		ret = place(b);
+	}
+	if (ret) {
+		tp_gem_close(&dev->tp, handle);
+		free(b);
+		goto out;
+	}
+	by_handle_add(dev, b);
+	list_add_tail(internal ? &dev->internal : &dev->buffers, &b->node);
+	*out = b;
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+ACCEL_API int accel_buffer_import(struct accel_device *dev, int fd, uint32_t flags,
+				  struct accel_buffer **out)
+{
+	int ret = acc_check_dev(dev, "buffer_import");
+
+	if (ret)
+		return ret;
+	if (!out || flags & ~ACCEL_BUFFER_DEVICE_READ_ONLY)
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+	return import(dev, fd, flags, false, out);
+}
+
+int acc_buffer_import_internal(struct accel_device *dev, int fd, struct accel_buffer **out)
+{
+	return import(dev, fd, 0, true, out);
+}

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Devices: enumeration through /sys/class/accel, open and close, the
+ * properties read at open, memory use and the link topology.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SYS_ACCEL	"/sys/class/accel"
+
+static int cmp_info(const void *a, const void *b)
+{
+	const struct accel_device_info *x = a, *y = b;
+
+	return x->minor < y->minor ? -1 : x->minor > y->minor;
+}
+
+/* The vaccel nodes, sorted by minor; *out is malloc'ed. */
+static int scan(struct accel_device_info **out)
+{
+	struct accel_device_info *list = NULL, *l;
+	unsigned int n = 0, cap = 0, minor;
+	struct dirent *de;
+	DIR *d = opendir(SYS_ACCEL);
+
+	*out = NULL;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		struct accel_device_info info = { 0 };
+		struct acc_tp tp;
+		uint64_t id;
+		int ret;
+
+		if (sscanf(de->d_name, "accel%u", &minor) != 1)
+			continue;
+		snprintf(info.path, sizeof(info.path), "/dev/accel/accel%u", minor);
+		info.minor = minor;
+		ret = tp_driver_is(&acc_tp_kernel, info.path, "vaccel");
+		if (ret <= 0) {
+			if (ret < 0)
+				acc_info("device list: %s: %s", info.path, strerror(-ret));
+			continue;
+		}
+		if (tp_open(&tp, &acc_tp_kernel, info.path))
+			continue;
+		ret = tp_get_param(&tp, DRM_VACCEL_PARAM_DEVICE_ID, &id);
+		tp_close(&tp);
+		if (ret)
+			continue;
+		info.id = (unsigned int)id;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			l = realloc(list, cap * sizeof(*l));
+			if (!l) {
+				free(list);
+				closedir(d);
+				return -ENOMEM;
+			}
+			list = l;
+		}
+		list[n++] = info;
+	}
+	closedir(d);
+	if (n)
+		qsort(list, n, sizeof(*list), cmp_info);
+	*out = list;
+	return (int)n;
+}
+
+ACCEL_API int accel_device_list(struct accel_device_info *list, unsigned int max)
+{
+	struct accel_device_info *all;
+	int n = scan(&all);
+
+	if (n < 0) {
+		acc_err("device list: cannot read %s: %s", SYS_ACCEL, strerror(-n));
+		return n;
+	}
+	if (list)
+		memcpy(list, all, (n < (int)max ? (size_t)n : max) * sizeof(*list));
+	free(all);
+	return n;
+}
+
+ACCEL_API int accel_device_open(unsigned int index, struct accel_device **out)
+{
+	struct accel_device_info *all;
+	char path[ACCEL_PATH_MAX];
+	int n;
+
+	if (!out)
+		return -EINVAL;
+	n = scan(&all);
+	if (n < 0) {
+		acc_err("device open %u: cannot read %s: %s", index, SYS_ACCEL, strerror(-n));
+		return n == -ENOENT ? -ENODEV : n;
+	}
+	if (index >= (unsigned int)n) {
+		free(all);
+		acc_err("device open: no vaccel device %u (%d found)", index, n);
+		return -ENODEV;
+	}
+	memcpy(path, all[index].path, sizeof(path));
+	free(all);
+	return accel_device_open_path(path, out);
+}
+
+static int read_props(struct accel_device *dev)
+{
+	static const struct {
+		uint32_t param;
+		size_t off;
+		int is32;
+	} params[] = {
+#define P(param, field) { DRM_VACCEL_PARAM_##param, offsetof(struct accel_device_props, field), \
+			  sizeof(((struct accel_device_props *)0)->field) == 4 }
+		P(DEVICE_ID, id), P(NUM_ENGINES, engines), P(CAPABILITIES, capabilities),
+		P(MEMORY_CAPACITY, memory_capacity), P(VA_START, va_start), P(VA_SIZE, va_size),
+		P(LINK_BANDWIDTH, link_bandwidth_mbps), P(LINK_LATENCY, link_latency_ns),
+		P(POLL_BUDGET, poll_budget_ns), P(MAX_BOS, max_buffers),
+		P(MAX_MAPPINGS, max_mappings), P(MAX_QUEUES, max_queues),
+#undef P
+	};
+	struct accel_device_props *p = &dev->props;
+	uint64_t v;
+	size_t i;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->size = sizeof(*p);
+	ret = tp_get_param(&dev->tp, DRM_VACCEL_PARAM_UAPI_VERSION, &v);
+	if (ret) {
+		acc_err("%s: GET_PARAM UAPI_VERSION: %s", dev->path, strerror(-ret));
+		return ret;
+	}
+	p->uapi_version = (uint32_t)v;
+	if (v < ACCEL_MIN_UAPI_VERSION) {
+		acc_err("%s: the vaccel module has uAPI version %llu; libaccel %d.%d needs %d or "
+			"later: update the module", dev->path, (unsigned long long)v,
+			ACCEL_VERSION_MAJOR, ACCEL_VERSION_MINOR, ACCEL_MIN_UAPI_VERSION);
+		return -EPROTO;
+	}
+	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		ret = tp_get_param(&dev->tp, params[i].param, &v);
+		if (ret) {
+			acc_err("%s: GET_PARAM %u: %s", dev->path, params[i].param,
+				strerror(-ret));
+			return ret;
+		}
+		if (params[i].is32)
+			*(uint32_t *)((char *)p + params[i].off) = (uint32_t)v;
+		else
+			*(uint64_t *)((char *)p + params[i].off) = v;
+	}
+	return 0;
+}
+
+ACCEL_API int accel_device_open_path(const char *path, struct accel_device **out)
+{
+	struct accel_device *dev;
+	unsigned int max_order;
+	int ret;
+
+	if (!path || !out || strlen(path) >= ACCEL_PATH_MAX)
+		return -EINVAL;
+	ret = tp_driver_is(&acc_tp_kernel, path, "vaccel");
+	if (ret <= 0) {
+		if (!ret) {
+			acc_err("%s: not a vaccel device", path);
+			return -ENODEV;
+		}
+		acc_err("%s: cannot open: %s%s", path, strerror(-ret),
+			ret == -EACCES ? " (the node belongs to group render)" : "");
+		return ret;
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	snprintf(dev->path, sizeof(dev->path), "%s", path);
+	ret = tp_open(&dev->tp, &acc_tp_kernel, path);
+	if (ret) {
+		acc_err("%s: cannot open: %s", path, strerror(-ret));
+		free(dev);
+		return ret;
+	}
+	pthread_mutex_init(&dev->lock, NULL);
+	list_init(&dev->buffers);
+	list_init(&dev->internal);
+	list_init(&dev->signals);
+	list_init(&dev->queues);
+	list_init(&dev->sigimports);
+	ret = read_props(dev);
+	if (ret)
+		goto err;
+	for (max_order = 12; max_order < 47 && (1ull << (max_order + 1)) <= dev->props.va_size;)
+		max_order++;
+	ret = va_init(&dev->va, dev->props.va_start, dev->props.va_size, 12, max_order);
+	if (ret) {
+		acc_err("%s: VA window [0x%llx, +0x%llx): %s", path,
+			(unsigned long long)dev->props.va_start,
+			(unsigned long long)dev->props.va_size, strerror(-ret));
+		goto err;
+	}
+	ret = slots_init(&dev->slots, ACC_SLOTS_PER_PAGE);
+	if (ret)
+		goto err_va;
+	acc_info("%s: opened vaccel device %u (uAPI %u, %u engines, %llu MiB)", path,
+		 dev->props.id, dev->props.uapi_version, dev->props.engines,
+		 (unsigned long long)(dev->props.memory_capacity >> 20));
+	*out = dev;
+	return 0;
+err_va:
+	va_fini(&dev->va);
+err:
+	pthread_mutex_destroy(&dev->lock);
+	tp_close(&dev->tp);
+	free(dev);
+	return ret;
+}
+
+ACCEL_API void accel_device_close(struct accel_device *dev)
+{
+	unsigned int i;
+
+	if (!dev)
+		return;
+	while (!list_empty(&dev->queues))
+		accel_queue_destroy(container_of(dev->queues.next, struct accel_queue, node));
+	while (!list_empty(&dev->signals))
+		accel_signal_destroy(container_of(dev->signals.next, struct accel_signal, node));
+	while (!list_empty(&dev->buffers)) {
+		struct accel_buffer *b = container_of(dev->buffers.next, struct accel_buffer, node);
+
+		b->refs = 1;	/* every import reference goes with the device */
+		accel_buffer_destroy(b);
+	}
+	acc_device_remove_sigimports(dev);
+	for (i = 0; i < dev->npages; i++) {
+		acc_buffer_free(dev->pages[i]->buf);
+		free(dev->pages[i]);
+	}
+	free(dev->pages);
+	while (!list_empty(&dev->internal))
+		acc_buffer_free(container_of(dev->internal.next, struct accel_buffer, node));
+	slots_fini(&dev->slots);
+	va_fini(&dev->va);
+	tp_close(&dev->tp);
+	pthread_mutex_destroy(&dev->lock);
+	acc_info("%s: closed", dev->path);
+	free(dev);
+}
+
+int acc_check_dev(const struct accel_device *dev, const char *fn)
+{
+	if (!dev)
+		return -EINVAL;
+	if (tp_is_gone(&dev->tp)) {
+		acc_err("%s: %s: the device was removed", fn, dev->path);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+ACCEL_API int accel_device_fd(const struct accel_device *dev)
+{
+	return dev ? dev->tp.fd : -EINVAL;
+}
+
+#define PROPS_V1_SIZE	offsetof(struct accel_device_props, max_buffers)
+
+ACCEL_API int accel_device_query(const struct accel_device *dev, struct accel_device_props *props)
+{
+	uint32_t size;
+
+	if (!dev || !props || props->size < PROPS_V1_SIZE)
+		return -EINVAL;
+	size = props->size < sizeof(*props) ? props->size : (uint32_t)sizeof(*props);
+	memcpy((char *)props + sizeof(props->size), (const char *)&dev->props + sizeof(props->size),
+	       size - sizeof(props->size));
+	return 0;
+}
+
+ACCEL_API int accel_device_memory_used(struct accel_device *dev, uint64_t *bytes)
+{
+	int ret = acc_check_dev(dev, "memory_used");
+
+	if (ret)
+		return ret;
+	if (!bytes)
+		return -EINVAL;
+	ret = tp_get_param(&dev->tp, DRM_VACCEL_PARAM_MEMORY_USED, bytes);
+	if (ret)
+		acc_err("%s: GET_PARAM MEMORY_USED: %s", dev->path, strerror(-ret));
+	return ret;
+}
+
+ACCEL_API int accel_device_topology(struct accel_device *const *devs, unsigned int n,
+				    struct accel_link *matrix)
+{
+	unsigned int i, j;
+
+	if (!devs || (n && !matrix))
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!devs[i])
+			return -EINVAL;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++) {
+			struct accel_link *l = &matrix[i * n + j];
+
+			if (devs[i]->props.id == devs[j]->props.id) {
+				*l = (struct accel_link){ .local = true };
+			} else {
+				l->bandwidth_mbps = devs[i]->props.link_bandwidth_mbps;
+				l->latency_ns = devs[i]->props.link_latency_ns;
+				l->local = false;
+			}
+		}
+	return 0;
+}

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libaccel's private declarations: the objects behind the opaque public
+ * types, lists, logging and the knobs.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#ifndef ACCEL_INTERNAL_H
+#define ACCEL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <accel/accel.h>
+
+#include "slots.h"
+#include "transport.h"
+#include "va.h"
+
+/* Public entry points; everything else is hidden (-fvisibility=hidden). */
+#define ACCEL_API __attribute__((visibility("default")))
+
+#define ACC_PAGE		4096ull
+#define ACC_SIGNAL_STRIDE	64u	/* one signal per cache line */
+#define ACC_SLOTS_PER_PAGE	(ACC_PAGE / ACC_SIGNAL_STRIDE)
+#define ACC_FR_SIZE		32	/* flight recorder entries per queue */
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+struct list {
+	struct list *prev, *next;
+};
+
+static inline void list_init(struct list *l)
+{
+	l->prev = l->next = l;
+}
+
+static inline bool list_empty(const struct list *l)
+{
+	return l->next == l;
+}
+
+static inline void list_add_tail(struct list *l, struct list *n)
+{
+	n->prev = l->prev;
+	n->next = l;
+	l->prev->next = n;
+	l->prev = n;
+}
+
+static inline void list_del(struct list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	list_init(n);
+}
+
+/* --- logging (error.c) --- */
+int acc_log_enabled(int level);
+void acc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define acc_err(...)	acc_log(ACCEL_LOG_ERROR, __VA_ARGS__)
+#define acc_warn(...)	acc_log(ACCEL_LOG_WARN, __VA_ARGS__)
+#define acc_info(...)	acc_log(ACCEL_LOG_INFO, __VA_ARGS__)
+#define acc_trace(...)	\
+	do { if (acc_log_enabled(ACCEL_LOG_TRACE)) acc_log(ACCEL_LOG_TRACE, __VA_ARGS__); } while (0)
+
+/* ACCEL_SPIN_NS: how long host waits spin before they sleep (default 20 us) */
+int64_t acc_spin_ns(void);
+
+static inline int64_t acc_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Absolute deadline of a relative timeout (ACCEL_FOREVER: INT64_MAX). */
+static inline int64_t acc_deadline(int64_t timeout_ns)
+{
+	int64_t now;
+
+	if (timeout_ns < 0)
+		return INT64_MAX;
+	now = acc_now_ns();
+	return timeout_ns > INT64_MAX - now ? INT64_MAX : now + timeout_ns;
+}
+
+static inline void acc_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* Wrap-safe "signal value @v is at or after @target" (WAIT GE). */
+static inline bool acc_ge(uint64_t v, uint64_t target)
+{
+	return (int64_t)(v - target) >= 0;
+}
+
+/* --- objects --- */
+struct accel_buffer {
+	struct accel_device *dev;
+	struct list node;		/* dev->buffers or dev->internal */
+	struct accel_buffer *hnext;	/* dev->by_handle chain */
+	uint32_t handle;
+	uint32_t flags;			/* ACCEL_BUFFER_* */
+	uint32_t vm_flags;		/* DRM_VACCEL_VM_* it is bound with */
+	uint64_t size;
+	uint64_t va;
+	void *host;
+	int host_prot;
+	unsigned int refs;		/* imports of the same dma-buf share one */
+	bool imported;
+	bool read_only;			/* a read-only import */
+	bool sealed;
+	bool internal;			/* a ring or a signal page */
+};
+
+/* A page of signal slots: a DRM_VACCEL_BO_SIGNAL buffer. */
+struct acc_sigpage {
+	struct accel_buffer *buf;
+	uint64_t uid;			/* process-unique, keys imports */
+	const volatile uint64_t *host;
+};
+
+/* A signal page of another device imported into this one. */
+struct acc_sigimport {
+	struct list node;
+	uint64_t uid;
+	struct accel_buffer *buf;
+};
+
+struct accel_signal {
+	struct accel_device *dev;
+	struct list node;		/* dev->signals (user signals) */
+	struct acc_sigpage *page;
+	unsigned int pageno, slot;
+	uint64_t offset;		/* in its page */
+	uint64_t va;
+	const volatile uint64_t *word;
+	_Atomic uint64_t next;		/* accel_signal_next() */
+	bool internal;
+};
+
+#define ACC_BY_HANDLE	64
+
+struct accel_device {
+	struct acc_tp tp;
+	char path[ACCEL_PATH_MAX];
+	struct accel_device_props props;
+	pthread_mutex_t lock;		/* everything below */
+	struct acc_va va;
+	struct acc_slots slots;
+	struct acc_sigpage **pages;
+	unsigned int npages;
+	struct list buffers, internal, signals, queues, sigimports;
+	struct accel_buffer *by_handle[ACC_BY_HANDLE];
+};
+
+enum acc_fr_op {
+	FR_NONE, FR_CREATE, FR_SUBMIT, FR_KICK, FR_MARK, FR_RECORD, FR_WAIT_EVENT,
+	FR_RESERVE_SLEEP, FR_SYNC, FR_SYNC_MARK, FR_FAULT, FR_FULL,
+};
+
+struct acc_fr_entry {
+	int64_t t;
+	uint32_t op;
+	uint64_t a, b;
+};
+
+struct accel_queue {
+	struct accel_device *dev;
+	struct list node;
+	uint32_t id;
+	uint32_t size, mask, interval;
+	struct accel_buffer *ring_buf;
+	struct drm_vaccel_packet *ring;		/* the device ring (host mapping) */
+	struct drm_vaccel_packet *shadow;	/* where packets are prepared */
+	volatile uint64_t *doorbell;
+	const volatile struct drm_vaccel_queue_control *ctrl;
+	struct accel_signal *timeline;
+	uint64_t base;			/* timeline value of ring index -1 */
+	uint64_t wi;			/* published (doorbell) */
+	uint64_t pi;			/* taken */
+	uint64_t ri;			/* last read index seen */
+	uint64_t next_mark;		/* ring index of the next progress mark */
+	uint64_t last_sig;		/* 1 + index of the last timeline packet, 0 none */
+	bool created;			/* QUEUE_CREATE succeeded */
+	bool fault_logged;
+	bool ignore_faults;		/* another queue of the context faulted */
+	unsigned int fr_next;
+	struct acc_fr_entry fr[ACC_FR_SIZE];
+};
+
+/* --- internal calls between files --- */
+int acc_check_dev(const struct accel_device *dev, const char *fn);
+int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, uint32_t vm_flags,
+		   int map_prot, bool internal, struct accel_buffer **out);
+void acc_buffer_free(struct accel_buffer *buf);
+int acc_buffer_import_internal(struct accel_device *dev, int fd, struct accel_buffer **out);
+int acc_signal_new(struct accel_device *dev, bool internal, struct accel_signal **out);
+void acc_signal_free(struct accel_signal *sig);
+/* The signal's page as seen by @dev (imported once): handle and VA base. */
+int acc_signal_on(struct accel_device *dev, const struct accel_signal *sig, uint32_t *handle,
+		  uint64_t *va);
+void acc_device_remove_sigimports(struct accel_device *dev);
+void acc_queue_free(struct accel_queue *q);
+int acc_wait(struct accel_device *dev, struct drm_vaccel_signal_cond *conds, uint32_t n,
+	     uint32_t flags, int64_t deadline, uint32_t *first);
+uint64_t acc_signal_load(const struct accel_signal *sig, int *err);
+
+void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b);
+const char *acc_fr_name(uint32_t op);
+
+#endif /* ACCEL_INTERNAL_H */

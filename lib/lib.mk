@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: MIT
+#
+# libaccel: the shared and static libraries, the .pc file, installation and
+# the native tests. Included by the top Makefile.
+#
+# Variables for other fragments (tools, examples, tests linked with the
+# library):
+#   LIBACCEL_A       build/lib/libaccel.a
+#   LIBACCEL_SO      build/lib/libaccel.so (the link name; soname libaccel.so.0)
+#   LIBACCEL_CFLAGS  include paths: lib/include, uapi/ and libdrm's
+#   LIBACCEL_LIBS    what a program linked with the library needs besides it
+#                    (libdrm, -pthread)
+# e.g.  $(CC) $(LIBACCEL_CFLAGS) -o prog prog.c $(LIBACCEL_A) $(LIBACCEL_LIBS)
+
+LIBACCEL_VERSION := 0.1.0
+LIBACCEL_SONAME := libaccel.so.0
+LIBACCEL_DIR := $(BUILD)/lib
+LIBACCEL_A := $(LIBACCEL_DIR)/libaccel.a
+LIBACCEL_SO := $(LIBACCEL_DIR)/libaccel.so
+LIBACCEL_SO_REAL := $(LIBACCEL_DIR)/libaccel.so.$(LIBACCEL_VERSION)
+LIBACCEL_PC := $(LIBACCEL_DIR)/libaccel.pc
+LIBACCEL_CFLAGS = -I$(TOP)/lib/include -I$(TOP)/uapi $(shell pkg-config --cflags libdrm)
+LIBACCEL_LIBS = $(shell pkg-config --libs libdrm) -pthread
+
+LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c va.c slots.c buffer.c signal.c queue.c \
+	describe.c error.c version.c)
+LIBACCEL_HDRS := $(wildcard lib/*.h lib/include/accel/*.h) uapi/drm/vaccel_accel.h
+LIBACCEL_OBJS := $(patsubst lib/%.c,$(LIBACCEL_DIR)/obj/%.o,$(LIBACCEL_SRCS))
+LIBACCEL_PIC_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -fPIC -fvisibility=hidden \
+	$(LIBACCEL_CFLAGS)
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+
+.PHONY: lib install-lib uninstall-lib
+
+all: lib
+lib: $(LIBACCEL_SO) $(LIBACCEL_A) $(LIBACCEL_PC)
+install: install-lib
+uninstall: uninstall-lib
+
+$(LIBACCEL_DIR)/obj/%.o: lib/%.c $(LIBACCEL_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(LIBACCEL_PIC_CFLAGS) -c -o $@ $<
+
+$(LIBACCEL_SO_REAL): $(LIBACCEL_OBJS) lib/libaccel.map
+	$(CC) -shared -Wl,-soname,$(LIBACCEL_SONAME) -Wl,--version-script=lib/libaccel.map \
+		-Wl,-z,defs -o $@ $(LIBACCEL_OBJS) $(LIBACCEL_LIBS)
+
+$(LIBACCEL_DIR)/$(LIBACCEL_SONAME): $(LIBACCEL_SO_REAL)
+	ln -sf $(notdir $<) $@
+
+$(LIBACCEL_SO): $(LIBACCEL_DIR)/$(LIBACCEL_SONAME)
+	ln -sf $(notdir $<) $@
+
+$(LIBACCEL_A): $(LIBACCEL_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+# PREFIX is baked in: rebuild when it changes
+$(LIBACCEL_PC): lib/libaccel.pc.in FORCE
+	@mkdir -p $(@D)
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@VERSION@|$(LIBACCEL_VERSION)|' $< > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+.PHONY: FORCE
+FORCE:
+
+# Needs no kernel headers: "make install-lib DESTDIR=/tmp/x" works anywhere.
+install-lib: lib
+	install -d $(DESTDIR)$(INCLUDEDIR)/accel $(DESTDIR)$(INCLUDEDIR)/drm \
+		$(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 0644 lib/include/accel/*.h $(DESTDIR)$(INCLUDEDIR)/accel/
+	install -m 0644 uapi/drm/vaccel_accel.h $(DESTDIR)$(INCLUDEDIR)/drm/
+	install -m 0755 $(LIBACCEL_SO_REAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf libaccel.so.$(LIBACCEL_VERSION) $(DESTDIR)$(LIBDIR)/$(LIBACCEL_SONAME)
+	ln -sf $(LIBACCEL_SONAME) $(DESTDIR)$(LIBDIR)/libaccel.so
+	install -m 0644 $(LIBACCEL_A) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(LIBACCEL_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+
+uninstall-lib:
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/accel
+	rm -f $(DESTDIR)$(INCLUDEDIR)/drm/vaccel_accel.h \
+		$(DESTDIR)$(LIBDIR)/libaccel.so.$(LIBACCEL_VERSION) \
+		$(DESTDIR)$(LIBDIR)/$(LIBACCEL_SONAME) $(DESTDIR)$(LIBDIR)/libaccel.so \
+		$(DESTDIR)$(LIBDIR)/libaccel.a $(DESTDIR)$(LIBDIR)/pkgconfig/libaccel.pc
+
+# ---- tests ----
+
+# Native tests (no device) under ASan/UBSan: the pure parts of the library
+# compiled into each test (--gc-sections drops what would need a device,
+# such as accel_queue_describe()).
+LIB_NATIVE_SRCS := $(wildcard tests/lib-native/*_test.c)
+LIB_NATIVE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_NATIVE_SRCS))
+LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c
+
+$(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LIBSRCS) \
+		$(wildcard tests/lib-native/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -ffunction-sections -Wl,--gc-sections \
+		-I$(TOP)/lib -I$(TOP)/lib/include -o $@ $< $(LIB_NATIVE_LIBSRCS)
+
+# VM tests of the library, linked statically against libaccel.a.
+LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)
+LIB_VM_TESTS := $(patsubst tests/lib/%.c,$(BUILD)/tests/%,$(LIB_VM_SRCS))
+
+$(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIBACCEL_A) $(wildcard tests/kselftest/*.h) \
+		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) $(LIBACCEL_CFLAGS) -static -o $@ $< $(LIBACCEL_A) \
+		$(shell pkg-config --static --libs libdrm) -pthread
+
+tests: $(LIB_NATIVE_TESTS) $(LIB_VM_TESTS)

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kernel transport: libdrm and system calls on a vaccel device file.
+ * The only file of the library that calls open/close/ioctl/mmap/munmap or
+ * libdrm on the device.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+
+#include "internal.h"
+
+/* ---- the kernel backend ---- */
+
+static int k_open(const char *path, int read_only)
+{
+	int fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static void k_close(int fd)
+{
+	close(fd);
+}
+
+static int k_driver_name(int fd, char *buf, size_t len)
+{
+	drmVersionPtr v = drmGetVersion(fd);
+
+	if (!v)
+		return errno ? -errno : -ENODEV;
+	snprintf(buf, len, "%.*s", v->name_len, v->name ? v->name : "");
+	drmFreeVersion(v);
+	return 0;
+}
+
+static int k_ioctl(int fd, unsigned long request, void *arg)
+{
+	/* drmIoctl() restarts on EINTR and EAGAIN */
+	return drmIoctl(fd, request, arg) ? -errno : 0;
+}
+
+static void *k_mmap(int fd, uint64_t offset, size_t len, int prot, int *err)
+{
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)offset);
+
+	if (p == MAP_FAILED) {
+		*err = -errno;
+		return NULL;
+	}
+	return p;
+}
+
+static int k_munmap(void *addr, size_t len)
+{
+	return munmap(addr, len) ? -errno : 0;
+}
+
+static int k_replace_anon(void *addr, size_t len, int prot)
+{
+	void *p = mmap(addr, len, prot, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? -errno : 0;
+}
+
+static int k_prime_export(int fd, uint32_t handle, int writable, int *dmabuf)
+{
+	return drmPrimeHandleToFD(fd, handle, DRM_CLOEXEC | (writable ? DRM_RDWR : 0), dmabuf) ?
+	       -errno : 0;
+}
+
+static int k_prime_import(int fd, int dmabuf, uint32_t *handle)
+{
+	return drmPrimeFDToHandle(fd, dmabuf, handle) ? -errno : 0;
+}
+
+static int k_dmabuf_read_only(int dmabuf)
+{
+	int fl = fcntl(dmabuf, F_GETFL);
+
+	if (fl < 0)
+		return -errno;
+	return (fl & O_ACCMODE) == O_RDONLY;
+}
+
+const struct tp_ops acc_tp_kernel = {
+	.name = "kernel",
+	.open = k_open,
+	.close = k_close,
+	.driver_name = k_driver_name,
+	.ioctl = k_ioctl,
+	.mmap = k_mmap,
+	.munmap = k_munmap,
+	.replace_anon = k_replace_anon,
+	.prime_export = k_prime_export,
+	.prime_import = k_prime_import,
+	.dmabuf_read_only = k_dmabuf_read_only,
+};
+
+/* ---- the transport object ---- */
+
+int tp_driver_is(const struct tp_ops *ops, const char *path, const char *driver)
+{
+	char name[64];
+	int fd = ops->open(path, 1), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = ops->driver_name(fd, name, sizeof(name));
+	ops->close(fd);
+	if (ret)
+		return ret;
+	return !strcmp(name, driver);
+}
+
+int tp_open(struct acc_tp *tp, const struct tp_ops *ops, const char *path)
+{
+	int fd;
+
+	memset(tp, 0, sizeof(*tp));
+	tp->ops = ops;
+	tp->fd = -1;
+	tp->maps.prev = tp->maps.next = &tp->maps;
+	pthread_mutex_init(&tp->map_lock, NULL);
+	fd = ops->open(path, 0);
+	if (fd < 0) {
+		pthread_mutex_destroy(&tp->map_lock);
+		return fd;
+	}
+	tp->fd = fd;
+	tp_guard_install();
+	return 0;
+}
+
+void tp_close(struct acc_tp *tp)
+{
+	struct tp_map *m, *next;
+
+	for (m = tp->maps.next; m != &tp->maps; m = next) {
+		next = m->next;
+		tp->ops->munmap(m->addr, m->len);
+		free(m);
+	}
+	tp->maps.prev = tp->maps.next = &tp->maps;
+	if (tp->fd >= 0)
+		tp->ops->close(tp->fd);
+	tp->fd = -1;
+	pthread_mutex_destroy(&tp->map_lock);
+}
+
+int tp_is_gone(const struct acc_tp *tp)
+{
+	return atomic_load_explicit(&tp->gone, memory_order_acquire);
+}
+
+void tp_mark_gone(struct acc_tp *tp)
+{
+	struct tp_map *m;
+
+	pthread_mutex_lock(&tp->map_lock);
+	if (!atomic_load(&tp->gone)) {
+		for (m = tp->maps.next; m != &tp->maps; m = m->next)
+			tp->ops->replace_anon(m->addr, m->len, m->prot);
+		atomic_store_explicit(&tp->gone, 1, memory_order_release);
+		acc_err("device fd %d was removed: its calls fail with -ENODEV from now on",
+			tp->fd);
+	}
+	pthread_mutex_unlock(&tp->map_lock);
+}
+
+static int tp_ioctl(struct acc_tp *tp, unsigned long request, void *arg)
+{
+	int ret;
+
+	if (tp_is_gone(tp))
+		return -ENODEV;
+	ret = tp->ops->ioctl(tp->fd, request, arg);
+	if (ret == -ENODEV)
+		tp_mark_gone(tp);
+	return ret;
+}
+
+int tp_get_param(struct acc_tp *tp, uint32_t param, uint64_t *value)
+{
+	struct drm_vaccel_get_param p = { .param = param };
+	int ret = tp_ioctl(tp, DRM_IOCTL_VACCEL_GET_PARAM, &p);
+
+	if (!ret)
+		*value = p.value;
+	return ret;
+}
+
+int tp_bo_create(struct acc_tp *tp, struct drm_vaccel_bo_create *c)
+{
+	return tp_ioctl(tp, DRM_IOCTL_VACCEL_BO_CREATE, c);
+}
+
+int tp_bo_info(struct acc_tp *tp, struct drm_vaccel_bo_info *i)
+{
+	return tp_ioctl(tp, DRM_IOCTL_VACCEL_BO_INFO, i);
+}
+
+int tp_bo_seal(struct acc_tp *tp, uint32_t handle)
+{
+	struct drm_vaccel_bo_seal s = { .handle = handle };
+
+	return tp_ioctl(tp, DRM_IOCTL_VACCEL_BO_SEAL, &s);
+}
+
+int tp_gem_close(struct acc_tp *tp, uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+
+	/* after a removal the file still holds the handle: close it anyway */
+	if (tp->fd < 0)
+		return -EBADF;
+	return tp->ops->ioctl(tp->fd, DRM_IOCTL_GEM_CLOSE, &c);
+}
+
+int tp_vm_bind(struct acc_tp *tp, uint32_t handle, uint32_t flags, uint64_t va, uint64_t size)
+{
+	struct drm_vaccel_vm_bind b = {
+		.handle = handle, .flags = flags, .va = va, .size = size,
+	};
+
+	return tp_ioctl(tp, DRM_IOCTL_VACCEL_VM_BIND, &b);
+}
+
+int tp_vm_unbind(struct acc_tp *tp, uint64_t va, uint64_t size)
+{
+	struct drm_vaccel_vm_unbind u = { .va = va, .size = size };
+
+	return tp_ioctl(tp, DRM_IOCTL_VACCEL_VM_UNBIND, &u);
+}
+
+int tp_queue_create(struct acc_tp *tp, struct drm_vaccel_queue_create *c)
+{
+	return tp_ioctl(tp, DRM_IOCTL_VACCEL_QUEUE_CREATE, c);
+}
+
+int tp_queue_destroy(struct acc_tp *tp, uint32_t id)
+{
+	struct drm_vaccel_queue_destroy d = { .queue_id = id };
+
+	return tp_ioctl(tp, DRM_IOCTL_VACCEL_QUEUE_DESTROY, &d);
+}
+
+int tp_kick(struct acc_tp *tp, uint32_t id)
+{
+	struct drm_vaccel_kick k = { .queue_id = id };
+
+	return tp_ioctl(tp, DRM_IOCTL_VACCEL_KICK, &k);
+}
+
+int tp_wait_signals(struct acc_tp *tp, struct drm_vaccel_signal_cond *conds, uint32_t n,
+		    uint32_t flags, int64_t deadline_ns, uint32_t *first)
+{
+	struct drm_vaccel_wait_signals w = {
+		.conds = (uintptr_t)conds, .count = n, .flags = flags,
+		.timeout_ns = deadline_ns,
+	};
+	int ret;
+
+	if (tp_is_gone(tp))
+		return -ENODEV;
+	/* not drmIoctl(): -EINTR must reach the caller's restart loop */
+	ret = ioctl(tp->fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w) ? -errno : 0;
+	if (ret == -ENODEV)
+		tp_mark_gone(tp);
+	if (!ret && first)
+		*first = w.first;
+	return ret;
+}
+
+int tp_signal_write(struct acc_tp *tp, uint32_t handle, uint64_t offset, uint32_t op,
+		    uint64_t value)
+{
+	struct drm_vaccel_signal_write w = {
+		.handle = handle, .op = op, .offset = offset, .value = value,
+	};
+
+	return tp_ioctl(tp, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w);
+}
+
+int tp_mmap(struct acc_tp *tp, uint64_t offset, size_t len, int prot, void **addr)
+{
+	struct tp_map *m;
+	int err = 0;
+	void *p;
+
+	if (tp_is_gone(tp))
+		return -ENODEV;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	p = tp->ops->mmap(tp->fd, offset, len, prot, &err);
+	if (!p) {
+		free(m);
+		return err;
+	}
+	m->addr = p;
+	m->len = len;
+	m->prot = prot;
+	pthread_mutex_lock(&tp->map_lock);
+	m->next = &tp->maps;
+	m->prev = tp->maps.prev;
+	tp->maps.prev->next = m;
+	tp->maps.prev = m;
+	pthread_mutex_unlock(&tp->map_lock);
+	*addr = p;
+	return 0;
+}
+
+void tp_munmap(struct acc_tp *tp, void *addr, size_t len)
+{
+	struct tp_map *m;
+
+	if (!addr)
+		return;
+	pthread_mutex_lock(&tp->map_lock);
+	for (m = tp->maps.next; m != &tp->maps; m = m->next)
+		if (m->addr == addr) {
+			m->prev->next = m->next;
+			m->next->prev = m->prev;
+			free(m);
+			break;
+		}
+	pthread_mutex_unlock(&tp->map_lock);
+	tp->ops->munmap(addr, len);
+}
+
+int tp_export(struct acc_tp *tp, uint32_t handle, int writable, int *dmabuf)
+{
+	int ret;
+
+	if (tp_is_gone(tp))
+		return -ENODEV;
+	ret = tp->ops->prime_export(tp->fd, handle, writable, dmabuf);
+	if (ret == -ENODEV)
+		tp_mark_gone(tp);
+	return ret;
+}
+
+int tp_import(struct acc_tp *tp, int dmabuf, uint32_t *handle)
+{
+	int ret;
+
+	if (tp_is_gone(tp))
+		return -ENODEV;
+	ret = tp->ops->prime_import(tp->fd, dmabuf, handle);
+	if (ret == -ENODEV)
+		tp_mark_gone(tp);
+	return ret;
+}
+
+int tp_dmabuf_read_only(struct acc_tp *tp, int dmabuf)
+{
+	return tp->ops->dmabuf_read_only(dmabuf);
+}
+
+void tp_close_fd(int fd)
+{
+	close(fd);
+}
+
+/* ---- the SIGBUS guard ---- */
+
+__thread struct acc_guard *acc_guard_top __attribute__((tls_model("initial-exec")));
+static struct sigaction old_sigbus;
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	struct acc_guard *g = acc_guard_top;
+
+	if (g) {
+		acc_guard_top = g->prev;
+		siglongjmp(g->env, 1);
+	}
+	/* not ours: what would have happened without the library */
+	if (old_sigbus.sa_flags & SA_SIGINFO && old_sigbus.sa_sigaction) {
+		old_sigbus.sa_sigaction(sig, si, uc);
+	} else if (old_sigbus.sa_handler != SIG_DFL && old_sigbus.sa_handler != SIG_IGN) {
+		old_sigbus.sa_handler(sig);
+	} else {
+		signal(SIGBUS, SIG_DFL);	/* the access faults again, fatally */
+	}
+}
+
+static void guard_setup(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	/* SA_NODEFER: siglongjmp() out of the handler leaves SIGBUS unblocked */
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old_sigbus);
+}
+
+void tp_guard_install(void)
+{
+	pthread_once(&guard_once, guard_setup);
+}
+
+int tp_guard_fault(struct acc_tp *tp)
+{
+	uint64_t v;
+	int ret = tp_get_param(tp, DRM_VACCEL_PARAM_DEVICE_ID, &v);
+
+	if (ret == -ENODEV || tp_is_gone(tp))
+		return -ENODEV;
+	acc_err("SIGBUS on a mapping of a device that is still present (fd %d)", tp->fd);
+	return -EFAULT;
+}

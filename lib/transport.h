@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transport: the only code that reaches a device (open, close, ioctl,
+ * mmap, munmap, PRIME), behind an ops table so that an in-process backend
+ * can replace the kernel one without touching the rest of the library.
+ * Every call returns 0 (or a value >= 0) or -errno. A call failing with
+ * -ENODEV marks the transport gone: its host mappings are replaced by
+ * anonymous memory, so that nothing the library or the program touches
+ * afterwards faults.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#ifndef ACCEL_TRANSPORT_H
+#define ACCEL_TRANSPORT_H
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <drm/vaccel_accel.h>
+
+struct tp_ops {
+	const char *name;
+	/* fd or -errno */
+	int (*open)(const char *path, int read_only);
+	void (*close)(int fd);
+	/* the DRM driver's name into @buf: 0 or -errno */
+	int (*driver_name)(int fd, char *buf, size_t len);
+	/* 0 or -errno (restarted on EINTR/EAGAIN) */
+	int (*ioctl)(int fd, unsigned long request, void *arg);
+	/* the address or NULL with *err set */
+	void *(*mmap)(int fd, uint64_t offset, size_t len, int prot, int *err);
+	int (*munmap)(void *addr, size_t len);
+	/* replace [addr, addr + len) by anonymous zero pages with @prot */
+	int (*replace_anon)(void *addr, size_t len, int prot);
+	int (*prime_export)(int fd, uint32_t handle, int writable, int *dmabuf);
+	int (*prime_import)(int fd, int dmabuf, uint32_t *handle);
+	/* 1 if the dma-buf file is read-only, 0 if not, -errno */
+	int (*dmabuf_read_only)(int dmabuf);
+};
+
+extern const struct tp_ops acc_tp_kernel;
+
+struct tp_map {
+	void *addr;
+	size_t len;
+	int prot;
+	struct tp_map *prev, *next;
+};
+
+struct acc_tp {
+	const struct tp_ops *ops;
+	int fd;
+	atomic_int gone;
+	pthread_mutex_t map_lock;
+	struct tp_map maps;		/* list head of live mappings */
+};
+
+int tp_open(struct acc_tp *tp, const struct tp_ops *ops, const char *path);
+void tp_close(struct acc_tp *tp);
+int tp_driver_is(const struct tp_ops *ops, const char *path, const char *driver);
+int tp_is_gone(const struct acc_tp *tp);
+/* Declare the device removed: replace every mapping (idempotent). */
+void tp_mark_gone(struct acc_tp *tp);
+
+int tp_get_param(struct acc_tp *tp, uint32_t param, uint64_t *value);
+int tp_bo_create(struct acc_tp *tp, struct drm_vaccel_bo_create *c);
+int tp_bo_info(struct acc_tp *tp, struct drm_vaccel_bo_info *i);
+int tp_bo_seal(struct acc_tp *tp, uint32_t handle);
+int tp_gem_close(struct acc_tp *tp, uint32_t handle);
+int tp_vm_bind(struct acc_tp *tp, uint32_t handle, uint32_t flags, uint64_t va, uint64_t size);
+int tp_vm_unbind(struct acc_tp *tp, uint64_t va, uint64_t size);
+int tp_queue_create(struct acc_tp *tp, struct drm_vaccel_queue_create *c);
+int tp_queue_destroy(struct acc_tp *tp, uint32_t id);
+int tp_kick(struct acc_tp *tp, uint32_t id);
+int tp_wait_signals(struct acc_tp *tp, struct drm_vaccel_signal_cond *conds, uint32_t n,
+		    uint32_t flags, int64_t deadline_ns, uint32_t *first);
+int tp_signal_write(struct acc_tp *tp, uint32_t handle, uint64_t offset, uint32_t op,
+		    uint64_t value);
+int tp_mmap(struct acc_tp *tp, uint64_t offset, size_t len, int prot, void **addr);
+void tp_munmap(struct acc_tp *tp, void *addr, size_t len);
+int tp_export(struct acc_tp *tp, uint32_t handle, int writable, int *dmabuf);
+int tp_import(struct acc_tp *tp, int dmabuf, uint32_t *handle);
+int tp_dmabuf_read_only(struct acc_tp *tp, int dmabuf);
+void tp_close_fd(int fd);
+
+/*
+ * Guarded access to device mappings. After a removal the kernel zaps the
+ * mappings of the device's files and any access raises SIGBUS until the
+ * library notices (its next syscall fails with -ENODEV). The library's
+ * own loads and stores to those mappings run inside a guard: a SIGBUS
+ * there jumps back to it, and the call reports -ENODEV instead of
+ * crashing. A SIGBUS outside a guard goes to the handler that was there
+ * before (by default, the process dies as it would have).
+ *
+ *	struct acc_guard g;
+ *
+ *	if (sigsetjmp(g.env, 0))
+ *		return tp_guard_fault(tp);
+ *	tp_guard_push(&g);
+ *	... loads and stores ...
+ *	tp_guard_pop(&g);
+ */
+struct acc_guard {
+	sigjmp_buf env;
+	struct acc_guard *prev;
+};
+
+extern __thread struct acc_guard *acc_guard_top __attribute__((tls_model("initial-exec")));
+
+void tp_guard_install(void);
+
+static inline void tp_guard_push(struct acc_guard *g)
+{
+	g->prev = acc_guard_top;
+	acc_guard_top = g;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void tp_guard_pop(struct acc_guard *g)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	acc_guard_top = g->prev;
+}
+
+/* After a guarded fault: -ENODEV if the device is gone, else -EFAULT. */
+int tp_guard_fault(struct acc_tp *tp);
+
+#endif /* ACCEL_TRANSPORT_H */

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device-VA allocator (lib/va.c) against a brute-force oracle: a page
+ * map of the window. Seeded random sequences of 10^5 allocations and frees
+ * check that every block is inside the window, aligned, disjoint from the
+ * others, that an allocation fails only when no free aligned block of its
+ * size exists anywhere (full coalescing), and that freeing everything
+ * gives back the initial blocks.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "va.h"
+#include "kselftest_harness.h"
+
+#define PG	4096ull
+#define NPG	300			/* not a power of two */
+#define START	(7 * 65536ull)		/* 64 KiB-aligned, not more */
+#define OPS	100000
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+struct live {
+	uint64_t addr, size;
+};
+
+/* Is there a free, naturally aligned block of 2^order bytes in the window? */
+static int oracle_fits(const unsigned char *used, unsigned int order, unsigned int max_order)
+{
+	uint64_t bs = 1ull << order, a, p;
+
+	if (order > max_order)
+		return 0;
+	for (a = (START + bs - 1) & ~(bs - 1); a + bs <= START + NPG * PG; a += bs) {
+		for (p = a; p < a + bs; p += PG)
+			if (used[(p - START) / PG])
+				break;
+		if (p == a + bs)
+			return 1;
+	}
+	return 0;
+}
+
+static void run(struct __test_metadata *_metadata, uint64_t seed, unsigned int max_order)
+{
+	static unsigned char used[NPG];
+	static struct live live[NPG];
+	unsigned int nlive = 0, i, fails = 0, allocs = 0;
+	uint64_t in_use = 0, initial;
+	struct acc_va va;
+
+	rng_state = seed;
+	memset(used, 0, sizeof(used));
+	ASSERT_EQ(0, va_init(&va, START, NPG * PG, 12, max_order));
+	initial = va.nblocks;
+	for (i = 0; i < OPS; i++) {
+		if (nlive && (rnd() % 100 < 45 || nlive == NPG)) {
+			unsigned int k = (unsigned int)(rnd() % nlive);
+			uint64_t p;
+
+			ASSERT_EQ(live[k].size, va_block_size(&va, live[k].addr));
+			ASSERT_EQ(0, va_free(&va, live[k].addr));
+			ASSERT_EQ(-EINVAL, va_free(&va, live[k].addr));
+			for (p = live[k].addr; p < live[k].addr + live[k].size; p += PG)
+				used[(p - START) / PG] = 0;
+			in_use -= live[k].size;
+			live[k] = live[--nlive];
+		} else {
+			uint64_t size = 1 + rnd() % (rnd() % 4 ? 4 * PG : 40 * PG), addr, p;
+			uint64_t align = rnd() % 8 ? 0 : 1ull << (12 + rnd() % 5);
+			unsigned int order = va_order_for(&va, size, align);
+			int ret = va_alloc(&va, size, align, &addr);
+
+			if (ret) {
+				ASSERT_EQ(-ENOSPC, ret);
+				ASSERT_FALSE(oracle_fits(used, order, max_order));
+				fails++;
+				continue;
+			}
+			allocs++;
+			ASSERT_EQ(0, addr & ((1ull << order) - 1));
+			if (align)
+				ASSERT_EQ(0, addr & (align - 1));
+			ASSERT_GE(addr, START);
+			ASSERT_LE(addr + (1ull << order), START + NPG * PG);
+			for (p = addr; p < addr + (1ull << order); p += PG) {
+				ASSERT_EQ(0, used[(p - START) / PG]);
+				used[(p - START) / PG] = 1;
+			}
+			live[nlive].addr = addr;
+			live[nlive++].size = 1ull << order;
+			in_use += 1ull << order;
+		}
+		ASSERT_EQ(in_use, va.allocated);
+	}
+	TH_LOG("seed %llu: %u allocations, %u refused (oracle agreed), %u live at the end",
+	       (unsigned long long)seed, allocs, fails, nlive);
+	ASSERT_GT(fails, 0);
+	ASSERT_GT(allocs, OPS / 4);
+	while (nlive)
+		ASSERT_EQ(0, va_free(&va, live[--nlive].addr));
+	ASSERT_EQ(0, va.allocated);
+	ASSERT_EQ(initial, va.nblocks);	/* coalesced back to the initial blocks */
+	va_fini(&va);
+}
+
+TEST(random_vs_oracle_seed1)
+{
+	run(_metadata, 1, 20);
+}
+
+TEST(random_vs_oracle_seed2_small_blocks)
+{
+	run(_metadata, 0x9e3779b97f4a7c15ull, 15);
+}
+
+TEST(bad_arguments)
+{
+	struct acc_va va;
+	uint64_t a;
+
+	ASSERT_EQ(-EINVAL, va_init(&va, 4097, PG, 12, 20));
+	ASSERT_EQ(-EINVAL, va_init(&va, 0, 0, 12, 20));
+	ASSERT_EQ(-EINVAL, va_init(&va, 0, PG, 13, 12));
+	ASSERT_EQ(0, va_init(&va, START, NPG * PG, 12, 20));
+	EXPECT_EQ(-EINVAL, va_alloc(&va, 0, 0, &a));
+	EXPECT_EQ(-EINVAL, va_alloc(&va, PG, 3 * PG, &a));
+	EXPECT_EQ(-ENOSPC, va_alloc(&va, 2ull << 20, 0, &a));
+	EXPECT_EQ(-EINVAL, va_free(&va, START + PG));
+	va_fini(&va);
+}
+
+/* The real window: [2^32, 2^48), blocks up to 2^47. */
+TEST(device_window)
+{
+	static uint64_t addrs[4096];
+	struct acc_va va;
+	unsigned int i;
+
+	rng_state = 42;
+	ASSERT_EQ(0, va_init(&va, 1ull << 32, (1ull << 48) - (1ull << 32), 12, 47));
+	for (i = 0; i < 4096; i++) {
+		uint64_t size = 1 + rnd() % (64ull << 20);
+
+		ASSERT_EQ(0, va_alloc(&va, size, 0, &addrs[i]));
+		ASSERT_GE(addrs[i], 1ull << 32);
+		ASSERT_LT(addrs[i], 1ull << 48);
+	}
+	for (i = 0; i < 4096; i++)
+		ASSERT_EQ(0, va_free(&va, addrs[i]));
+	ASSERT_EQ(16, va.nblocks);	/* 2^32, 2^33, ..., 2^47 */
+	va_fini(&va);
+}
+
+TEST_HARNESS_MAIN

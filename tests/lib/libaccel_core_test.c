@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libaccel smoke test in the VM, linked statically against libaccel.a:
+ * open and query, buffers, a fill/copy/signal queue with an event wait and
+ * a data check, 10,000 packets through a 64-slot ring (full-ring waits),
+ * events across two devices, a faulted queue's report, teardown in any
+ * order, and calls after the device is removed.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <accel/accel.h>
+
+#include "../kselftest/vaccel_common.h"
+#include "kselftest_harness.h"
+
+#define ID_A	(VACCEL_TEST_ID + 10)
+#define ID_B	(VACCEL_TEST_ID + 11)
+
+/* Create bus device @id and open it through the library. */
+static int open_new(unsigned int id, const char *spec, struct accel_device **dev)
+{
+	char buf[128], path[300];
+	int ret;
+
+	vaccel_del_device(id);
+	snprintf(buf, sizeof(buf), "%u %s", id, spec ? spec : "");
+	ret = vaccel_new_device(buf);
+	if (ret)
+		return ret;
+	ret = vaccel_node_path(id, path, sizeof(path));
+	if (ret)
+		return ret;
+	return accel_device_open_path(path, dev);
+}
+
+TEST(open_and_query)
+{
+	struct accel_device_info list[64];
+	struct accel_device_props props = { .size = sizeof(props) };
+	struct accel_device *dev, *devs[2];
+	struct accel_link m[4];
+	uint64_t used;
+	int n;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	n = accel_device_list(list, 64);
+	ASSERT_GE(n, 1);
+	ASSERT_EQ(0, strncmp(list[0].path, "/dev/accel/accel", 16));
+	ASSERT_EQ(0, accel_device_open(0, &dev));
+	ASSERT_EQ(0, accel_device_query(dev, &props));
+	EXPECT_EQ(list[0].id, props.id);
+	EXPECT_GE(props.uapi_version, ACCEL_MIN_UAPI_VERSION);
+	EXPECT_GE(props.engines, 1);
+	EXPECT_EQ(1ull << 32, props.va_start);
+	EXPECT_GT(props.memory_capacity, 0);
+	EXPECT_EQ(64, props.max_queues);
+	EXPECT_EQ(0, accel_device_memory_used(dev, &used));
+	EXPECT_EQ(-ENODEV, accel_device_open((unsigned int)n, &devs[0]));
+	props.size = 4;
+	EXPECT_EQ(-EINVAL, accel_device_query(dev, &props));
+	devs[0] = dev;
+	ASSERT_EQ(0, accel_device_open(0, &devs[1]));
+	ASSERT_EQ(0, accel_device_topology(devs, 2, m));
+	EXPECT_TRUE(m[0].local);
+	EXPECT_TRUE(m[1].local);	/* the same device opened twice */
+	accel_device_close(devs[1]);
+	accel_device_close(dev);
+}
+
+TEST(fill_copy_signal_wait)
+{
+	struct accel_buffer *a, *b;
+	struct accel_signal *sig;
+	struct accel_device *dev;
+	struct drm_vaccel_packet *p;
+	struct accel_queue *q;
+	struct accel_event ev, done;
+	uint64_t *host, used0, used1, v;
+	void *map;
+	size_t i;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, accel_device_open(0, &dev));
+	ASSERT_EQ(0, accel_device_memory_used(dev, &used0));
+	ASSERT_EQ(0, accel_buffer_create(dev, 1 << 20, 0, &a));
+	ASSERT_EQ(0, accel_buffer_create(dev, 1 << 20, ACCEL_BUFFER_HOST, &b));
+	ASSERT_EQ(0, accel_device_memory_used(dev, &used1));
+	EXPECT_GE(used1 - used0, 2 << 20);
+	EXPECT_EQ(0, accel_buffer_va(a) % (1 << 20));	/* size-aligned */
+	ASSERT_NE(NULL, accel_buffer_host(b));
+	ASSERT_EQ(0, accel_buffer_map(b, &map));
+	EXPECT_EQ(accel_buffer_host(b), map);
+	ASSERT_EQ(0, accel_signal_create(dev, &sig));
+	ASSERT_EQ(0, accel_queue_create(dev, NULL, &q));
+
+	v = accel_signal_next(sig);
+	ASSERT_NE(NULL, p = accel_queue_get_packet(q));
+	accel_prep_fill(p, accel_buffer_va(a), 1 << 20, 0x0123456789abcdefull, 8);
+	ASSERT_NE(NULL, p = accel_queue_get_packet(q));
+	accel_prep_copy(p, accel_buffer_va(b), accel_buffer_va(a), 1 << 20);
+	accel_prep_completion(p, accel_signal_va(sig), DRM_VACCEL_SIGNAL_MAX, v);
+	accel_prep_irq(p);
+	ASSERT_EQ(0, accel_queue_record(q, &done));
+	ASSERT_EQ(3, accel_queue_submit(q));
+	ev.signal = sig;
+	ev.value = v;
+	ASSERT_EQ(0, accel_event_wait(&ev, 10ll * 1000000000));
+	EXPECT_TRUE(accel_event_done(&ev));
+	ASSERT_EQ(0, accel_event_wait(&done, 10ll * 1000000000));
+	host = map;
+	for (i = 0; i < (1 << 20) / 8; i++)
+		if (host[i] != 0x0123456789abcdefull)
+			break;
+	EXPECT_EQ((1 << 20) / 8, i);
+	EXPECT_EQ(0, accel_queue_sync(q, 10ll * 1000000000));
+	EXPECT_EQ(accel_queue_submitted(q), accel_queue_completed(q));
+	EXPECT_EQ(0, accel_queue_status(q, NULL));
+
+	/* host writes and a timed-out wait */
+	ev.value = accel_signal_next(sig);
+	EXPECT_EQ(-ETIMEDOUT, accel_event_wait(&ev, 1000000));
+	EXPECT_EQ(0, accel_event_signal(&ev));
+	EXPECT_EQ(0, accel_event_wait(&ev, 0));
+	EXPECT_EQ(ev.value, accel_signal_read(sig));
+
+	accel_queue_destroy(q);
+	accel_signal_destroy(sig);
+	accel_buffer_destroy(a);
+	accel_buffer_destroy(b);
+	accel_device_close(dev);
+}
+
+/* 10,000 packets through a 64-slot ring: the submitter waits for room. */
+TEST(ten_thousand_through_64)
+{
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 64 };
+	struct drm_vaccel_packet batch[100];
+	struct accel_signal *count;
+	struct accel_device *dev;
+	struct drm_vaccel_packet *p;
+	struct accel_queue *q;
+	struct accel_event ev;
+	uint64_t base;
+	int i, j, full = 0;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, accel_device_open(0, &dev));
+	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
+	ASSERT_EQ(0, accel_signal_create(dev, &count));
+	base = accel_signal_read(count);
+	/* 5,000 one at a time, waiting for room when the ring is full */
+	for (i = 0; i < 5000; i++) {
+		while (!(p = accel_queue_get_packet(q))) {
+			full++;
+			ASSERT_LE(0, accel_queue_submit(q));
+			ASSERT_EQ(0, accel_queue_reserve(q, 1, 10ll * 1000000000));
+		}
+		accel_prep_delay(p, 1000);
+		accel_prep_completion(p, accel_signal_va(count), DRM_VACCEL_SIGNAL_ADD, 1);
+		if (i % 16 == 15)
+			ASSERT_LE(0, accel_queue_submit(q));
+	}
+	ASSERT_LE(0, accel_queue_submit(q));
+	EXPECT_GT(full, 0);
+	/* 5,000 more, 100 at a time through submit_packets */
+	for (i = 0; i < 50; i++) {
+		for (j = 0; j < 100; j++) {
+			accel_prep_nop(&batch[j]);
+			accel_prep_completion(&batch[j], accel_signal_va(count),
+					      DRM_VACCEL_SIGNAL_ADD, 1);
+		}
+		ASSERT_EQ(0, accel_queue_submit_packets(q, batch, 100, 10ll * 1000000000));
+	}
+	ASSERT_EQ(0, accel_queue_sync(q, 30ll * 1000000000));
+	EXPECT_EQ(base + 10000, accel_signal_read(count));
+	EXPECT_GE(accel_queue_submitted(q), 10000);
+	EXPECT_EQ(accel_queue_submitted(q), accel_queue_completed(q));
+	/* the timeline says so too */
+	ASSERT_EQ(0, accel_queue_record(q, &ev));
+	ASSERT_LE(1, accel_queue_submit(q));	/* 2 if a progress mark was due */
+	EXPECT_EQ(0, accel_event_wait(&ev, 10ll * 1000000000));
+	/* reserve: bad sizes and no-wait */
+	EXPECT_EQ(-EINVAL, accel_queue_reserve(q, 65, 0));
+	EXPECT_EQ(0, accel_queue_reserve(q, 4, 0));
+	accel_signal_destroy(count);
+	accel_queue_destroy(q);
+	accel_device_close(dev);
+}
+
+/* A queue of device A waits for an event of device B (signal import). */
+TEST(cross_device_events)
+{
+	struct accel_device *a, *b;
+	struct accel_signal *sa, *sb;
+	struct accel_queue *qa;
+	struct drm_vaccel_packet *p;
+	struct accel_event evb, eva, both[2];
+	unsigned int first = 99;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, open_new(ID_A, NULL, &a));
+	ASSERT_EQ(0, open_new(ID_B, NULL, &b));
+	ASSERT_EQ(0, accel_signal_create(a, &sa));
+	ASSERT_EQ(0, accel_signal_create(b, &sb));
+	ASSERT_EQ(0, accel_queue_create(a, NULL, &qa));
+	evb.signal = sb;
+	evb.value = accel_signal_next(sb);
+	eva.signal = sa;
+	eva.value = accel_signal_next(sa);
+	ASSERT_EQ(0, accel_queue_wait_event(qa, &evb));
+	ASSERT_NE(NULL, p = accel_queue_get_packet(qa));
+	accel_prep_signal(p, accel_signal_va(sa), DRM_VACCEL_SIGNAL_MAX, eva.value);
+	accel_prep_irq(p);
+	ASSERT_EQ(2, accel_queue_submit(qa));
+	EXPECT_EQ(-ETIMEDOUT, accel_event_wait(&eva, 20000000));
+	EXPECT_EQ(0, accel_event_signal(&evb));
+	EXPECT_EQ(0, accel_event_wait(&eva, 10ll * 1000000000));
+	/* any/all over two devices (the sleep imports b's page into a) */
+	both[0] = eva;
+	both[1] = evb;
+	both[1].value = accel_signal_next(sb);
+	EXPECT_EQ(0, accel_events_wait(both, 2, 0, 1000000000, &first));
+	EXPECT_EQ(0, first);
+	EXPECT_EQ(-ETIMEDOUT, accel_events_wait(both, 2, ACCEL_WAIT_ALL, 20000000, NULL));
+	EXPECT_EQ(0, accel_event_signal(&both[1]));
+	EXPECT_EQ(0, accel_events_wait(both, 2, ACCEL_WAIT_ALL, 1000000000, NULL));
+	EXPECT_EQ(-EINVAL, accel_events_wait(both, 0, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, accel_events_wait(both, 2, 0x80, 0, NULL));
+	/* close a before its objects, b with its signal still open */
+	accel_device_close(a);
+	accel_device_close(b);
+	vaccel_del_device(ID_A);
+	vaccel_del_device(ID_B);
+}
+
+/* A faulted queue: the report names the fault, the packet and the address. */
+TEST(faulted_queue_report)
+{
+	struct accel_queue_fault f;
+	struct accel_buffer *buf;
+	struct accel_device *dev;
+	struct drm_vaccel_packet *p;
+	struct accel_queue *q;
+	char text[4096], want[64];
+	uint64_t bad;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, accel_device_open(0, &dev));
+	ASSERT_EQ(0, accel_buffer_create(dev, 4096, 0, &buf));
+	ASSERT_EQ(0, accel_queue_create(dev, NULL, &q));
+	bad = accel_buffer_va(buf) + (1ull << 30);	/* nothing is bound there */
+	ASSERT_NE(NULL, p = accel_queue_get_packet(q));
+	accel_prep_nop(p);
+	ASSERT_NE(NULL, p = accel_queue_get_packet(q));
+	accel_prep_copy(p, bad, accel_buffer_va(buf), 4096);
+	ASSERT_EQ(2, accel_queue_submit(q));
+	EXPECT_EQ(-EIO, accel_queue_sync(q, 10ll * 1000000000));
+	ASSERT_EQ(-EIO, accel_queue_status(q, &f));
+	EXPECT_EQ(DRM_VACCEL_FAULT_UNMAPPED, f.code);
+	EXPECT_EQ(1, f.ring_index);
+	EXPECT_EQ(bad, f.addr);
+	EXPECT_EQ(DRM_VACCEL_PKT_COPY, f.packet.header & DRM_VACCEL_PKT_TYPE_MASK);
+	EXPECT_EQ(-EIO, accel_queue_submit(q));
+	ASSERT_GT(accel_queue_describe(q, text, sizeof(text)), 0);
+	TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "UNMAPPED"));
+	EXPECT_NE(NULL, strstr(text, "ring index 1"));
+	snprintf(want, sizeof(want), "COPY dst=0x%llx", (unsigned long long)bad);
+	EXPECT_NE(NULL, strstr(text, want));
+	snprintf(want, sizeof(want), "address 0x%llx", (unsigned long long)bad);
+	EXPECT_NE(NULL, strstr(text, want));
+	EXPECT_NE(NULL, strstr(text, "submit"));
+	accel_device_close(dev);	/* the queue and buffer go with it */
+}
+
+/* Buffers: seal, export/import dedup, read-only export. */
+TEST(buffer_sharing)
+{
+	struct accel_buffer *pb, *imp, *imp2, *ro;
+	struct accel_device *dev, *other;
+	void *map;
+	int fd, rofd;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, accel_device_open(0, &dev));
+	ASSERT_EQ(0, open_new(ID_A, NULL, &other));
+	ASSERT_EQ(0, accel_buffer_create(dev, 8192, ACCEL_BUFFER_PERSISTENT | ACCEL_BUFFER_HOST,
+					 &pb));
+	memset(accel_buffer_host(pb), 0x5a, 8192);
+	ASSERT_EQ(0, accel_buffer_export(pb, 0, &fd));
+	ASSERT_EQ(0, accel_buffer_import(other, fd, 0, &imp));
+	ASSERT_EQ(0, accel_buffer_import(other, fd, 0, &imp2));
+	EXPECT_EQ(imp, imp2);		/* deduplicated */
+	EXPECT_EQ(8192, accel_buffer_size(imp));
+	ASSERT_EQ(0, accel_buffer_map(imp, &map));
+	EXPECT_EQ(0x5a, ((unsigned char *)map)[4095]);
+	accel_buffer_destroy(imp2);
+	accel_buffer_destroy(imp);
+	close(fd);
+	ASSERT_EQ(0, accel_buffer_seal(pb));
+	EXPECT_EQ(NULL, accel_buffer_host(pb));
+	ASSERT_EQ(0, accel_buffer_map(pb, &map));
+	EXPECT_EQ(0x5a, ((unsigned char *)map)[0]);
+	ASSERT_EQ(0, accel_buffer_export(pb, ACCEL_EXPORT_READ_ONLY, &rofd));
+	ASSERT_EQ(0, accel_buffer_import(other, rofd, 0, &ro));
+	close(rofd);
+	EXPECT_EQ(-EINVAL, accel_buffer_seal(ro));
+	EXPECT_EQ(-EINVAL, accel_buffer_create(dev, 0, 0, &imp));
+	EXPECT_EQ(-EINVAL, accel_buffer_create(dev, 4096, 0x100, &imp));
+	EXPECT_EQ(-EBADF, accel_buffer_import(dev, -1, 0, &imp));
+	accel_device_close(other);
+	accel_device_close(dev);
+	vaccel_del_device(ID_A);
+}
+
+/* del_device under a running program: -ENODEV, nothing crashes. */
+TEST(removed_device)
+{
+	struct accel_buffer *buf;
+	struct accel_signal *sig;
+	struct accel_device *dev;
+	struct drm_vaccel_packet *p;
+	struct accel_queue *q;
+	struct accel_event ev;
+	uint64_t used;
+	char text[2048];
+	void *map;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, open_new(ID_A, NULL, &dev));
+	ASSERT_EQ(0, accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &buf));
+	ASSERT_EQ(0, accel_signal_create(dev, &sig));
+	ASSERT_EQ(0, accel_queue_create(dev, NULL, &q));
+	ASSERT_NE(NULL, p = accel_queue_get_packet(q));
+	accel_prep_nop(p);
+	ASSERT_EQ(1, accel_queue_submit(q));
+	ASSERT_EQ(0, accel_queue_sync(q, 10ll * 1000000000));
+	ASSERT_EQ(0, vaccel_del_device(ID_A));
+	/* memory-only calls first: the guard turns SIGBUS into -ENODEV */
+	ASSERT_NE(NULL, p = accel_queue_get_packet(q));
+	accel_prep_nop(p);
+	EXPECT_EQ(-ENODEV, accel_queue_submit(q));
+	EXPECT_EQ(NULL, accel_queue_get_packet(q));
+	EXPECT_EQ(-ENODEV, accel_queue_status(q, NULL));
+	accel_queue_completed(q);
+	accel_signal_read(sig);
+	ev.signal = sig;
+	ev.value = accel_signal_next(sig);
+	EXPECT_EQ(-ENODEV, accel_event_wait(&ev, 1000000));
+	EXPECT_EQ(-ENODEV, accel_event_signal(&ev));
+	EXPECT_EQ(-ENODEV, accel_queue_sync(q, 1000000));
+	EXPECT_EQ(-ENODEV, accel_queue_reserve(q, 1, 0));
+	EXPECT_EQ(-ENODEV, accel_device_memory_used(dev, &used));
+	EXPECT_EQ(-ENODEV, accel_buffer_create(dev, 4096, 0, &buf));
+	EXPECT_EQ(-ENODEV, accel_signal_create(dev, &sig));
+	EXPECT_EQ(-ENODEV, accel_queue_create(dev, NULL, &q));
+	EXPECT_EQ(-ENODEV, accel_buffer_map(buf, &map));
+	/* the program's own pointer reads zeros instead of faulting */
+	EXPECT_EQ(0, ((volatile char *)accel_buffer_host(buf))[0]);
+	ASSERT_GT(accel_queue_describe(q, text, sizeof(text)), 0);
+	EXPECT_NE(NULL, strstr(text, "removed"));
+	accel_buffer_destroy(buf);
+	accel_device_close(dev);
+}
+
+TEST_HARNESS_MAIN
