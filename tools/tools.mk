@@ -3,36 +3,27 @@
 # libaccel's tools (included by the top Makefile):
 #   build/tools/accel-info   devices, settings, memory, topology, debugfs
 #   build/tools/accel-bench  library vs raw-uAPI submission figures
-# and the VM tests of the library (tests/lib/*_test.c ->
-# build/tests/libaccel_*_test). All are linked statically against
-# libaccel.a (and libdrm.a) so that they run in the VM's initramfs as they
-# are.
-#
-# lib/lib.mk defines LIBACCEL_A, LIBACCEL_CFLAGS and install-lib; the
-# defaults below only matter while it is absent (syntax checks).
+# both linked statically against libaccel.a (and libdrm.a) so that they
+# run in the VM's initramfs as they are. lib/lib.mk defines LIBACCEL_A,
+# LIBACCEL_CFLAGS, LIBACCEL_LIBS and install-lib.
 
-LIBACCEL_A ?= $(BUILD)/lib/libaccel.a
-LIBACCEL_CFLAGS ?= -I$(TOP)/lib/include -I$(TOP)/uapi $(DRM_CFLAGS)
 ACCEL_HDRS := $(wildcard lib/include/accel/*.h) uapi/drm/vaccel_accel.h
 
 # Static programs on libaccel: C11 with POSIX, the project's warnings.
 ACCEL_APP_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -pthread $(LIBACCEL_CFLAGS)
-ACCEL_APP_LIBS = $(LIBACCEL_A) $(DRM_LIBS) -lm
+ACCEL_APP_LIBS = $(LIBACCEL_A) $(LIBACCEL_LIBS) -lm
 
 ACCEL_TOOLS := $(BUILD)/tools/accel-info $(BUILD)/tools/accel-bench
-LIBACCEL_TEST_SRCS := $(wildcard tests/lib/*_test.c)
-LIBACCEL_TESTS := $(patsubst tests/lib/%.c,$(BUILD)/tests/libaccel_%,$(LIBACCEL_TEST_SRCS))
-BINDIR ?= $(PREFIX)/bin
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 
-.PHONY: accel-tools libaccel-tests install-tools uninstall-tools
+.PHONY: accel-tools install-tools uninstall-tools
 
-all: accel-tools libaccel-tests
+all: accel-tools
 install: install-tools
 uninstall: uninstall-tools
 
 accel-tools: $(ACCEL_TOOLS)
-libaccel-tests: $(LIBACCEL_TESTS)
 
 $(BUILD)/tools/accel-info: tools/accel-info.c $(ACCEL_HDRS) $(LIBACCEL_A)
 	@mkdir -p $(@D)
@@ -45,11 +36,9 @@ $(BUILD)/tools/accel-bench: tools/accel-bench.c $(ACCEL_HDRS) $(LIBACCEL_A) \
 	@mkdir -p $(@D)
 	$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
 
-# kselftest harness programs (not -Wextra clean, as TEST_CFLAGS says)
-$(LIBACCEL_TESTS): $(BUILD)/tests/libaccel_%: tests/lib/%.c $(wildcard tests/lib/*.h) \
-		$(wildcard tests/kselftest/*.h) $(ACCEL_HDRS) $(LIBACCEL_A) $(LINUX_SRC_STAMP)
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) $(LIBACCEL_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
+# The VM tests (tests/lib/libaccel_*_test.c) are built by lib/lib.mk's
+# rule; they also use tests/lib/libaccel_test.h.
+$(LIB_VM_TESTS): $(wildcard tests/lib/*.h)
 
 install-tools: $(ACCEL_TOOLS)
 	install -d $(DESTDIR)$(BINDIR)
