@@ -70,9 +70,12 @@ int main(int argc, char **argv)
 
 	/* What A pays to reach B's memory: B's entry in A's row. */
 	accel_device_topology(dev, 2, link);
-	printf("two_devices: A -> B link: %" PRIu64 " MB/s%s, %" PRIu64 " ns\n",
-	       link[1].bandwidth_mbps, link[1].bandwidth_mbps ? "" : " (unthrottled)",
-	       link[1].latency_ns);
+	if (link[1].bandwidth_mbps)
+		printf("two_devices: A -> B link: %" PRIu64 " MB/s, %" PRIu64 " ns\n",
+		       link[1].bandwidth_mbps, link[1].latency_ns);
+	else
+		printf("two_devices: A -> B link: unthrottled, %" PRIu64 " ns\n",
+		       link[1].latency_ns);
 
 	/*
 	 * a_src lives on A. b_dst and b_out live on B. A reaches b_dst by
