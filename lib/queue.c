@@ -270,8 +270,8 @@ static int q_sleep(struct accel_queue *q, uint64_t value, int64_t deadline)
  * Wait until the read index reaches @need: spin for the budget, then
  * sleep on the timeline (or, when no mark covers @need, in short naps).
  */
-static int wait_index(struct accel_queue *q, uint64_t need, int64_t timeout_ns, bool nonblock_eagain,
-		      uint32_t fr_op)
+static int wait_index(struct accel_queue *q, uint64_t need, int64_t timeout_ns,
+		      bool nonblock_eagain, uint32_t fr_op)
 {
 	int64_t deadline = acc_deadline(timeout_ns), spin_end = acc_now_ns() + acc_spin_ns();
 	int64_t nap = 20000, now;
@@ -376,8 +376,9 @@ ACCEL_API int accel_queue_sync(struct accel_queue *q, int64_t timeout_ns)
 	return wait_index(q, q->wi, timeout_ns, false, FR_SYNC);
 }
 
-ACCEL_API int accel_queue_submit_packets(struct accel_queue *q, const struct drm_vaccel_packet *pkts,
-					 unsigned int n, int64_t timeout_ns)
+ACCEL_API int accel_queue_submit_packets(struct accel_queue *q,
+					 const struct drm_vaccel_packet *pkts, unsigned int n,
+					 int64_t timeout_ns)
 {
 	unsigned int chunk, i, done = 0;
 	struct drm_vaccel_packet *p;

@@ -339,6 +339,8 @@ ACCEL_API int accel_events_wait(const struct accel_event *evs, unsigned int n, u
 	}
 	deadline = acc_deadline(timeout_ns);
 	spin_end = acc_now_ns() + acc_spin_ns();
+	if (spin_end > deadline)
+		spin_end = deadline;
 	for (;;) {
 		r = poll_events(evs, n, all, &err);
 		if (err)
@@ -348,7 +350,7 @@ ACCEL_API int accel_events_wait(const struct accel_event *evs, unsigned int n, u
 				*first = (unsigned int)r;
 			return 0;
 		}
-		if (acc_now_ns() >= spin_end)
+		if (!timeout_ns || acc_now_ns() >= spin_end)
 			break;
 		acc_cpu_relax();
 	}

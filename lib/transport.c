@@ -389,13 +389,12 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 		siglongjmp(g->env, 1);
 	}
 	/* not ours: what would have happened without the library */
-	if (old_sigbus.sa_flags & SA_SIGINFO && old_sigbus.sa_sigaction) {
+	if (old_sigbus.sa_flags & SA_SIGINFO && old_sigbus.sa_sigaction)
 		old_sigbus.sa_sigaction(sig, si, uc);
-	} else if (old_sigbus.sa_handler != SIG_DFL && old_sigbus.sa_handler != SIG_IGN) {
+	else if (old_sigbus.sa_handler != SIG_DFL && old_sigbus.sa_handler != SIG_IGN)
 		old_sigbus.sa_handler(sig);
-	} else {
+	else
 		signal(SIGBUS, SIG_DFL);	/* the access faults again, fatally */
-	}
 }
 
 static void guard_setup(void)
