@@ -4,8 +4,10 @@
 #
 #   make          build the module, the library, the tools and the tests
 #   make run      the main job: build, boot the test VM, load the module,
-#                 show the devices and their settings, run packets on one
-#                 (vaccel-bench: latency, packet rate, copy bandwidth)
+#                 show the devices (accel-info), run the libaccel examples,
+#                 print the benchmark tables (accel-bench: the library's
+#                 submission path; vaccel-bench: latency, packet rate, copy
+#                 bandwidth of the device)
 #   make check    all tests: host tests, DKMS build, kselftests in the VM
 #   make check-debug  host tests, and the kselftests on a debug kernel
 #                 (KASAN, lockdep, kmemleak, debugobjects) built from source
@@ -153,10 +155,15 @@ check-debug: deps
 	$(MAKE) debug-module
 	tests/run-all --debug-kernel
 
+# The product as a user meets it: the module loads, accel-info shows the
+# devices, the libaccel examples run (each checks its result), then the
+# benchmark tables (accel-bench: the library; vaccel-bench: the device).
+RUN_FILES = $(BUILD)/tools/accel-info $(EXAMPLES) $(BUILD)/tools/accel-bench $(BENCH)
 run: deps
 	$(MAKE) all
-	tests/vm/run --module $(TOP)/vaccel.ko --file $(TOP)/tools/show-devices \
-		--file $(BENCH) -- 'show-devices && vaccel-bench'
+	tests/vm/run --module $(TOP)/vaccel.ko $(addprefix --file ,$(RUN_FILES)) -- \
+		'accel-info && fill_copy_wait && two_devices && replay_exec && \
+		accel-bench && vaccel-bench'
 
 # The benchmark table (Documentation/queues.rst), measured in the VM.
 bench: deps

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * accel-bench: what libaccel's submission path costs, next to baselines
+ * measured in the same run (tools/vaccel-bench.c stays the raw-uAPI
+ * reference for the device itself):
+ *
+ *   NOP submit-to-completion latency, engine hot:
+ *       library (get_packet, prep, submit, poll completed)
+ *       vs the raw path (same packet; ring store, doorbell, fence, KICK if
+ *       needed, poll the control page: vaccel-bench's code)
+ *   the same through an event (accel_queue_record + accel_event_wait)
+ *   NOP packets/s: one doorbell per 64 packets vs one per packet
+ *   host wait latency after the device completes (TIMESTAMP packet to the
+ *       host noticing): polling the signal vs accel_event_wait() asleep
+ *   two-thread cache-line ping-pong: the physical floor of a polled
+ *       doorbell round trip (a store seen by another CPU and back)
+ *
+ * Figures only (the issue's targets are printed beside them): exits 0
+ * unless something failed to run. Usage: accel-bench [INDEX].
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include <accel/accel.h>
+
+#include "../tests/kselftest/vaccel_queue_util.h"
+
+#define ROUNDS		10		/* alternate library and raw blocks */
+#define PER_ROUND	2000
+#define RATE_PACKETS	200000
+#define WAITS		200
+#define WAIT_DELAY_NS	1000000		/* far above the library's spin budget */
+#define PINGPONGS	200000
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "accel-bench: %s: %s\n", what, accel_strerror(err));
+	exit(1);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t median(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[n / 2];
+}
+
+/* Library: one NOP, polled to completion; ns. */
+static uint64_t lib_roundtrip(struct accel_queue *q)
+{
+	struct drm_vaccel_packet *p;
+	uint64_t t0 = now_ns(), target;
+	int ret;
+
+	p = accel_queue_get_packet(q);
+	if (!p)
+		die("get_packet", -EAGAIN);
+	accel_prep_nop(p);
+	ret = accel_queue_submit(q);
+	if (ret < 0)
+		die("submit", ret);
+	target = accel_queue_submitted(q);
+	while (accel_queue_completed(q) < target)
+		;
+	return now_ns() - t0;
+}
+
+/* Library: one NOP and an event, waited for with accel_event_wait(); ns. */
+static uint64_t lib_event_roundtrip(struct accel_queue *q)
+{
+	struct drm_vaccel_packet *p;
+	struct accel_event ev;
+	uint64_t t0 = now_ns();
+	int ret;
+
+	p = accel_queue_get_packet(q);
+	if (!p)
+		die("get_packet", -EAGAIN);
+	accel_prep_nop(p);
+	ret = accel_queue_record(q, &ev);
+	if (!ret)
+		ret = accel_queue_submit(q);
+	if (ret >= 0)
+		ret = accel_event_wait(&ev, 10000000000ll);
+	if (ret < 0)
+		die("event round trip", ret);
+	return now_ns() - t0;
+}
+
+/* Raw uAPI: vaccel-bench's NOP round trip. */
+static uint64_t raw_roundtrip(int fd, struct q *q)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+	uint64_t t0 = now_ns();
+	int ret = submit(fd, q, &p, NULL);
+
+	if (ret)
+		die("raw submit", ret);
+	while (__atomic_load_n(&q->ctrl->read_index, __ATOMIC_ACQUIRE) < q->wi)
+		;
+	return now_ns() - t0;
+}
+
+/* NOPs per second through the library, @batch packets per doorbell. */
+static double lib_rate(struct accel_queue *q, unsigned int batch)
+{
+	uint64_t t0 = now_ns();
+	unsigned int i, j;
+	int ret;
+
+	for (i = 0; i < RATE_PACKETS / batch; i++) {
+		ret = accel_queue_reserve(q, batch, ACCEL_FOREVER);
+		if (ret)
+			die("reserve", ret);
+		for (j = 0; j < batch; j++)
+			accel_prep_nop(accel_queue_get_packet(q));
+		ret = accel_queue_submit(q);
+		if (ret < 0)
+			die("submit", ret);
+	}
+	ret = accel_queue_sync(q, ACCEL_FOREVER);
+	if (ret)
+		die("sync", ret);
+	return (RATE_PACKETS / batch) * batch * 1e9 / (double)(now_ns() - t0);
+}
+
+/*
+ * From the device's completion (a TIMESTAMP after a DELAY, whose
+ * completion action raises the signal) to the host seeing it: @sleep
+ * waits with accel_event_wait() (its spin budget runs out during the
+ * DELAY, so it sleeps in WAIT_SIGNALS), otherwise polls the signal.
+ */
+static uint64_t wake_latency(struct accel_queue *q, struct accel_signal *sig,
+			     struct accel_buffer *ts, bool sleep)
+{
+	volatile uint64_t *stamp = accel_buffer_host(ts);
+	struct drm_vaccel_packet *p;
+	struct accel_event ev = { .signal = sig, .value = accel_signal_next(sig) };
+	uint64_t seen;
+	int ret;
+
+	*stamp = 0;
+	p = accel_queue_get_packet(q);
+	accel_prep_delay(p, WAIT_DELAY_NS);
+	p = accel_queue_get_packet(q);
+	accel_prep_timestamp(p, accel_buffer_va(ts));
+	accel_prep_completion(p, accel_signal_va(sig), DRM_VACCEL_SIGNAL_MAX, ev.value);
+	accel_prep_irq(p);
+	ret = accel_queue_submit(q);
+	if (ret < 0)
+		die("submit", ret);
+	if (sleep) {
+		ret = accel_event_wait(&ev, 10000000000ll);
+		if (ret)
+			die("event wait", ret);
+	} else {
+		while (!accel_event_done(&ev))
+			;
+	}
+	seen = now_ns();
+	return seen > *stamp ? seen - *stamp : 0;
+}
+
+struct pingpong {
+	_Alignas(64) atomic_uint_fast64_t line;
+	unsigned int cpu;
+};
+
+static void pin(unsigned int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *pong(void *arg)
+{
+	struct pingpong *pp = arg;
+	uint64_t i;
+
+	pin(pp->cpu);
+	for (i = 0; i < PINGPONGS; i++) {
+		while (atomic_load_explicit(&pp->line, memory_order_acquire) != 2 * i + 1)
+			;
+		atomic_store_explicit(&pp->line, 2 * i + 2, memory_order_release);
+	}
+	return NULL;
+}
+
+/* Round trip of a cache line between two threads on two CPUs; ns. */
+static double pingpong_ns(void)
+{
+	static struct pingpong pp;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t t;
+	uint64_t i, t0;
+
+	atomic_store(&pp.line, 0);
+	pp.cpu = ncpu > 1 ? 1 : 0;
+	if (pthread_create(&t, NULL, pong, &pp))
+		die("pthread_create", -EAGAIN);
+	pin(0);
+	t0 = now_ns();
+	for (i = 0; i < PINGPONGS; i++) {
+		atomic_store_explicit(&pp.line, 2 * i + 1, memory_order_release);
+		while (atomic_load_explicit(&pp.line, memory_order_acquire) != 2 * i + 2)
+			;
+	}
+	t0 = now_ns() - t0;
+	pthread_join(t, NULL);
+	return (double)t0 / PINGPONGS;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int index = argc > 1 ? (unsigned int)atoi(argv[1]) : 0, i, r;
+	uint64_t *lib = calloc(ROUNDS * PER_ROUND, sizeof(uint64_t));
+	uint64_t *raw = calloc(ROUNDS * PER_ROUND, sizeof(uint64_t));
+	uint64_t *evt = calloc(ROUNDS * PER_ROUND, sizeof(uint64_t));
+	uint64_t spin[WAITS], slept[WAITS], lib_med, raw_med, evt_med, spin_med, sleep_med;
+	struct accel_device_props props = { .size = sizeof(props) };
+	struct accel_queue *q, *rq;
+	struct accel_device *dev;
+	struct accel_signal *sig;
+	struct accel_buffer *ts;
+	double pps1, pps64, pp;
+	struct bo ring;
+	struct q rawq;
+	int fd, ret;
+
+	if (!lib || !raw || !evt)
+		die("calloc", -ENOMEM);
+	ret = accel_device_open(index, &dev);
+	if (ret)
+		die("open", ret);
+	accel_device_query(dev, &props);
+
+	/* The library's queue and one for the rate test (default rings). */
+	ret = accel_queue_create(dev, NULL, &q);
+	if (!ret)
+		ret = accel_queue_create(dev, NULL, &rq);
+	if (!ret)
+		ret = accel_signal_create(dev, &sig);
+	if (!ret)
+		ret = accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &ts);
+	if (ret)
+		die("library set-up", ret);
+
+	/* The raw path on its own file of the same device, as vaccel-bench. */
+	fd = vaccel_open(props.id);
+	if (fd < 0)
+		die("raw open", fd);
+	ret = bo_new(fd, 4096, 0, &ring);
+	if (!ret)
+		ret = vaccel_vm_bind(fd, ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA, 4096);
+	if (!ret)
+		ret = queue_new(fd, RING_VA, RING_N, (void *)ring.map, &rawq);
+	if (ret)
+		die("raw set-up", ret);
+
+	/* Latency: alternate blocks so that drift hits both alike. */
+	for (i = 0; i < 200; i++) {
+		lib_roundtrip(q);
+		raw_roundtrip(fd, &rawq);
+	}
+	for (r = 0; r < ROUNDS; r++) {
+		for (i = 0; i < PER_ROUND; i++)
+			lib[r * PER_ROUND + i] = lib_roundtrip(q);
+		for (i = 0; i < PER_ROUND; i++)
+			raw[r * PER_ROUND + i] = raw_roundtrip(fd, &rawq);
+		for (i = 0; i < PER_ROUND; i++)
+			evt[r * PER_ROUND + i] = lib_event_roundtrip(q);
+	}
+	lib_med = median(lib, ROUNDS * PER_ROUND);
+	raw_med = median(raw, ROUNDS * PER_ROUND);
+	evt_med = median(evt, ROUNDS * PER_ROUND);
+
+	/* Packet rate: batched doorbells vs one per packet. */
+	lib_rate(rq, 64);
+	pps64 = lib_rate(rq, 64);
+	pps1 = lib_rate(rq, 1);
+
+	/* Host wake-up latency, polled vs asleep. */
+	for (i = 0; i < WAITS; i++) {
+		spin[i] = wake_latency(q, sig, ts, false);
+		slept[i] = wake_latency(q, sig, ts, true);
+	}
+	spin_med = median(spin, WAITS);
+	sleep_med = median(slept, WAITS);
+
+	pp = pingpong_ns();
+
+	printf("accel-bench: device %u (vaccel%u), %u engines, %ld CPUs, libaccel %d.%d\n", index,
+	       props.id, props.engines, sysconf(_SC_NPROCESSORS_ONLN), accel_version_major(),
+	       accel_version_minor());
+	printf("| measurement | libaccel | baseline | ratio | target |\n");
+	printf("|---|---|---|---|---|\n");
+	printf("| NOP submit-to-completion, engine hot, polled (median of %d) | %.2f us | raw uAPI %.2f us | %.2f | <= 1.10 |\n",
+	       ROUNDS * PER_ROUND, lib_med / 1e3, raw_med / 1e3, (double)lib_med / raw_med);
+	printf("| NOP + event, accel_event_wait() (median of %d) | %.2f us | raw uAPI %.2f us | %.2f | |\n",
+	       ROUNDS * PER_ROUND, evt_med / 1e3, raw_med / 1e3, (double)evt_med / raw_med);
+	printf("| NOP packets/s, one doorbell per 64 packets (%d packets) | %.0f | one per packet %.0f | %.2f | |\n",
+	       RATE_PACKETS, pps64, pps1, pps64 / pps1);
+	printf("| host wake-up after device completion, polling (median of %d) | %.2f us | asleep in accel_event_wait() %.2f us | %.2f | |\n",
+	       WAITS, spin_med / 1e3, sleep_med / 1e3, (double)sleep_med / spin_med);
+	printf("| polled doorbell round trip (library hot path) vs cache-line ping-pong, 2 threads | %.2f us | ping-pong %.2f us | %.2f | <= 2 |\n",
+	       lib_med / 1e3, pp / 1e3, lib_med / pp);
+
+	accel_buffer_destroy(ts);
+	accel_signal_destroy(sig);
+	accel_queue_destroy(rq);
+	accel_queue_destroy(q);
+	accel_device_close(dev);
+	close(fd);
+	free(lib);
+	free(raw);
+	free(evt);
+	return 0;
+}

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# libaccel's tools (included by the top Makefile):
+#   build/tools/accel-info   devices, settings, memory, topology, debugfs
+#   build/tools/accel-bench  library vs raw-uAPI submission figures
+# both linked statically against libaccel.a (and libdrm.a) so that they
+# run in the VM's initramfs as they are. lib/lib.mk defines LIBACCEL_A,
+# LIBACCEL_CFLAGS, LIBACCEL_LIBS and install-lib.
+
+ACCEL_HDRS := $(wildcard lib/include/accel/*.h) uapi/drm/vaccel_accel.h
+
+# Static programs on libaccel: C11 with POSIX, the project's warnings.
+ACCEL_APP_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -pthread $(LIBACCEL_CFLAGS)
+ACCEL_APP_LIBS = $(LIBACCEL_A) $(LIBACCEL_LIBS) -lm
+
+ACCEL_TOOLS := $(BUILD)/tools/accel-info $(BUILD)/tools/accel-bench
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+
+.PHONY: accel-tools install-tools uninstall-tools
+
+all: accel-tools
+install: install-tools
+uninstall: uninstall-tools
+
+accel-tools: $(ACCEL_TOOLS)
+
+$(BUILD)/tools/accel-info: tools/accel-info.c $(ACCEL_HDRS) $(LIBACCEL_A)
+	@mkdir -p $(@D)
+	$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
+
+# The raw path is measured exactly as vaccel-bench does it
+# (tests/kselftest/vaccel_queue_util.h).
+$(BUILD)/tools/accel-bench: tools/accel-bench.c $(ACCEL_HDRS) $(LIBACCEL_A) \
+		$(wildcard tests/kselftest/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
+
+# The VM tests (tests/lib/libaccel_*_test.c) are built by lib/lib.mk's
+# rule; they also use tests/lib/libaccel_test.h.
+$(LIB_VM_TESTS): $(wildcard tests/lib/*.h)
+
+install-tools: $(ACCEL_TOOLS)
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(ACCEL_TOOLS) $(DESTDIR)$(BINDIR)/
+
+uninstall-tools:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(ACCEL_TOOLS)))
