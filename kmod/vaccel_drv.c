@@ -291,7 +291,8 @@ int vaccel_device_probe(struct vaccel_bus_dev *bdev)
  * @bdev: the bus device being unbound
  *
  * Open files keep the &struct vaccel_device alive; their ioctls fail with
- * -ENODEV from now on and their mappings are zapped. The memory is freed
+ * -ENODEV from now on, their mappings are zapped (and fault back in) and
+ * their queues stop with DRM_VACCEL_FAULT_REMOVED. The memory is freed
  * when the last file is closed.
  */
 void vaccel_device_remove(struct vaccel_bus_dev *bdev)
@@ -299,6 +300,7 @@ void vaccel_device_remove(struct vaccel_bus_dev *bdev)
 	struct vaccel_device *vdev = dev_get_drvdata(&bdev->dev);
 
 	drm_dev_unplug(&vdev->drm);
+	vaccel_device_lost(vdev);
 	/* host waiters fail with -ENODEV now; armed eventfds fire */
 	vaccel_signal_device_event(vdev, NULL, false);
 	dev_set_drvdata(&bdev->dev, NULL);

@@ -425,6 +425,28 @@ int vaccel_device_force_fault(struct vaccel_device *vdev, u32 ctx, u32 id)
 	return ret;
 }
 
+/* Stop every running queue of every context with @code; count them. */
+static int vaccel_device_stop_queues(struct vaccel_device *vdev, u32 code)
+{
+	unsigned int i;
+	int n = 0;
+
+	for (i = 0; i < vdev->cfg.engines; i++) {
+		struct vaccel_engine *e = &vdev->engines[i];
+		struct vaccel_queue *q;
+
+		mutex_lock(&e->lock);
+		list_for_each_entry(q, &e->queues, node) {
+			if (READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
+				continue;
+			vaccel_queue_stop(q, code);
+			n++;
+		}
+		mutex_unlock(&e->lock);
+	}
+	return n;
+}
+
 /**
  * vaccel_device_reset() - reset the device, as after a hang
  * @vdev: the device
@@ -439,27 +461,28 @@ int vaccel_device_force_fault(struct vaccel_device *vdev, u32 ctx, u32 id)
 int vaccel_device_reset(struct vaccel_device *vdev)
 {
 	unsigned int i;
-	int idx, n = 0;
+	int idx, n;
 
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return -ENODEV;
-	for (i = 0; i < vdev->cfg.engines; i++) {
-		struct vaccel_engine *e = &vdev->engines[i];
-		struct vaccel_queue *q;
-
-		mutex_lock(&e->lock);
-		list_for_each_entry(q, &e->queues, node) {
-			if (READ_ONCE(q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
-				continue;
-			vaccel_queue_stop(q, DRM_VACCEL_FAULT_RESET);
-			n++;
-		}
-		mutex_unlock(&e->lock);
-		vaccel_engine_stall_set(e, 0);	/* and wakes the thread */
-	}
+	n = vaccel_device_stop_queues(vdev, DRM_VACCEL_FAULT_RESET);
+	for (i = 0; i < vdev->cfg.engines; i++)
+		vaccel_engine_stall_set(&vdev->engines[i], 0);	/* and wakes the thread */
 	atomic64_inc(&vdev->stats.resets);
 	drm_dev_exit(idx);
 	return n;
+}
+
+/**
+ * vaccel_device_lost() - stop the queues of a device that was unplugged
+ * @vdev: the device, after drm_dev_unplug()
+ *
+ * Every running queue stops with DRM_VACCEL_FAULT_REMOVED, so a program
+ * polling its control page learns of the removal without a syscall.
+ */
+void vaccel_device_lost(struct vaccel_device *vdev)
+{
+	vaccel_device_stop_queues(vdev, DRM_VACCEL_FAULT_REMOVED);
 }
 
 /**

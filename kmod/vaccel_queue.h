@@ -142,6 +142,7 @@ int vaccel_queue_mmap(struct file *filp, struct vm_area_struct *vma);
 void vaccel_queue_fault(struct vaccel_queue *q);
 int vaccel_device_force_fault(struct vaccel_device *vdev, u32 ctx, u32 id);
 int vaccel_device_reset(struct vaccel_device *vdev);
+void vaccel_device_lost(struct vaccel_device *vdev);
 int vaccel_engine_stall_set(struct vaccel_engine *e, u64 ns);
 void vaccel_queue_init_wait(struct vaccel_queue *q);
 void vaccel_queue_fini_wait(struct vaccel_queue *q);

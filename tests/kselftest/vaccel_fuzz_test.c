@@ -1614,7 +1614,7 @@ static void ctrl_check(struct worker *w, struct mfile *f, struct mqueue *q)
 
 	if (state > DRM_VACCEL_QUEUE_ERROR ||
 	    (state == DRM_VACCEL_QUEUE_ERROR &&
-	     (!fault || fault > DRM_VACCEL_FAULT_BINDING || q->ctrl->fault_depth > 4 ||
+	     (!fault || fault > DRM_VACCEL_FAULT_REMOVED || q->ctrl->fault_depth > 4 ||
 	      q->ctrl->fault_binding > DRM_VACCEL_EXEC_MAX_BINDINGS))) {
 		FAIL(w, K_QUEUE_STATE, "control page",
 		     "queue %u state %u fault %u depth %u binding %u", q->id, state, fault,
@@ -2352,7 +2352,7 @@ static void op_queue_query(struct worker *w, struct mfile *f)
 	check(w, K_QUEUE_QUERY, ret, allow, r.pad ? "pad" : q ? "live queue" : "random id");
 	if (ret)
 		return;
-	if (r.state > DRM_VACCEL_QUEUE_ERROR || r.fault > DRM_VACCEL_FAULT_BINDING ||
+	if (r.state > DRM_VACCEL_QUEUE_ERROR || r.fault > DRM_VACCEL_FAULT_REMOVED ||
 	    (r.state == DRM_VACCEL_QUEUE_RUNNING) != !r.fault ||
 	    r.read_index > r.write_index || r.fault_depth > 4 ||
 	    r.fault_binding > DRM_VACCEL_EXEC_MAX_BINDINGS)

@@ -612,9 +612,11 @@ TEST(del_device_with_busy_queue)
 	}
 	/*
 	 * The unplug zapped the queue pages: they fault back in (it was
-	 * SIGBUS), so a library racing with the removal does not crash.
+	 * SIGBUS), so a library racing with the removal does not crash, and
+	 * the queue says why it stopped without a syscall.
 	 */
-	EXPECT_EQ(DRM_VACCEL_QUEUE_RUNNING, q.ctrl->state);
+	EXPECT_EQ(DRM_VACCEL_QUEUE_ERROR, q.ctrl->state);
+	EXPECT_EQ(DRM_VACCEL_FAULT_REMOVED, q.ctrl->fault);
 	*q.doorbell = q.wi + 1;
 	close(fd);
 }

@@ -553,6 +553,7 @@ struct drm_vaccel_packet {
 #define DRM_VACCEL_FAULT_INJECTED	10	/* fault injection */
 #define DRM_VACCEL_FAULT_RESET		11	/* device reset (debugfs "reset") */
 #define DRM_VACCEL_FAULT_BINDING	12	/* bad binding address (uAPI 3) */
+#define DRM_VACCEL_FAULT_REMOVED	13	/* the device was removed (uAPI 3) */
 
 /*
  * Queues. A queue runs the packets of its ring in order on one of the
