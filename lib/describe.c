@@ -26,6 +26,7 @@ static const char *const fault_names[] = {
 	[DRM_VACCEL_FAULT_INJECTED] = "INJECTED",
 	[DRM_VACCEL_FAULT_RESET] = "RESET",
 	[DRM_VACCEL_FAULT_BINDING] = "BINDING",
+	[DRM_VACCEL_FAULT_REMOVED] = "REMOVED",
 };
 
 ACCEL_API const char *accel_fault_name(uint32_t code)

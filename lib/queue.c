@@ -35,20 +35,15 @@ void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b)
 	e->b = b;
 }
 
-/* Read the control page (guarded): read index and state. */
+/* Read the control page: read index and state. */
 static int q_ctrl(struct accel_queue *q, uint64_t *ri, uint32_t *state)
 {
 	struct acc_tp *tp = &q->dev->tp;
-	struct acc_guard g;
 
 	if (tp_is_gone(tp))
 		return -ENODEV;
-	if (sigsetjmp(g.env, 0))
-		return tp_guard_fault(tp);
-	tp_guard_push(&g);
 	*state = __atomic_load_n(&q->ctrl->state, __ATOMIC_ACQUIRE);
 	*ri = __atomic_load_n(&q->ctrl->read_index, __ATOMIC_ACQUIRE);
-	tp_guard_pop(&g);
 	q->ri = *ri;
 	return 0;
 }
@@ -56,6 +51,13 @@ static int q_ctrl(struct accel_queue *q, uint64_t *ri, uint32_t *state)
 static int q_faulted(struct accel_queue *q)
 {
 	char text[2048];
+
+	/* the module stops every queue of a removed device with REMOVED */
+	if (q->ctrl && __atomic_load_n(&q->ctrl->fault, __ATOMIC_RELAXED) ==
+	    DRM_VACCEL_FAULT_REMOVED) {
+		tp_mark_gone(&q->dev->tp);
+		return -ENODEV;
+	}
 
 	if (!q->fault_logged) {
 		q->fault_logged = true;
@@ -134,9 +136,8 @@ ACCEL_API struct drm_vaccel_packet *accel_queue_get_packet(struct accel_queue *q
 ACCEL_API int accel_queue_submit(struct accel_queue *q)
 {
 	struct acc_tp *tp;
-	struct acc_guard g;
 	uint64_t n, start, first;
-	volatile uint32_t state, nw = 0;
+	uint32_t state, nw = 0;
 	int ret;
 
 	if (!q)
@@ -145,9 +146,6 @@ ACCEL_API int accel_queue_submit(struct accel_queue *q)
 	if (tp_is_gone(tp))
 		return -ENODEV;
 	n = q->pi - q->wi;
-	if (sigsetjmp(g.env, 0))
-		return tp_guard_fault(tp);
-	tp_guard_push(&g);
 	state = __atomic_load_n(&q->ctrl->state, __ATOMIC_ACQUIRE);
 	if (state == DRM_VACCEL_QUEUE_RUNNING && n) {
 		/* 1. the bodies */
@@ -166,7 +164,6 @@ ACCEL_API int accel_queue_submit(struct accel_queue *q)
 		/* 4. KICK only if the engine said it sleeps */
 		nw = __atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_RELAXED);
 	}
-	tp_guard_pop(&g);
 	if (state != DRM_VACCEL_QUEUE_RUNNING)
 		return q_faulted(q);
 	if (!n)
@@ -427,6 +424,8 @@ ACCEL_API int accel_queue_record(struct accel_queue *q, struct accel_event *ev)
 	if (!q || !ev)
 		return -EINVAL;
 	err = acc_check_dev(q->dev, "queue_record");
+	if (!err)
+		err = check_running(q);	/* an event on a faulted queue never comes */
 	if (err)
 		return err;
 	p = take(q, &err);
@@ -449,6 +448,8 @@ ACCEL_API int accel_queue_wait_event(struct accel_queue *q, const struct accel_e
 	if (!q || !ev || !ev->signal)
 		return -EINVAL;
 	err = acc_check_dev(q->dev, "queue_wait_event");
+	if (!err)
+		err = check_running(q);
 	if (err)
 		return err;
 	err = acc_signal_on(q->dev, ev->signal, &handle, &va);
@@ -488,7 +489,6 @@ ACCEL_API int accel_queue_status(const struct accel_queue *q, struct accel_queue
 	struct accel_queue *mq = (struct accel_queue *)q;
 	struct acc_tp *tp;
 	struct accel_queue_fault f;
-	struct acc_guard g;
 	uint32_t st;
 
 	if (!q)
@@ -497,9 +497,6 @@ ACCEL_API int accel_queue_status(const struct accel_queue *q, struct accel_queue
 	if (tp_is_gone(tp))
 		return -ENODEV;
 	memset(&f, 0, sizeof(f));
-	if (sigsetjmp(g.env, 0))
-		return tp_guard_fault(tp);
-	tp_guard_push(&g);
 	st = __atomic_load_n(&q->ctrl->state, __ATOMIC_ACQUIRE);
 	if (st != DRM_VACCEL_QUEUE_RUNNING) {
 		f.code = q->ctrl->fault;
@@ -509,9 +506,10 @@ ACCEL_API int accel_queue_status(const struct accel_queue *q, struct accel_queue
 		f.binding = q->ctrl->fault_binding;
 		f.exec_index = q->ctrl->fault_exec_index;
 	}
-	tp_guard_pop(&g);
 	if (st == DRM_VACCEL_QUEUE_RUNNING)
 		return 0;
+	if (f.code == DRM_VACCEL_FAULT_REMOVED)
+		return q_faulted(mq);	/* -ENODEV, not a fault of the program */
 	f.packet = q->shadow[f.ring_index & q->mask];
 	if (fault)
 		*fault = f;

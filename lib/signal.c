@@ -62,23 +62,14 @@ static int add_page(struct accel_device *dev)
 
 uint64_t acc_signal_load(const struct accel_signal *sig, int *err)
 {
-	struct acc_tp *tp = (struct acc_tp *)&sig->dev->tp;
-	struct acc_guard g;
-	uint64_t v;
+	const struct acc_tp *tp = &sig->dev->tp;
 
 	if (tp_is_gone(tp)) {
 		*err = -ENODEV;
 		return 0;
 	}
-	if (sigsetjmp(g.env, 0)) {
-		*err = tp_guard_fault(tp);
-		return 0;
-	}
-	tp_guard_push(&g);
-	v = __atomic_load_n(sig->word, __ATOMIC_ACQUIRE);
-	tp_guard_pop(&g);
 	*err = 0;
-	return v;
+	return __atomic_load_n(sig->word, __ATOMIC_ACQUIRE);
 }
 
 int acc_signal_new(struct accel_device *dev, bool internal, struct accel_signal **out)

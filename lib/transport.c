@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,7 +139,6 @@ int tp_open(struct acc_tp *tp, const struct tp_ops *ops, const char *path)
 		return fd;
 	}
 	tp->fd = fd;
-	tp_guard_install();
 	return 0;
 }
 
@@ -373,55 +371,4 @@ int tp_dmabuf_read_only(struct acc_tp *tp, int dmabuf)
 void tp_close_fd(int fd)
 {
 	close(fd);
-}
-
-/* ---- the SIGBUS guard ---- */
-
-__thread struct acc_guard *acc_guard_top __attribute__((tls_model("initial-exec")));
-static struct sigaction old_sigbus;
-static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
-
-static void on_sigbus(int sig, siginfo_t *si, void *uc)
-{
-	struct acc_guard *g = acc_guard_top;
-
-	if (g) {
-		acc_guard_top = g->prev;
-		siglongjmp(g->env, 1);
-	}
-	/* not ours: what would have happened without the library */
-	if (old_sigbus.sa_flags & SA_SIGINFO && old_sigbus.sa_sigaction)
-		old_sigbus.sa_sigaction(sig, si, uc);
-	else if (old_sigbus.sa_handler != SIG_DFL && old_sigbus.sa_handler != SIG_IGN)
-		old_sigbus.sa_handler(sig);
-	else
-		signal(SIGBUS, SIG_DFL);	/* the access faults again, fatally */
-}
-
-static void guard_setup(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigbus;
-	/* SA_NODEFER: siglongjmp() out of the handler leaves SIGBUS unblocked */
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, &old_sigbus);
-}
-
-void tp_guard_install(void)
-{
-	pthread_once(&guard_once, guard_setup);
-}
-
-int tp_guard_fault(struct acc_tp *tp)
-{
-	uint64_t v;
-	int ret = tp_get_param(tp, DRM_VACCEL_PARAM_DEVICE_ID, &v);
-
-	if (ret == -ENODEV || tp_is_gone(tp))
-		return -ENODEV;
-	acc_err("%s: SIGBUS on a mapping of a device that is still present", tp->name);
-	return -EFAULT;
 }

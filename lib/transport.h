@@ -14,7 +14,6 @@
 #define ACCEL_TRANSPORT_H
 
 #include <pthread.h>
-#include <setjmp.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,47 +85,5 @@ int tp_export(struct acc_tp *tp, uint32_t handle, int writable, int *dmabuf);
 int tp_import(struct acc_tp *tp, int dmabuf, uint32_t *handle);
 int tp_dmabuf_read_only(struct acc_tp *tp, int dmabuf);
 void tp_close_fd(int fd);
-
-/*
- * Guarded access to device mappings. After a removal the kernel zaps the
- * mappings of the device's files and any access raises SIGBUS until the
- * library notices (its next syscall fails with -ENODEV). The library's
- * own loads and stores to those mappings run inside a guard: a SIGBUS
- * there jumps back to it, and the call reports -ENODEV instead of
- * crashing. A SIGBUS outside a guard goes to the handler that was there
- * before (by default, the process dies as it would have).
- *
- *	struct acc_guard g;
- *
- *	if (sigsetjmp(g.env, 0))
- *		return tp_guard_fault(tp);
- *	tp_guard_push(&g);
- *	... loads and stores ...
- *	tp_guard_pop(&g);
- */
-struct acc_guard {
-	sigjmp_buf env;
-	struct acc_guard *prev;
-};
-
-extern __thread struct acc_guard *acc_guard_top __attribute__((tls_model("initial-exec")));
-
-void tp_guard_install(void);
-
-static inline void tp_guard_push(struct acc_guard *g)
-{
-	g->prev = acc_guard_top;
-	acc_guard_top = g;
-	atomic_signal_fence(memory_order_seq_cst);
-}
-
-static inline void tp_guard_pop(struct acc_guard *g)
-{
-	atomic_signal_fence(memory_order_seq_cst);
-	acc_guard_top = g->prev;
-}
-
-/* After a guarded fault: -ENODEV if the device is gone, else -EFAULT. */
-int tp_guard_fault(struct acc_tp *tp);
 
 #endif /* ACCEL_TRANSPORT_H */

@@ -45,15 +45,15 @@ TEST(fault_names)
 	static const char *const names[] = {
 		"NONE", "BAD_PACKET", "UNMAPPED", "ACCESS", "ALIGNMENT", "NOT_SIGNAL",
 		"NOT_SEALED", "EXEC_DEPTH", "WAIT_TIMEOUT", "DOORBELL", "INJECTED", "RESET",
-		"BINDING",
+		"BINDING", "REMOVED",
 	};
 	unsigned int i;
 
-	ASSERT_EQ(DRM_VACCEL_FAULT_BINDING + 1, sizeof(names) / sizeof(names[0]));
+	ASSERT_EQ(DRM_VACCEL_FAULT_REMOVED + 1, sizeof(names) / sizeof(names[0]));
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		EXPECT_STREQ(names[i], accel_fault_name(i));
 	EXPECT_STREQ("UNMAPPED", accel_fault_name(DRM_VACCEL_FAULT_UNMAPPED));
-	EXPECT_STREQ("?", accel_fault_name(DRM_VACCEL_FAULT_BINDING + 1));
+	EXPECT_STREQ("?", accel_fault_name(DRM_VACCEL_FAULT_REMOVED + 1));
 	EXPECT_STREQ("?", accel_fault_name(0xffffffffu));
 }
 
