@@ -129,3 +129,5 @@ $(LIB_VM_ASAN): tests/lib/libaccel_core_test.c $(LIBACCEL_SRCS) $(wildcard tests
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_VM_ASAN)
+
+include lib/graph/graph.mk

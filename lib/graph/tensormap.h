@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The TensorMap: which earlier tasks a tensor argument depends on.
+ *
+ * Internal to libaccel (the task graph uses it); pure logic, no device
+ * access, no threads, not thread-safe (one per task graph).
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#ifndef ACCEL_GRAPH_TENSORMAP_H
+#define ACCEL_GRAPH_TENSORMAP_H
+
+#include <stdint.h>
+
+#include <accel/tensor.h>
+
+/*
+ * The byte set of a view, canonical: dimensions of shape 1 dropped, the
+ * rest sorted by stride, the innermost contiguous dimensions folded into
+ * one run of @run bytes, dimensions that continue each other merged. Level
+ * k (0 <= k <= nd) is a block of ext[k] bytes: level 0 is the run, level
+ * k + 1 is count[k] level-k blocks stride[k] bytes apart. The view is
+ * "non-interleaved" when stride[k] >= ext[k] for every k, i.e. the blocks
+ * of a level never interleave: then the byte set is a disjoint nested
+ * union of runs, and overlap and cover are decided exactly. Otherwise
+ * (@interleaved) only the byte hull [lo, hi) is used.
+ */
+struct tm_layout {
+	int64_t lo, hi;			/* byte hull; lo == offset */
+	int64_t run;
+	uint32_t nd;
+	uint8_t interleaved;
+	uint8_t empty;
+	int64_t count[ACCEL_TENSOR_MAX_DIMS];
+	int64_t stride[ACCEL_TENSOR_MAX_DIMS];
+	int64_t ext[ACCEL_TENSOR_MAX_DIMS + 1];
+};
+
+/* 0, or -EINVAL / -EOVERFLOW as accel_tensor_check() */
+int tm_layout_make(const struct accel_tensor *t, struct tm_layout *l);
+
+/*
+ * Do two layouts share a byte? Exact when neither is interleaved; else
+ * the hull test, and *fallback is set to 1 when that decided "yes".
+ */
+int tm_layout_overlap(const struct tm_layout *a, const struct tm_layout *b, int *fallback);
+
+/*
+ * Is every byte of @e a byte of @w? Exact when neither is interleaved. An
+ * interleaved @w covers nothing; an interleaved @e is covered when its
+ * hull is (both conservative: a "no" only keeps an entry alive). Sets
+ * *fallback to 1 when an interleaved layout made the answer "no".
+ */
+int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *fallback);
+
+enum tm_dep_kind {
+	TM_DEP_RAW,	/* the argument reads (or reads and writes) what the task wrote */
+	TM_DEP_WAR,	/* the argument writes what the task read */
+	TM_DEP_WAW,	/* the argument writes (without reading) what the task wrote */
+	TM_DEP_KINDS,
+};
+
+/* called once per (entry, kind): a task with several entries may come twice */
+typedef void (*tm_dep_fn)(void *arg, uint64_t task, enum tm_dep_kind kind);
+/* non-zero when @task has completed: its entries can go */
+typedef int (*tm_complete_fn)(void *arg, uint64_t task);
+
+struct tm_stats {
+	uint64_t lookups;		/* tm_deps() calls */
+	uint64_t deps[TM_DEP_KINDS];	/* dependencies reported, by kind */
+	uint64_t fallbacks;		/* conservative decisions (interleaved views) */
+	uint64_t inserts;		/* entries registered */
+	uint64_t retired;		/* entries removed by a covering write */
+	uint64_t dropped;		/* entries of completed tasks removed */
+	uint64_t live_entries;
+	uint64_t max_live_entries;
+	uint64_t buffers;		/* buffers with an index */
+};
+
+struct tensormap;
+
+/* @complete may be NULL: then entries go only by covering writes */
+int tm_create(tm_complete_fn complete, void *complete_arg, struct tensormap **out);
+void tm_destroy(struct tensormap *tm);
+
+/*
+ * Report (through @fn) every earlier task that the argument @t, accessed
+ * as @acc by @task, depends on: INPUT gets RAW on every overlapping live
+ * writer; OUTPUT and OUTPUT_NEW get WAW on every overlapping writer and
+ * WAR on every overlapping reader; INOUT gets RAW on writers and WAR on
+ * readers. Entries of @task itself are ignored (aliased arguments of one
+ * task), entries of completed tasks are dropped on the way. Does not
+ * register the argument: call tm_deps() for all arguments of a task,
+ * then tm_insert() for all of them.
+ *
+ * Return: the number of reports, or -EINVAL / -EOVERFLOW for a bad view.
+ */
+int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_access acc,
+	    uint64_t task, tm_dep_fn fn, void *arg);
+
+/*
+ * Register the argument: a reader entry for INPUT, a writer entry
+ * otherwise. A writer retires every entry whose bytes it covers.
+ *
+ * Return: 0, -ENOMEM, or -EINVAL / -EOVERFLOW for a bad view.
+ */
+int tm_insert(struct tensormap *tm, const struct accel_tensor *t, enum accel_access acc,
+	      uint64_t task);
+
+/* drop the entries of every completed task now (also done automatically) */
+void tm_reclaim(struct tensormap *tm);
+
+/* drop the index of a buffer (being destroyed) */
+void tm_forget_buffer(struct tensormap *tm, const struct accel_buffer *buf);
+
+void tm_get_stats(const struct tensormap *tm, struct tm_stats *st);
+
+#endif /* ACCEL_GRAPH_TENSORMAP_H */

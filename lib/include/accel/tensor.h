@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (C) 2026 The vaccel authors
+ */
+#ifndef ACCEL_TENSOR_H
+#define ACCEL_TENSOR_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * DOC: tensors
+ *
+ * A &struct accel_tensor is a view of a buffer: a byte offset, an element
+ * type and up to ACCEL_TENSOR_MAX_DIMS dimensions, each with a shape (a
+ * count of elements) and a stride in elements. Slices, step slices,
+ * transposes and reshapes are views of the same buffer: the helpers below
+ * only rewrite this metadata (no copy, no syscall, no allocation).
+ *
+ * Element (i0, ..., in-1) is at byte
+ * ``offset + (i0 * strides[0] + ... + in-1 * strides[n-1]) * elem_size``.
+ * Every stride must be > 0 (no broadcast, no negative step): the task
+ * graph's dependency tracking (Documentation/taskgraph.rst) relies on it.
+ * A dimension of shape 0 makes an empty view.
+ *
+ * The task graph that takes tensors as task arguments is not built yet;
+ * until it lands this header is not included by <accel/accel.h> and only
+ * the library's internal dependency index (the TensorMap) uses it.
+ */
+
+struct accel_buffer;
+
+#define ACCEL_TENSOR_MAX_DIMS	5
+
+/**
+ * enum accel_dtype - element types
+ * @ACCEL_DTYPE_U8: 1 byte
+ * @ACCEL_DTYPE_I8: 1 byte
+ * @ACCEL_DTYPE_U16: 2 bytes
+ * @ACCEL_DTYPE_I16: 2 bytes
+ * @ACCEL_DTYPE_F16: 2 bytes, IEEE half
+ * @ACCEL_DTYPE_BF16: 2 bytes, bfloat16
+ * @ACCEL_DTYPE_U32: 4 bytes
+ * @ACCEL_DTYPE_I32: 4 bytes
+ * @ACCEL_DTYPE_F32: 4 bytes
+ * @ACCEL_DTYPE_U64: 8 bytes
+ * @ACCEL_DTYPE_I64: 8 bytes
+ * @ACCEL_DTYPE_F64: 8 bytes
+ * @ACCEL_DTYPE_COUNT: the number of types
+ */
+enum accel_dtype {
+	ACCEL_DTYPE_U8,
+	ACCEL_DTYPE_I8,
+	ACCEL_DTYPE_U16,
+	ACCEL_DTYPE_I16,
+	ACCEL_DTYPE_F16,
+	ACCEL_DTYPE_BF16,
+	ACCEL_DTYPE_U32,
+	ACCEL_DTYPE_I32,
+	ACCEL_DTYPE_F32,
+	ACCEL_DTYPE_U64,
+	ACCEL_DTYPE_I64,
+	ACCEL_DTYPE_F64,
+	ACCEL_DTYPE_COUNT,
+};
+
+/**
+ * enum accel_access - how a task uses a tensor argument
+ * @ACCEL_INPUT: read only
+ * @ACCEL_OUTPUT: written (every element, or the task does not care what the
+ *	others hold), in memory the program provides
+ * @ACCEL_INOUT: read, then written
+ * @ACCEL_OUTPUT_NEW: written, in memory the library allocates from the
+ *	output heap
+ */
+enum accel_access {
+	ACCEL_INPUT,
+	ACCEL_OUTPUT,
+	ACCEL_INOUT,
+	ACCEL_OUTPUT_NEW,
+};
+
+/**
+ * struct accel_tensor - a view of a buffer
+ * @buf: the buffer (not owned)
+ * @offset: byte offset of element (0, ..., 0) in @buf
+ * @dtype: element type
+ * @ndims: number of dimensions, 1 to ACCEL_TENSOR_MAX_DIMS
+ * @shape: elements per dimension
+ * @strides: element strides per dimension, each > 0
+ */
+struct accel_tensor {
+	struct accel_buffer *buf;
+	uint64_t offset;
+	enum accel_dtype dtype;
+	uint32_t ndims;
+	uint64_t shape[ACCEL_TENSOR_MAX_DIMS];
+	uint64_t strides[ACCEL_TENSOR_MAX_DIMS];
+};
+
+/** accel_dtype_size() - bytes per element of @dtype, 0 for an unknown type */
+static inline size_t accel_dtype_size(enum accel_dtype dtype)
+{
+	switch (dtype) {
+	case ACCEL_DTYPE_U8:
+	case ACCEL_DTYPE_I8:
+		return 1;
+	case ACCEL_DTYPE_U16:
+	case ACCEL_DTYPE_I16:
+	case ACCEL_DTYPE_F16:
+	case ACCEL_DTYPE_BF16:
+		return 2;
+	case ACCEL_DTYPE_U32:
+	case ACCEL_DTYPE_I32:
+	case ACCEL_DTYPE_F32:
+		return 4;
+	case ACCEL_DTYPE_U64:
+	case ACCEL_DTYPE_I64:
+	case ACCEL_DTYPE_F64:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+/**
+ * accel_tensor_check() - validate a view
+ * @t: the view
+ *
+ * Return: 0; -EINVAL for an unknown dtype, 0 or too many dimensions, or a
+ * zero stride; -EOVERFLOW when the byte extent does not fit in 62 bits.
+ */
+static inline int accel_tensor_check(const struct accel_tensor *t)
+{
+	uint64_t esz = accel_dtype_size(t->dtype), last = 0;
+	uint32_t i;
+
+	if (!esz || t->ndims < 1 || t->ndims > ACCEL_TENSOR_MAX_DIMS)
+		return -EINVAL;
+	for (i = 0; i < t->ndims; i++) {
+		if (!t->strides[i])
+			return -EINVAL;
+		if (!t->shape[i])
+			continue;
+		if (t->shape[i] - 1 > (UINT64_MAX >> 3) / t->strides[i])
+			return -EOVERFLOW;
+		last += (t->shape[i] - 1) * t->strides[i];
+		if (last > (1ull << 61) / esz)
+			return -EOVERFLOW;
+	}
+	if (t->offset > (1ull << 61))
+		return -EOVERFLOW;
+	return 0;
+}
+
+/**
+ * accel_tensor_init() - a contiguous row-major view
+ * @t: the view to fill
+ * @buf: the buffer
+ * @offset: byte offset
+ * @dtype: element type
+ * @ndims: dimensions, 1 to ACCEL_TENSOR_MAX_DIMS
+ * @shape: @ndims sizes, the last one varying fastest
+ *
+ * Return: 0, or as accel_tensor_check().
+ */
+static inline int accel_tensor_init(struct accel_tensor *t, struct accel_buffer *buf,
+				    uint64_t offset, enum accel_dtype dtype, uint32_t ndims,
+				    const uint64_t *shape)
+{
+	uint64_t stride = 1;
+	uint32_t i;
+
+	if (ndims < 1 || ndims > ACCEL_TENSOR_MAX_DIMS)
+		return -EINVAL;
+	t->buf = buf;
+	t->offset = offset;
+	t->dtype = dtype;
+	t->ndims = ndims;
+	for (i = ndims; i-- > 0;) {
+		t->shape[i] = shape[i];
+		t->strides[i] = stride;
+		if (shape[i] && stride > (1ull << 61) / shape[i])
+			return -EOVERFLOW;
+		stride *= shape[i] ? shape[i] : 1;
+	}
+	for (i = ndims; i < ACCEL_TENSOR_MAX_DIMS; i++) {
+		t->shape[i] = 1;
+		t->strides[i] = 1;
+	}
+	return accel_tensor_check(t);
+}
+
+/**
+ * accel_tensor_slice() - a step slice along one dimension
+ * @t: the view, changed in place
+ * @dim: the dimension
+ * @start: first index kept
+ * @len: number of indices kept (0 makes an empty view)
+ * @step: distance between kept indices, >= 1
+ *
+ * Keeps indices start, start + step, ..., start + (len - 1) * step.
+ *
+ * Return: 0; -EINVAL for a bad dimension or step, or a range outside the
+ * dimension.
+ */
+static inline int accel_tensor_slice(struct accel_tensor *t, uint32_t dim, uint64_t start,
+				     uint64_t len, uint64_t step)
+{
+	uint64_t esz = accel_dtype_size(t->dtype);
+
+	if (dim >= t->ndims || !step || !esz)
+		return -EINVAL;
+	if (len && (start >= t->shape[dim] || (len - 1) > (t->shape[dim] - 1 - start) / step))
+		return -EINVAL;
+	if (!len && start > t->shape[dim])
+		return -EINVAL;
+	if (len) {
+		t->offset += start * t->strides[dim] * esz;
+		t->strides[dim] *= step;
+	}
+	t->shape[dim] = len;
+	return 0;
+}
+
+/**
+ * accel_tensor_permute() - reorder the dimensions
+ * @t: the view, changed in place
+ * @perm: t->ndims indices: new dimension i is old dimension perm[i]
+ *
+ * Return: 0, or -EINVAL if @perm is not a permutation.
+ */
+static inline int accel_tensor_permute(struct accel_tensor *t, const uint32_t *perm)
+{
+	uint64_t shape[ACCEL_TENSOR_MAX_DIMS], strides[ACCEL_TENSOR_MAX_DIMS];
+	uint32_t seen = 0, i;
+
+	for (i = 0; i < t->ndims; i++) {
+		if (perm[i] >= t->ndims || (seen & (1u << perm[i])))
+			return -EINVAL;
+		seen |= 1u << perm[i];
+		shape[i] = t->shape[perm[i]];
+		strides[i] = t->strides[perm[i]];
+	}
+	for (i = 0; i < t->ndims; i++) {
+		t->shape[i] = shape[i];
+		t->strides[i] = strides[i];
+	}
+	return 0;
+}
+
+/**
+ * accel_tensor_transpose() - swap two dimensions
+ * @t: the view, changed in place
+ * @d0: one dimension
+ * @d1: the other
+ *
+ * Return: 0, or -EINVAL for a bad dimension.
+ */
+static inline int accel_tensor_transpose(struct accel_tensor *t, uint32_t d0, uint32_t d1)
+{
+	uint64_t x;
+
+	if (d0 >= t->ndims || d1 >= t->ndims)
+		return -EINVAL;
+	x = t->shape[d0];
+	t->shape[d0] = t->shape[d1];
+	t->shape[d1] = x;
+	x = t->strides[d0];
+	t->strides[d0] = t->strides[d1];
+	t->strides[d1] = x;
+	return 0;
+}
+
+/**
+ * accel_tensor_is_contiguous() - is the view row-major and gap-free?
+ * @t: the view
+ *
+ * Return: 1 when the last dimension has stride 1 and every other stride
+ * is the product of the shapes after it (dimensions of shape 1 are
+ * ignored), else 0.
+ */
+static inline int accel_tensor_is_contiguous(const struct accel_tensor *t)
+{
+	uint64_t expect = 1;
+	uint32_t i;
+
+	for (i = t->ndims; i-- > 0;) {
+		if (t->shape[i] == 1)
+			continue;
+		if (t->strides[i] != expect)
+			return 0;
+		expect *= t->shape[i];
+	}
+	return 1;
+}
+
+/**
+ * accel_tensor_reshape() - a new shape over a contiguous view
+ * @t: the view, contiguous (accel_tensor_is_contiguous()), changed in place
+ * @ndims: new number of dimensions
+ * @shape: the new sizes, with the same product as the old ones
+ *
+ * Return: 0; -EINVAL if @t is not contiguous, @ndims is out of range or the
+ * element count differs.
+ */
+static inline int accel_tensor_reshape(struct accel_tensor *t, uint32_t ndims,
+				       const uint64_t *shape)
+{
+	uint64_t n0 = 1, n1 = 1;
+	uint32_t i;
+
+	if (ndims < 1 || ndims > ACCEL_TENSOR_MAX_DIMS || !accel_tensor_is_contiguous(t))
+		return -EINVAL;
+	for (i = 0; i < t->ndims; i++)
+		n0 *= t->shape[i];
+	for (i = 0; i < ndims; i++) {
+		if (shape[i] && n1 > UINT64_MAX / shape[i])
+			return -EINVAL;
+		n1 *= shape[i];
+	}
+	if (n0 != n1)
+		return -EINVAL;
+	return accel_tensor_init(t, t->buf, t->offset, t->dtype, ndims, shape);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACCEL_TENSOR_H */

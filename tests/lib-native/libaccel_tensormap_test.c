@@ -1,0 +1,813 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TensorMap (lib/graph/tensormap.c) against brute-force byte sets.
+ *
+ * - layout_*: overlap and cover of random view pairs against the byte
+ *   sets enumerated element by element (exact for non-interleaved views).
+ * - oracle_*: seeded random programs (a few buffers, random views: slices,
+ *   step slices, transposes, permutes, reshapes, 1-5 dims, 4 element sizes;
+ *   random access modes; tasks completing out of order). Every argument's
+ *   dependency set is compared with two oracles: (a) a per-byte oracle (the
+ *   last writer of each byte, the readers since): no dependency it finds
+ *   may be missing; (b) an entry-level oracle with the same rules as the
+ *   map (entries retired by covering writes) on byte sets: the sets must
+ *   be equal. In the runs with interleaved views, (b) treats an
+ *   interleaved view as its byte hull, which is the documented fallback,
+ *   and the fallback counter must have moved; in the others it must not.
+ * - seed regression (i) and small hand cases of each dependency kind.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/tensormap.h"
+#include "kselftest_harness.h"
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static uint64_t rn(uint64_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+#define BUFSZ	1024			/* bytes per buffer */
+#define WORDS	(BUFSZ / 64)
+#define NBUF	3
+
+static const enum accel_dtype dtypes[4] = {
+	ACCEL_DTYPE_U8, ACCEL_DTYPE_F16, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64
+};
+
+/* a random non-interleaved view: a row-major tensor, then slices and permutes */
+static void gen_view(struct accel_tensor *t, struct accel_buffer *buf, uint64_t size)
+{
+	uint64_t shape[ACCEL_TENSOR_MAX_DIMS], esz, rem, prod = 1, off, perm_n;
+	uint32_t nd = 1 + (uint32_t)rn(5), i, ops;
+	enum accel_dtype dt = dtypes[rn(4)];
+
+	esz = accel_dtype_size(dt);
+	rem = size / esz;
+	for (i = 0; i < nd; i++) {
+		uint64_t m = rem < 9 ? rem : 9;
+
+		shape[i] = 1 + rn(m ? m : 1);
+		if (i == nd - 1 && rem > 1 && rn(2))
+			shape[i] = 1 + rn(rem);	/* a long row now and then */
+		rem /= shape[i];
+		if (!rem)
+			rem = 1;
+		prod *= shape[i];
+	}
+	while (prod * esz > size) {	/* cannot happen often; shrink */
+		prod /= shape[0];
+		shape[0] = 1;
+	}
+	off = rn(size - prod * esz + 1);
+	if (accel_tensor_init(t, buf, off, dt, nd, shape))
+		abort();
+	ops = (uint32_t)rn(4);
+	while (ops--) {
+		uint32_t d = (uint32_t)rn(t->ndims), perm[ACCEL_TENSOR_MAX_DIMS], j;
+		uint64_t n = t->shape[d], start, len, step;
+
+		switch (rn(4)) {
+		case 0:
+		case 1:
+			if (!n)
+				break;
+			step = 1 + (rn(3) ? 0 : rn(3));
+			start = rn(n);
+			len = 1 + rn((n - 1 - start) / step + 1);
+			if (accel_tensor_slice(t, d, start, len, step))
+				abort();
+			break;
+		case 2:
+			if (accel_tensor_transpose(t, d, (uint32_t)rn(t->ndims)))
+				abort();
+			break;
+		default:
+			perm_n = t->ndims;
+			for (j = 0; j < perm_n; j++)
+				perm[j] = j;
+			for (j = (uint32_t)perm_n; j > 1; j--) {
+				uint32_t k = (uint32_t)rn(j), x = perm[j - 1];
+
+				perm[j - 1] = perm[k];
+				perm[k] = x;
+			}
+			if (accel_tensor_permute(t, perm))
+				abort();
+			break;
+		}
+	}
+	if (accel_tensor_is_contiguous(t) && rn(4) == 0) {
+		uint64_t total = 1, ns[2];
+
+		for (i = 0; i < t->ndims; i++)
+			total *= t->shape[i];
+		if (total % 2 == 0) {
+			ns[0] = 2;
+			ns[1] = total / 2;
+			if (accel_tensor_reshape(t, 2, ns))
+				abort();
+		}
+	}
+}
+
+/* any strides, interleaving or not, inside the buffer */
+static void gen_any_view(struct accel_tensor *t, struct accel_buffer *buf, uint64_t size)
+{
+	enum accel_dtype dt = dtypes[rn(4)];
+	uint64_t esz = accel_dtype_size(dt), last;
+	uint32_t i;
+
+	for (;;) {
+		t->buf = buf;
+		t->dtype = dt;
+		t->ndims = 1 + (uint32_t)rn(3);
+		last = 0;
+		for (i = 0; i < t->ndims; i++) {
+			t->shape[i] = 1 + rn(5);
+			t->strides[i] = 1 + rn(9);
+			last += (t->shape[i] - 1) * t->strides[i];
+		}
+		if ((last + 1) * esz <= size)
+			break;
+	}
+	t->offset = rn(size - (last + 1) * esz + 1);
+}
+
+static void bs_clear(uint64_t *b)
+{
+	memset(b, 0, WORDS * 8);
+}
+
+static void bs_range(uint64_t *b, uint64_t lo, uint64_t hi)
+{
+	for (; lo < hi; lo++)
+		b[lo / 64] |= 1ull << (lo % 64);
+}
+
+/* the bytes of a view */
+static void bs_view(uint64_t *b, const struct accel_tensor *t)
+{
+	uint64_t idx[ACCEL_TENSOR_MAX_DIMS] = { 0 }, esz = accel_dtype_size(t->dtype), a;
+	uint32_t i;
+
+	bs_clear(b);
+	for (i = 0; i < t->ndims; i++)
+		if (!t->shape[i])
+			return;
+	for (;;) {
+		a = t->offset;
+		for (i = 0; i < t->ndims; i++)
+			a += idx[i] * t->strides[i] * esz;
+		bs_range(b, a, a + esz);
+		for (i = t->ndims; i-- > 0;) {
+			if (++idx[i] < t->shape[i])
+				break;
+			idx[i] = 0;
+		}
+		if (i == UINT32_MAX)
+			return;
+	}
+}
+
+static int bs_meet(const uint64_t *a, const uint64_t *b)
+{
+	int i;
+
+	for (i = 0; i < WORDS; i++)
+		if (a[i] & b[i])
+			return 1;
+	return 0;
+}
+
+static int bs_sub(const uint64_t *a, const uint64_t *b)	/* a inside b */
+{
+	int i;
+
+	for (i = 0; i < WORDS; i++)
+		if (a[i] & ~b[i])
+			return 0;
+	return 1;
+}
+
+static int bs_empty(const uint64_t *a)
+{
+	int i;
+
+	for (i = 0; i < WORDS; i++)
+		if (a[i])
+			return 0;
+	return 1;
+}
+
+/* ---- layouts against byte sets ---- */
+
+static void dump(const struct tm_layout *l)
+{
+	uint32_t k;
+
+	fprintf(stderr, "# layout lo %lld hi %lld run %lld il %d:", (long long)l->lo,
+		(long long)l->hi, (long long)l->run, l->interleaved);
+	for (k = 0; k < l->nd; k++)
+		fprintf(stderr, " (%lld x %lld)", (long long)l->count[k], (long long)l->stride[k]);
+	fprintf(stderr, "\n");
+}
+
+static void layout_pairs(struct __test_metadata *_metadata, uint64_t seed, int any)
+{
+	uint64_t ba[WORDS], bb[WORDS];
+	struct tm_layout la, lb;
+	struct accel_tensor a, b;
+	int i, fb, r, exact = 0, cov = 0, ovl = 0;
+
+	rng_state = seed;
+	for (i = 0; i < 200000; i++) {
+		if (any) {
+			gen_any_view(&a, NULL, BUFSZ);
+			gen_any_view(&b, NULL, BUFSZ);
+		} else {
+			gen_view(&a, NULL, BUFSZ / 4 + rn(3 * BUFSZ / 4));
+			gen_view(&b, NULL, BUFSZ / 4 + rn(3 * BUFSZ / 4));
+			if (rn(3) == 0)
+				b = a, b.offset = a.offset + rn(16);	/* same strides */
+		}
+		ASSERT_EQ(0, tm_layout_make(&a, &la));
+		if (tm_layout_make(&b, &lb))
+			continue;
+		bs_view(ba, &a);
+		if (lb.hi > BUFSZ)
+			continue;
+		bs_view(bb, &b);
+		if (!any)
+			ASSERT_FALSE(la.interleaved || lb.interleaved);
+		fb = 0;
+		r = tm_layout_overlap(&la, &lb, &fb);
+		if (la.interleaved || lb.interleaved) {
+			/* conservative: never "no" when they meet */
+			if (bs_meet(ba, bb))
+				ASSERT_EQ(1, r);
+			if (r && !bs_meet(ba, bb))
+				ASSERT_EQ(1, fb);
+		} else {
+			exact++;
+			ASSERT_EQ(bs_meet(ba, bb), r) {
+				TH_LOG("seed %llu pair %d", (unsigned long long)seed, i);
+			}
+			ASSERT_EQ(0, fb);
+			ovl += r;
+		}
+		fb = 0;
+		r = tm_layout_covers(&la, &lb, &fb);
+		if (r) {
+			ASSERT_TRUE(bs_sub(bb, ba)) {	/* never a false "covers" */
+				dump(&la);
+				dump(&lb);
+			}
+		}
+		if (!la.interleaved && !lb.interleaved) {
+			ASSERT_EQ(bs_sub(bb, ba), r) {
+				TH_LOG("cover seed %llu pair %d", (unsigned long long)seed, i);
+			}
+			ASSERT_EQ(0, fb);
+			cov += r;
+		}
+		fb = 0;
+		r = tm_layout_covers(&lb, &la, &fb);
+		if (r) {
+			ASSERT_TRUE(bs_sub(ba, bb)) {
+				dump(&la);
+				dump(&lb);
+			}
+		}
+		if (!la.interleaved && !lb.interleaved)
+			ASSERT_EQ(bs_sub(ba, bb), r);
+	}
+	TH_LOG("%d exact pairs, %d overlapping, %d covering", exact, ovl, cov);
+	ASSERT_GT(ovl, 1000);
+	ASSERT_GT(cov, 100);
+}
+
+TEST(layout_exact)
+{
+	layout_pairs(_metadata, 0x1234567ull, 0);
+}
+
+TEST(layout_any_strides)
+{
+	layout_pairs(_metadata, 0x7654321ull, 1);
+}
+
+/* ---- random programs against the oracles ---- */
+
+#define MAXARGS	3
+#define MAXRD	64
+
+struct oentry {
+	uint64_t task;
+	int write;
+	uint64_t bytes[WORDS];		/* true bytes */
+	uint64_t seen[WORDS];		/* bytes as the map sees them (hull if interleaved) */
+};
+
+struct obyte {
+	int64_t writer;
+	uint32_t nrd;
+	uint64_t rd[MAXRD];
+};
+
+struct prog {
+	uint8_t *done;			/* per task: completed */
+	uint64_t *inflight;
+	uint32_t ninflight;
+	struct oentry *ent[NBUF];
+	uint32_t nent[NBUF], capent[NBUF];
+	struct obyte bytes[NBUF][BUFSZ];
+	/* one lookup's reports */
+	uint64_t got[3][4096];
+	uint32_t ngot[3];
+};
+
+static int prog_complete(void *arg, uint64_t task)
+{
+	return ((struct prog *)arg)->done[task];
+}
+
+static void collect(void *arg, uint64_t task, enum tm_dep_kind kind)
+{
+	struct prog *p = arg;
+
+	if (p->ngot[kind] < 4096)
+		p->got[kind][p->ngot[kind]++] = task;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint32_t uniq(uint64_t *v, uint32_t n)
+{
+	uint32_t i, m = 0;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (i = 0; i < n; i++)
+		if (!m || v[m - 1] != v[i])
+			v[m++] = v[i];
+	return m;
+}
+
+static int has(const uint64_t *v, uint32_t n, uint64_t x)
+{
+	return bsearch(&x, v, n, sizeof(x), cmp_u64) != NULL;
+}
+
+struct arg {
+	struct accel_tensor t;
+	enum accel_access acc;
+	uint32_t buf;
+	int interleaved;
+	uint64_t bytes[WORDS], seen[WORDS];
+};
+
+static void run_program(struct __test_metadata *_metadata, uint64_t seed, uint32_t ntasks,
+			uint32_t window, int any_views)
+{
+	struct prog *p = calloc(1, sizeof(*p));
+	struct accel_buffer *bufs[NBUF];
+	struct tensormap *tm;
+	struct tm_stats st;
+	uint64_t task, fb_before, extras = 0, checked = 0, deps_total = 0;
+	uint32_t i, j, b, k, nargs;
+	struct arg args[MAXARGS];
+
+	ASSERT_NE(NULL, p);
+	rng_state = seed;
+	p->done = calloc(ntasks, 1);
+	p->inflight = calloc(ntasks, sizeof(uint64_t));
+	ASSERT_NE(NULL, p->done);
+	ASSERT_NE(NULL, p->inflight);
+	for (b = 0; b < NBUF; b++) {
+		bufs[b] = (struct accel_buffer *)(uintptr_t)(0x1000 * (b + 1));
+		for (i = 0; i < BUFSZ; i++)
+			p->bytes[b][i].writer = -1;
+	}
+	ASSERT_EQ(0, tm_create(prog_complete, p, &tm));
+
+	for (task = 0; task < ntasks; task++) {
+		/* out-of-order completion, at most @window in flight */
+		while (p->ninflight > window || (p->ninflight && rn(3) == 0)) {
+			k = (uint32_t)rn(p->ninflight);
+			p->done[p->inflight[k]] = 1;
+			p->inflight[k] = p->inflight[--p->ninflight];
+		}
+		nargs = 1 + (uint32_t)rn(MAXARGS);
+		for (j = 0; j < nargs; j++) {
+			struct arg *a = &args[j];
+			struct tm_layout l;
+
+			a->buf = (uint32_t)rn(NBUF);
+			if (any_views && rn(4) == 0)
+				gen_any_view(&a->t, bufs[a->buf], BUFSZ);
+			else
+				gen_view(&a->t, bufs[a->buf], BUFSZ);
+			a->acc = (enum accel_access)rn(4);
+			ASSERT_EQ(0, tm_layout_make(&a->t, &l));
+			a->interleaved = l.interleaved;
+			bs_view(a->bytes, &a->t);
+			if (l.interleaved) {
+				bs_clear(a->seen);
+				bs_range(a->seen, l.lo, l.hi);
+			} else {
+				memcpy(a->seen, a->bytes, sizeof(a->seen));
+			}
+		}
+		/* dependencies of every argument against the state before the task */
+		for (j = 0; j < nargs; j++) {
+			struct arg *a = &args[j];
+			uint64_t want[3][1024];
+			uint32_t nwant[3] = { 0 }, kind, x;
+			int w = a->acc != ACCEL_INPUT;
+			int ret;
+
+			memset(p->ngot, 0, sizeof(p->ngot));
+			tm_get_stats(tm, &st);
+			fb_before = st.fallbacks;
+			ret = tm_deps(tm, &a->t, a->acc, task, collect, p);
+			ASSERT_LE(0, ret);
+			deps_total += ret;
+			for (kind = 0; kind < 3; kind++)
+				p->ngot[kind] = uniq(p->got[kind], p->ngot[kind]);
+			/* RAW and WAW are one class (dependencies on writers) */
+			for (x = 0; x < p->ngot[TM_DEP_WAW]; x++)
+				p->got[TM_DEP_RAW][p->ngot[TM_DEP_RAW]++] = p->got[TM_DEP_WAW][x];
+			p->ngot[TM_DEP_RAW] = uniq(p->got[TM_DEP_RAW], p->ngot[TM_DEP_RAW]);
+			if (a->acc == ACCEL_INPUT || a->acc == ACCEL_INOUT) {
+				ASSERT_EQ(0, p->ngot[TM_DEP_WAW]);
+			} else {
+				ASSERT_EQ(p->ngot[TM_DEP_RAW], p->ngot[TM_DEP_WAW]);
+			}
+			if (!w)
+				ASSERT_EQ(0, p->ngot[TM_DEP_WAR]);
+
+			/* (b) the entry-level oracle: equal sets */
+			for (x = 0; x < p->nent[a->buf]; x++) {
+				struct oentry *e = &p->ent[a->buf][x];
+
+				if (p->done[e->task] || e->task == task)
+					continue;
+				if (!e->write && !w)
+					continue;
+				if (!bs_meet(e->seen, a->seen))
+					continue;
+				kind = e->write ? TM_DEP_RAW : TM_DEP_WAR;
+				want[kind][nwant[kind]++] = e->task;
+			}
+			for (kind = 0; kind < 2; kind++) {
+				nwant[kind] = uniq(want[kind], nwant[kind]);
+				ASSERT_EQ(nwant[kind], p->ngot[kind]) {
+					TH_LOG("seed %llu task %llu arg %u kind %u",
+					       (unsigned long long)seed, (unsigned long long)task, j,
+					       kind);
+				}
+				ASSERT_EQ(0, memcmp(want[kind], p->got[kind],
+						    nwant[kind] * sizeof(uint64_t)));
+			}
+			/* (a) the per-byte oracle: nothing missing */
+			for (i = 0; i < BUFSZ; i++) {
+				struct obyte *ob = &p->bytes[a->buf][i];
+
+				if (!(a->bytes[i / 64] & (1ull << (i % 64))))
+					continue;
+				if (ob->writer >= 0 && !p->done[ob->writer] &&
+				    (uint64_t)ob->writer != task)
+					ASSERT_TRUE(has(p->got[TM_DEP_RAW], p->ngot[TM_DEP_RAW],
+							(uint64_t)ob->writer));
+				if (!w)
+					continue;
+				for (x = 0; x < ob->nrd; x++)
+					if (!p->done[ob->rd[x]] && ob->rd[x] != task)
+						ASSERT_TRUE(has(p->got[TM_DEP_WAR],
+								p->ngot[TM_DEP_WAR], ob->rd[x]));
+			}
+			checked++;
+			tm_get_stats(tm, &st);
+			/* an interleaved view is the only source of fallbacks */
+			if (st.fallbacks != fb_before)
+				extras++;
+		}
+		/* register: reads first, then writes (map and oracles alike) */
+		for (k = 0; k < 2; k++) {
+			for (j = 0; j < nargs; j++) {
+				struct arg *a = &args[j];
+				int w = a->acc != ACCEL_INPUT;
+				struct oentry *e;
+
+				if (w != (int)k)
+					continue;
+				ASSERT_EQ(0, tm_insert(tm, &a->t, a->acc, task));
+				if (bs_empty(a->bytes))
+					continue;
+				/* entry oracle: drop completed, retire covered */
+				for (i = 0; i < p->nent[a->buf];) {
+					e = &p->ent[a->buf][i];
+					if (p->done[e->task] ||
+					    (w && !a->interleaved && bs_sub(e->seen, a->bytes)))
+						*e = p->ent[a->buf][--p->nent[a->buf]];
+					else
+						i++;
+				}
+				if (p->nent[a->buf] == p->capent[a->buf]) {
+					p->capent[a->buf] = p->capent[a->buf] * 2 + 16;
+					p->ent[a->buf] = realloc(p->ent[a->buf], p->capent[a->buf] *
+								 sizeof(struct oentry));
+					ASSERT_NE(NULL, p->ent[a->buf]);
+				}
+				e = &p->ent[a->buf][p->nent[a->buf]++];
+				e->task = task;
+				e->write = w;
+				memcpy(e->bytes, a->bytes, sizeof(e->bytes));
+				memcpy(e->seen, a->seen, sizeof(e->seen));
+				/* byte oracle */
+				for (i = 0; i < BUFSZ; i++) {
+					struct obyte *ob = &p->bytes[a->buf][i];
+					uint32_t x, m = 0;
+
+					if (!(a->bytes[i / 64] & (1ull << (i % 64))))
+						continue;
+					if (w) {
+						ob->writer = (int64_t)task;
+						ob->nrd = 0;
+						continue;
+					}
+					for (x = 0; x < ob->nrd; x++)	/* prune completed */
+						if (!p->done[ob->rd[x]])
+							ob->rd[m++] = ob->rd[x];
+					ob->nrd = m;
+					ASSERT_LT(ob->nrd, MAXRD);
+					ob->rd[ob->nrd++] = task;
+				}
+			}
+		}
+		p->inflight[p->ninflight++] = task;
+	}
+	tm_get_stats(tm, &st);
+	TH_LOG("seed %llu: %llu tasks, %llu lookups, deps RAW %llu WAR %llu WAW %llu, "
+	       "fallbacks %llu (in %llu lookups), retired %llu, dropped %llu, live %llu (max %llu)",
+	       (unsigned long long)seed, (unsigned long long)ntasks,
+	       (unsigned long long)st.lookups, (unsigned long long)st.deps[TM_DEP_RAW],
+	       (unsigned long long)st.deps[TM_DEP_WAR], (unsigned long long)st.deps[TM_DEP_WAW],
+	       (unsigned long long)st.fallbacks, (unsigned long long)extras,
+	       (unsigned long long)st.retired, (unsigned long long)st.dropped,
+	       (unsigned long long)st.live_entries, (unsigned long long)st.max_live_entries);
+	ASSERT_EQ(checked, st.lookups);
+	ASSERT_GT(deps_total, ntasks / 2);
+	if (any_views) {
+		ASSERT_GT(st.fallbacks, 0);
+	} else {
+		ASSERT_EQ(0, st.fallbacks);
+	}
+	/* memory bounded by work in flight: 3 args per task, lazy drop at 2x */
+	ASSERT_LE(st.max_live_entries, 2 * (uint64_t)(window + 2) * MAXARGS + 256);
+	tm_destroy(tm);
+	for (b = 0; b < NBUF; b++)
+		free(p->ent[b]);
+	free(p->done);
+	free(p->inflight);
+	free(p);
+}
+
+TEST(oracle_short)
+{
+	run_program(_metadata, 1, 5000, 16, 0);
+	run_program(_metadata, 2, 5000, 200, 0);
+}
+
+TEST(oracle_interleaved)
+{
+	run_program(_metadata, 3, 10000, 48, 1);
+}
+
+/* 10^5 tasks, several seeds and windows */
+TEST(oracle_long)
+{
+	run_program(_metadata, 0xdeadbeefull, 40000, 32, 0);
+	run_program(_metadata, 0x5eed0001ull, 40000, 256, 0);
+	run_program(_metadata, 0x5eed0002ull, 20000, 64, 1);
+}
+
+/* ---- hand cases ---- */
+
+struct rec {
+	uint64_t task[256];
+	enum tm_dep_kind kind[256];
+	uint32_t n;
+};
+
+static void rec_fn(void *arg, uint64_t task, enum tm_dep_kind kind)
+{
+	struct rec *r = arg;
+
+	if (r->n < 256) {
+		r->task[r->n] = task;
+		r->kind[r->n++] = kind;
+	}
+}
+
+/*
+ * Seed regression (i), multi-producer fan-in: 100 tasks write disjoint
+ * [16, 256] slices of a [16, 25600] f32 tile, then 64 tasks read the whole
+ * tile. Each reader must depend on all 100 writers. A lookup that returns a
+ * single predecessor (the newest overlapping writer, as in seed 000's
+ * MapEntry::lookup) gives each reader one dependency (writer 99) and lets it
+ * run before writers 0..98 finished; a bounded result array (16 slots, as
+ * in the runtime's first TensorMap) drops 84 of them. Neither passes the
+ * count and the set checked here.
+ */
+TEST(seed_fanin)
+{
+	struct accel_buffer *buf = (struct accel_buffer *)(uintptr_t)0x4000;
+	uint64_t shape[2] = { 16, 25600 };
+	struct accel_tensor tile, part;
+	struct tensormap *tm;
+	uint8_t seen[100];
+	struct rec r;
+	uint32_t i, k;
+
+	ASSERT_EQ(0, tm_create(NULL, NULL, &tm));
+	ASSERT_EQ(0, accel_tensor_init(&tile, buf, 0, ACCEL_DTYPE_F32, 2, shape));
+	for (i = 0; i < 100; i++) {
+		part = tile;
+		ASSERT_EQ(0, accel_tensor_slice(&part, 1, i * 256, 256, 1));
+		r.n = 0;
+		ASSERT_EQ(0, tm_deps(tm, &part, ACCEL_OUTPUT, i, rec_fn, &r));
+		ASSERT_EQ(0, tm_insert(tm, &part, ACCEL_OUTPUT, i));
+	}
+	for (k = 0; k < 64; k++) {
+		r.n = 0;
+		ASSERT_EQ(100, tm_deps(tm, &tile, ACCEL_INPUT, 100 + k, rec_fn, &r));
+		memset(seen, 0, sizeof(seen));
+		for (i = 0; i < r.n; i++) {
+			ASSERT_EQ(TM_DEP_RAW, r.kind[i]);
+			ASSERT_LT(r.task[i], 100);
+			seen[r.task[i]]++;
+		}
+		for (i = 0; i < 100; i++)
+			ASSERT_EQ(1, seen[i]);
+		ASSERT_EQ(0, tm_insert(tm, &tile, ACCEL_INPUT, 100 + k));
+	}
+	/* a writer of the whole tile: WAR on the 64 readers, WAW on the 100 */
+	r.n = 0;
+	ASSERT_EQ(164, tm_deps(tm, &tile, ACCEL_OUTPUT, 200, rec_fn, &r));
+	ASSERT_EQ(0, tm_insert(tm, &tile, ACCEL_OUTPUT, 200));
+	/* it covers everything: one entry left, the next reader sees only it */
+	r.n = 0;
+	ASSERT_EQ(1, tm_deps(tm, &tile, ACCEL_INPUT, 201, rec_fn, &r));
+	ASSERT_EQ(200, r.task[0]);
+	tm_destroy(tm);
+}
+
+/*
+ * WAR is tracked: W0 inout, R0 input, W1 inout (the runtime bug where the
+ * missing R0 -> W1 edge let W1 overwrite what R0 had not read yet).
+ */
+TEST(war_chain)
+{
+	struct accel_buffer *buf = (struct accel_buffer *)(uintptr_t)0x5000;
+	uint64_t shape[1] = { 64 };
+	struct accel_tensor x, half;
+	struct tensormap *tm;
+	struct rec r;
+
+	ASSERT_EQ(0, tm_create(NULL, NULL, &tm));
+	ASSERT_EQ(0, accel_tensor_init(&x, buf, 0, ACCEL_DTYPE_F32, 1, shape));
+	ASSERT_EQ(0, tm_insert(tm, &x, ACCEL_INOUT, 0));
+	r.n = 0;
+	ASSERT_EQ(1, tm_deps(tm, &x, ACCEL_INPUT, 1, rec_fn, &r));
+	ASSERT_EQ(TM_DEP_RAW, r.kind[0]);
+	ASSERT_EQ(0, tm_insert(tm, &x, ACCEL_INPUT, 1));
+	r.n = 0;
+	ASSERT_EQ(2, tm_deps(tm, &x, ACCEL_INOUT, 2, rec_fn, &r));
+	ASSERT_TRUE((r.task[0] == 0 && r.kind[0] == TM_DEP_RAW && r.task[1] == 1 &&
+		     r.kind[1] == TM_DEP_WAR) ||
+		    (r.task[1] == 0 && r.kind[1] == TM_DEP_RAW && r.task[0] == 1 &&
+		     r.kind[0] == TM_DEP_WAR));
+	ASSERT_EQ(0, tm_insert(tm, &x, ACCEL_INOUT, 2));
+	/* a partial write does not retire; a step slice of the other half is disjoint */
+	half = x;
+	ASSERT_EQ(0, accel_tensor_slice(&half, 0, 0, 32, 2));	/* even elements */
+	ASSERT_EQ(0, tm_insert(tm, &half, ACCEL_OUTPUT, 3));
+	half = x;
+	ASSERT_EQ(0, accel_tensor_slice(&half, 0, 1, 32, 2));	/* odd elements */
+	r.n = 0;
+	ASSERT_EQ(1, tm_deps(tm, &half, ACCEL_INPUT, 4, rec_fn, &r));
+	ASSERT_EQ(2, r.task[0]);
+	tm_destroy(tm);
+}
+
+static int done_below(void *arg, uint64_t task)
+{
+	return task < *(uint64_t *)arg;
+}
+
+/* entries of completed tasks go, the buffer index can be dropped */
+TEST(reclaim_and_forget)
+{
+	struct accel_buffer *buf = (struct accel_buffer *)(uintptr_t)0x6000;
+	uint64_t shape[1] = { 4096 }, frontier = 0, t;
+	struct accel_tensor x, s;
+	struct tensormap *tm;
+	struct tm_stats st;
+	struct rec r;
+
+	ASSERT_EQ(0, tm_create(done_below, &frontier, &tm));
+	ASSERT_EQ(0, accel_tensor_init(&x, buf, 0, ACCEL_DTYPE_U8, 1, shape));
+	for (t = 0; t < 100000; t++) {
+		s = x;
+		ASSERT_EQ(0, accel_tensor_slice(&s, 0, (t * 7) % 4000, 50, 1));
+		ASSERT_EQ(0, tm_insert(tm, &s, (t & 1) ? ACCEL_INPUT : ACCEL_OUTPUT, t));
+		if (t >= 100)
+			frontier = t - 100;
+	}
+	tm_get_stats(tm, &st);
+	ASSERT_LE(st.max_live_entries, 400);
+	tm_reclaim(tm);
+	tm_get_stats(tm, &st);
+	ASSERT_LE(st.live_entries, 101);
+	ASSERT_EQ(1, st.buffers);
+	tm_forget_buffer(tm, buf);
+	tm_get_stats(tm, &st);
+	ASSERT_EQ(0, st.live_entries);
+	ASSERT_EQ(0, st.buffers);
+	r.n = 0;
+	ASSERT_EQ(0, tm_deps(tm, &x, ACCEL_INOUT, t, rec_fn, &r));
+	tm_destroy(tm);
+}
+
+/* many buffers: the per-buffer table grows and shrinks */
+TEST(many_buffers)
+{
+	uint64_t shape[1] = { 16 };
+	struct accel_tensor x;
+	struct tensormap *tm;
+	struct tm_stats st;
+	struct rec r;
+	uintptr_t b;
+
+	ASSERT_EQ(0, tm_create(NULL, NULL, &tm));
+	for (b = 1; b <= 1000; b++) {
+		ASSERT_EQ(0, accel_tensor_init(&x, (struct accel_buffer *)(b * 64), 0,
+					       ACCEL_DTYPE_U8, 1, shape));
+		ASSERT_EQ(0, tm_insert(tm, &x, ACCEL_OUTPUT, b));
+	}
+	for (b = 1; b <= 1000; b += 2)
+		tm_forget_buffer(tm, (struct accel_buffer *)(b * 64));
+	tm_get_stats(tm, &st);
+	ASSERT_EQ(500, st.buffers);
+	ASSERT_EQ(500, st.live_entries);
+	for (b = 1; b <= 1000; b++) {
+		ASSERT_EQ(0, accel_tensor_init(&x, (struct accel_buffer *)(b * 64), 0,
+					       ACCEL_DTYPE_U8, 1, shape));
+		r.n = 0;
+		ASSERT_EQ(b % 2 ? 0 : 1, tm_deps(tm, &x, ACCEL_INPUT, 5000, rec_fn, &r));
+		if (!(b % 2))
+			ASSERT_EQ(b, r.task[0]);
+	}
+	tm_destroy(tm);
+}
+
+TEST(bad_views)
+{
+	struct accel_tensor x = { .buf = NULL, .dtype = ACCEL_DTYPE_F32, .ndims = 1,
+				  .shape = { 4 }, .strides = { 0 } };
+	struct tensormap *tm;
+
+	ASSERT_EQ(0, tm_create(NULL, NULL, &tm));
+	ASSERT_EQ(-EINVAL, tm_insert(tm, &x, ACCEL_OUTPUT, 1));
+	x.strides[0] = 1;
+	x.ndims = 6;
+	ASSERT_EQ(-EINVAL, tm_deps(tm, &x, ACCEL_INPUT, 1, rec_fn, NULL));
+	x.ndims = 1;
+	x.shape[0] = 1ull << 62;
+	ASSERT_EQ(-EOVERFLOW, tm_insert(tm, &x, ACCEL_OUTPUT, 1));
+	x.shape[0] = 0;		/* empty: nothing to depend on, nothing registered */
+	ASSERT_EQ(0, tm_insert(tm, &x, ACCEL_OUTPUT, 1));
+	tm_destroy(tm);
+}
+
+TEST_HARNESS_MAIN
