@@ -2,20 +2,21 @@
 #
 # vaccel + libaccel top-level build.
 #
-#   make          build the module, the library, the tools and the tests
+#   make          build the module, libaccel, its tools and examples, and the tests
 #   make run      the main job: build, boot the test VM, load the module,
-#                 show the devices (accel-info), run the libaccel examples,
-#                 print the benchmark tables (accel-bench: the library's
-#                 submission path; vaccel-bench: latency, packet rate, copy
-#                 bandwidth of the device)
-#   make check    all tests: host tests, DKMS build, kselftests in the VM
+#                 accel-info, the libaccel examples, accel-bench (library)
+#                 and vaccel-bench (raw uAPI)
+#   make check    all tests: host and library tests, fuzzing, DKMS build,
+#                 the install test, kselftests and library tests in the VM
 #   make check-debug  host tests, and the kselftests on a debug kernel
 #                 (KASAN, lockdep, kmemleak, debugobjects) built from source
 #   make lint     checkpatch --strict and sparse (C=2, W=1) on the module
-#   make bench    the submission/copy benchmark, in the VM
+#   make bench    the raw-uAPI submission/copy benchmark, in the VM
 #   make deps     install the Debian packages everything needs
-#   make install  install the module (modules_install, depmod) and the udev
-#                 rule giving group "render" the device nodes
+#   make install  install the module (modules_install, depmod), the udev
+#                 rule giving group "render" the device nodes, and libaccel
+#                 with its headers, libaccel.pc and tools (PREFIX, DESTDIR);
+#                 make install-lib installs the library part alone
 #
 # KDIR=<kernel build tree> selects the target kernel; by default the newest
 # installed kernel >= 6.12 that has headers (tools/kernel-version).
