@@ -178,16 +178,19 @@ void tp_mark_gone(struct acc_tp *tp)
 	pthread_mutex_unlock(&tp->map_lock);
 }
 
-static int tp_ioctl(struct acc_tp *tp, unsigned long request, void *arg)
+/* the result of a call on the device: -ENODEV means it was removed */
+static int tp_result(struct acc_tp *tp, int ret)
 {
-	int ret;
-
-	if (tp_is_gone(tp))
-		return -ENODEV;
-	ret = tp->ops->ioctl(tp->fd, request, arg);
 	if (ret == -ENODEV)
 		tp_mark_gone(tp);
 	return ret;
+}
+
+static int tp_ioctl(struct acc_tp *tp, unsigned long request, void *arg)
+{
+	if (tp_is_gone(tp))
+		return -ENODEV;
+	return tp_result(tp, tp->ops->ioctl(tp->fd, request, arg));
 }
 
 int tp_get_param(struct acc_tp *tp, uint32_t param, uint64_t *value)
@@ -274,9 +277,7 @@ int tp_wait_signals(struct acc_tp *tp, struct drm_vaccel_signal_cond *conds, uin
 	if (tp_is_gone(tp))
 		return -ENODEV;
 	/* not drmIoctl(): -EINTR must reach the caller's restart loop */
-	ret = ioctl(tp->fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w) ? -errno : 0;
-	if (ret == -ENODEV)
-		tp_mark_gone(tp);
+	ret = tp_result(tp, ioctl(tp->fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w) ? -errno : 0);
 	if (!ret && first)
 		*first = w.first;
 	return ret;
@@ -341,26 +342,16 @@ void tp_munmap(struct acc_tp *tp, void *addr, size_t len)
 
 int tp_export(struct acc_tp *tp, uint32_t handle, int writable, int *dmabuf)
 {
-	int ret;
-
 	if (tp_is_gone(tp))
 		return -ENODEV;
-	ret = tp->ops->prime_export(tp->fd, handle, writable, dmabuf);
-	if (ret == -ENODEV)
-		tp_mark_gone(tp);
-	return ret;
+	return tp_result(tp, tp->ops->prime_export(tp->fd, handle, writable, dmabuf));
 }
 
 int tp_import(struct acc_tp *tp, int dmabuf, uint32_t *handle)
 {
-	int ret;
-
 	if (tp_is_gone(tp))
 		return -ENODEV;
-	ret = tp->ops->prime_import(tp->fd, dmabuf, handle);
-	if (ret == -ENODEV)
-		tp_mark_gone(tp);
-	return ret;
+	return tp_result(tp, tp->ops->prime_import(tp->fd, dmabuf, handle));
 }
 
 int tp_dmabuf_read_only(struct acc_tp *tp, int dmabuf)

@@ -14,14 +14,21 @@
 
 #include "heap.h"
 
+/* what keeps a block live: a count of each */
+enum gref {
+	REF_HELD,			/* the program (1 until gheap_release()) */
+	REF_UNSUBMITTED,		/* tasks that retain it, not yet submitted */
+	REF_INFLIGHT,			/* submitted tasks, not yet completed */
+	NR_REFS,
+	REF_NONE = NR_REFS,		/* move_ref(): the reference goes away */
+};
+
 struct gblock {
 	uint64_t start, end;		/* positions: end - start = padding + size */
 	uint64_t size;
 	uint64_t owner;
 	uint64_t last_task;		/* last task retained while unsubmitted */
-	uint32_t unsubmitted;
-	uint32_t inflight;
-	uint8_t held;
+	uint32_t refs[NR_REFS];
 };
 
 struct gheap {
@@ -93,7 +100,7 @@ static inline struct gblock *blk(const struct gheap *h, uint64_t id)
 
 static inline int is_free(const struct gblock *b)
 {
-	return !b->held && !b->unsubmitted && !b->inflight;
+	return !b->refs[REF_HELD] && !b->refs[REF_UNSUBMITTED] && !b->refs[REF_INFLIGHT];
 }
 
 /* the tail passes every free block it reaches */
@@ -138,17 +145,17 @@ static int diagnose(const struct gheap *h, uint64_t size, uint64_t align,
 
 	for (id = h->tail_id; id < h->head_id; id++) {
 		b = blk(h, id);
-		if (b->held || b->unsubmitted) {
+		if (b->refs[REF_HELD] || b->refs[REF_UNSUBMITTED]) {
 			if (rep) {
 				rep->block = id;
 				rep->offset = b->start % h->capacity;
 				rep->size = b->size;
 				rep->owner = b->owner;
-				rep->reason = b->held ? GHEAP_HELD_BY_PROGRAM :
+				rep->reason = b->refs[REF_HELD] ? GHEAP_HELD_BY_PROGRAM :
 					      GHEAP_HELD_BY_UNSUBMITTED;
-				rep->task = b->unsubmitted ? b->last_task : 0;
-				rep->unsubmitted = b->unsubmitted;
-				rep->inflight = b->inflight;
+				rep->task = b->refs[REF_UNSUBMITTED] ? b->last_task : 0;
+				rep->unsubmitted = b->refs[REF_UNSUBMITTED];
+				rep->inflight = b->refs[REF_INFLIGHT];
 				rep->need = size;
 			}
 			return -EDEADLK;
@@ -188,14 +195,9 @@ int gheap_alloc(struct gheap *h, uint64_t size, uint64_t align, uint64_t owner,
 			return ret;
 	}
 	b = blk(h, h->head_id);
-	b->start = s;
-	b->end = e;
-	b->size = size;
-	b->owner = owner;
-	b->last_task = 0;
-	b->unsubmitted = 0;
-	b->inflight = 0;
-	b->held = 1;
+	*b = (struct gblock){
+		.start = s, .end = e, .size = size, .owner = owner, .refs[REF_HELD] = 1,
+	};
 	*block = h->head_id++;
 	*offset = s % h->capacity;
 	h->head_pos = e;
@@ -220,60 +222,50 @@ int gheap_retain(struct gheap *h, uint64_t block, uint64_t task)
 
 	if (!b)
 		return -ENOENT;
-	if (!b->held || b->unsubmitted == UINT32_MAX)
+	if (!b->refs[REF_HELD] || b->refs[REF_UNSUBMITTED] == UINT32_MAX)
 		return -EINVAL;
-	b->unsubmitted++;
+	b->refs[REF_UNSUBMITTED]++;
 	b->last_task = task;
+	return 0;
+}
+
+/*
+ * Every other change of a block's state: one reference of kind @from
+ * becomes one of kind @to (or goes away, REF_NONE). -ENOENT for a block
+ * not live, -EINVAL when the block has no reference of kind @from.
+ */
+static int move_ref(struct gheap *h, uint64_t block, enum gref from, enum gref to)
+{
+	struct gblock *b = lookup(h, block);
+
+	if (!b)
+		return -ENOENT;
+	if (!b->refs[from])
+		return -EINVAL;
+	b->refs[from]--;
+	if (to != REF_NONE)
+		b->refs[to]++;
 	return 0;
 }
 
 int gheap_unretain(struct gheap *h, uint64_t block)
 {
-	struct gblock *b = lookup(h, block);
-
-	if (!b)
-		return -ENOENT;
-	if (!b->unsubmitted)
-		return -EINVAL;
-	b->unsubmitted--;
-	return 0;
+	return move_ref(h, block, REF_UNSUBMITTED, REF_NONE);
 }
 
 int gheap_submit(struct gheap *h, uint64_t block)
 {
-	struct gblock *b = lookup(h, block);
-
-	if (!b)
-		return -ENOENT;
-	if (!b->unsubmitted)
-		return -EINVAL;
-	b->unsubmitted--;
-	b->inflight++;
-	return 0;
+	return move_ref(h, block, REF_UNSUBMITTED, REF_INFLIGHT);
 }
 
 int gheap_complete(struct gheap *h, uint64_t block)
 {
-	struct gblock *b = lookup(h, block);
-
-	if (!b)
-		return -ENOENT;
-	if (!b->inflight)
-		return -EINVAL;
-	b->inflight--;
-	return 0;
+	return move_ref(h, block, REF_INFLIGHT, REF_NONE);
 }
 
 int gheap_release(struct gheap *h, uint64_t block)
 {
-	struct gblock *b = lookup(h, block);
-
-	if (!b)
-		return -ENOENT;
-	if (!b->held)
-		return -EINVAL;
-	b->held = 0;
-	return 0;
+	return move_ref(h, block, REF_HELD, REF_NONE);
 }
 
 void gheap_get_stats(const struct gheap *h, struct gheap_stats *st)

@@ -443,28 +443,22 @@ static inline int key_less(const struct tm_node *N, int32_t a, int32_t b)
 
 static int32_t t_insert(struct tm_node *N, int32_t r, int32_t x)
 {
-	int32_t c;
+	int less;
+	int32_t *down, *across, c;
 
 	if (r == NIL)
 		return x;
-	if (key_less(N, x, r)) {
-		N[r].left = t_insert(N, N[r].left, x);
-		c = N[r].left;
-		if (N[c].prio > N[r].prio) {
-			N[r].left = N[c].right;
-			N[c].right = r;
-			upd(N, r);
-			r = c;
-		}
-	} else {
-		N[r].right = t_insert(N, N[r].right, x);
-		c = N[r].right;
-		if (N[c].prio > N[r].prio) {
-			N[r].right = N[c].left;
-			N[c].left = r;
-			upd(N, r);
-			r = c;
-		}
+	/* x goes down one side; its new root c rotates up if its priority is higher */
+	less = key_less(N, x, r);
+	down = less ? &N[r].left : &N[r].right;
+	*down = t_insert(N, *down, x);
+	c = *down;
+	if (N[c].prio > N[r].prio) {
+		across = less ? &N[c].right : &N[c].left;
+		*down = *across;
+		*across = r;
+		upd(N, r);
+		r = c;
 	}
 	upd(N, r);
 	return r;

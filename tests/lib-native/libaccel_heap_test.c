@@ -22,21 +22,7 @@
 
 #include "graph/heap.h"
 #include "kselftest_harness.h"
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-static uint64_t rn(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
+#include "prng.h"
 
 struct oblock {
 	uint64_t id, off, size, owner;

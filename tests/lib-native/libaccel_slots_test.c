@@ -14,19 +14,10 @@
 
 #include "slots.h"
 #include "kselftest_harness.h"
+#include "prng.h"
 
 #define MAXP	64
 #define OPS	100000
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
 
 static void run(struct __test_metadata *_metadata, uint64_t seed, unsigned int per_page)
 {

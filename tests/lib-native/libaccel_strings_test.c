@@ -184,29 +184,25 @@ TEST(log_levels)
 	accel_log_set_handler(NULL, NULL);
 }
 
-/* The harness forks each test: the library reads ACCEL_DEBUG afresh. */
-TEST(env_info)
-{
-	setenv("ACCEL_DEBUG", "info", 1);
-	EXPECT_EQ(ACCEL_LOG_INFO, accel_log_get_level());
-}
+/* The harness forks each variant: the library reads ACCEL_DEBUG afresh. */
+FIXTURE(accel_debug) {};
+FIXTURE_SETUP(accel_debug) {}
+FIXTURE_TEARDOWN(accel_debug) {}
 
-TEST(env_trace_upper_case)
-{
-	setenv("ACCEL_DEBUG", "TRACE", 1);
-	EXPECT_EQ(ACCEL_LOG_TRACE, accel_log_get_level());
-}
+FIXTURE_VARIANT(accel_debug) {
+	const char *value;
+	int level;
+};
 
-TEST(env_number)
-{
-	setenv("ACCEL_DEBUG", "1", 1);
-	EXPECT_EQ(ACCEL_LOG_ERROR, accel_log_get_level());
-}
+FIXTURE_VARIANT_ADD(accel_debug, info) { .value = "info", .level = ACCEL_LOG_INFO };
+FIXTURE_VARIANT_ADD(accel_debug, trace_upper_case) { .value = "TRACE", .level = ACCEL_LOG_TRACE };
+FIXTURE_VARIANT_ADD(accel_debug, number) { .value = "1", .level = ACCEL_LOG_ERROR };
+FIXTURE_VARIANT_ADD(accel_debug, garbage) { .value = "loud", .level = ACCEL_LOG_NONE };
 
-TEST(env_garbage)
+TEST_F(accel_debug, level)
 {
-	setenv("ACCEL_DEBUG", "loud", 1);
-	EXPECT_EQ(ACCEL_LOG_NONE, accel_log_get_level());
+	setenv("ACCEL_DEBUG", variant->value, 1);
+	EXPECT_EQ(variant->level, accel_log_get_level());
 }
 
 TEST(spin_budget)

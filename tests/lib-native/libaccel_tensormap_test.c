@@ -25,21 +25,7 @@
 
 #include "graph/tensormap.h"
 #include "kselftest_harness.h"
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-static uint64_t rn(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
+#include "prng.h"
 
 #define BUFSZ	1024			/* bytes per buffer */
 #define WORDS	(BUFSZ / 64)
@@ -227,6 +213,32 @@ static void dump(const struct tm_layout *l)
 	fprintf(stderr, "\n");
 }
 
+/*
+ * tm_layout_covers(@lo, @li) against the byte sets @bo and @bi of the two
+ * layouts: never a false "covers"; exact, with no fallback, when neither
+ * layout is interleaved. Returns its answer.
+ */
+static int check_covers(struct __test_metadata *_metadata, const struct tm_layout *lo,
+			const uint64_t *bo, const struct tm_layout *li, const uint64_t *bi,
+			uint64_t seed, int pair)
+{
+	int fb = 0, r = tm_layout_covers(lo, li, &fb);
+
+	if (r) {
+		ASSERT_TRUE(bs_sub(bi, bo)) {	/* never a false "covers" */
+			dump(lo);
+			dump(li);
+		}
+	}
+	if (!lo->interleaved && !li->interleaved) {
+		ASSERT_EQ(bs_sub(bi, bo), r) {
+			TH_LOG("cover seed %llu pair %d", (unsigned long long)seed, pair);
+		}
+		ASSERT_EQ(0, fb);
+	}
+	return r;
+}
+
 static void layout_pairs(struct __test_metadata *_metadata, uint64_t seed, int any)
 {
 	uint64_t ba[WORDS], bb[WORDS];
@@ -270,31 +282,10 @@ static void layout_pairs(struct __test_metadata *_metadata, uint64_t seed, int a
 			ASSERT_EQ(0, fb);
 			ovl += r;
 		}
-		fb = 0;
-		r = tm_layout_covers(&la, &lb, &fb);
-		if (r) {
-			ASSERT_TRUE(bs_sub(bb, ba)) {	/* never a false "covers" */
-				dump(&la);
-				dump(&lb);
-			}
-		}
-		if (!la.interleaved && !lb.interleaved) {
-			ASSERT_EQ(bs_sub(bb, ba), r) {
-				TH_LOG("cover seed %llu pair %d", (unsigned long long)seed, i);
-			}
-			ASSERT_EQ(0, fb);
-			cov += r;
-		}
-		fb = 0;
-		r = tm_layout_covers(&lb, &la, &fb);
-		if (r) {
-			ASSERT_TRUE(bs_sub(ba, bb)) {
-				dump(&la);
-				dump(&lb);
-			}
-		}
+		r = check_covers(_metadata, &la, ba, &lb, bb, seed, i);
 		if (!la.interleaved && !lb.interleaved)
-			ASSERT_EQ(bs_sub(ba, bb), r);
+			cov += r;
+		check_covers(_metadata, &lb, bb, &la, ba, seed, i);
 	}
 	TH_LOG("%d exact pairs, %d overlapping, %d covering", exact, ovl, cov);
 	ASSERT_GT(ovl, 1000);

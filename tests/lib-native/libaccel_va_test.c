@@ -16,21 +16,12 @@
 
 #include "va.h"
 #include "kselftest_harness.h"
+#include "prng.h"
 
 #define PG	4096ull
 #define NPG	300			/* not a power of two */
 #define START	(7 * 65536ull)		/* 64 KiB-aligned, not more */
 #define OPS	100000
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
 
 struct live {
 	uint64_t addr, size;

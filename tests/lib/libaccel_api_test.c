@@ -26,9 +26,8 @@ FIXTURE_SETUP(lib)
 	self->dev = NULL;
 	if (!vaccel_present())
 		SKIP(return, "vaccel is not loaded");
-	vaccel_del_device(LIB_ID_A);
-	vaccel_counts_read(&self->counts);
-	ASSERT_EQ(0, lib_fresh_open(LIB_ID_A, "memory=64M engines=2", &self->dev));
+	ASSERT_EQ(0, lib_counted_open(LIB_ID_A, "memory=64M engines=2", &self->counts,
+				      &self->dev));
 	self->props.size = sizeof(self->props);
 	ASSERT_EQ(0, accel_device_query(self->dev, &self->props));
 }

@@ -21,10 +21,8 @@ FIXTURE_SETUP(two)
 	self->a = self->b = NULL;
 	if (!vaccel_present())
 		SKIP(return, "vaccel is not loaded");
-	vaccel_del_device(LIB_ID_A);
 	vaccel_del_device(LIB_ID_B);
-	vaccel_counts_read(&self->counts);
-	ASSERT_EQ(0, lib_fresh_open(LIB_ID_A, "memory=64M", &self->a));
+	ASSERT_EQ(0, lib_counted_open(LIB_ID_A, "memory=64M", &self->counts, &self->a));
 	ASSERT_EQ(0, lib_fresh_open(LIB_ID_B, "memory=64M link_bw_mbps=2000 link_latency_ns=10000",
 				    &self->b));
 }

@@ -27,9 +27,7 @@ FIXTURE_SETUP(gone)
 	self->dev = NULL;
 	if (!vaccel_present())
 		SKIP(return, "vaccel is not loaded");
-	vaccel_del_device(LIB_ID_A);
-	vaccel_counts_read(&self->counts);
-	ASSERT_EQ(0, lib_fresh_open(LIB_ID_A, "memory=64M", &self->dev));
+	ASSERT_EQ(0, lib_counted_open(LIB_ID_A, "memory=64M", &self->counts, &self->dev));
 	ASSERT_EQ(0, accel_buffer_create(self->dev, 65536, ACCEL_BUFFER_HOST, &self->buf));
 	ASSERT_EQ(0, accel_queue_create(self->dev, NULL, &self->q));
 	ASSERT_EQ(0, accel_signal_create(self->dev, &self->sig));

@@ -52,6 +52,19 @@ static inline int lib_fresh_open(unsigned int id, const char *settings, struct a
 	return accel_device_open((unsigned int)idx, dev);
 }
 
+/*
+ * A fixture's device: bus device @id deleted, the kernel's object counts
+ * read into @counts (the teardown expects them back), then @id created
+ * fresh with @settings and opened through the library.
+ */
+static inline int lib_counted_open(unsigned int id, const char *settings,
+				   struct vaccel_counts *counts, struct accel_device **dev)
+{
+	vaccel_del_device(id);
+	vaccel_counts_read(counts);
+	return lib_fresh_open(id, settings, dev);
+}
+
 /* Wait until @ev is done or @ms passed, without the library's wait. */
 static inline bool lib_poll_done(const struct accel_event *ev, unsigned int ms)
 {
