@@ -203,6 +203,8 @@ struct accel_queue {
 };
 
 /* --- internal calls between files --- */
+/* accel_device_open_path() over another transport backend (native tests) */
+int acc_device_open_ops(const struct tp_ops *ops, const char *path, struct accel_device **out);
 int acc_check_dev(const struct accel_device *dev, const char *fn);
 int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, uint32_t vm_flags,
 		   int map_prot, bool internal, struct accel_buffer **out);
