@@ -24,10 +24,10 @@ const char *__tsan_default_options(void)
 }
 
 #define WORKERS		4
-#define WORKER_ITERS	200
+#define WORKER_ITERS	2000
 #define PRODUCERS	2
 #define READERS		2
-#define PACKETS		3000
+#define PACKETS		30000
 #define MAILS		8	/* see worker(): how far a neighbour can run ahead, and more */
 #define SEC		1000000000ll
 
@@ -78,6 +78,10 @@ static void *short_queue(int n)
 		}
 		accel_prep_nop(p);
 	}
+	ret = accel_queue_submit(q);
+	CHECK(ret > 0, "submit: %d", ret);
+	ret = accel_queue_reserve(q, 1, 5 * SEC);
+	CHECK(!ret, "reserve: %d", ret);
 	ret = accel_queue_record(q, &ev);
 	CHECK(!ret, "record: %d", ret);
 	ret = accel_queue_submit(q);
@@ -155,14 +159,14 @@ static void *worker(void *arg)
 		CHECK(mail[next][k % MAILS] == k, "mail of %u: %llu at %llu", next,
 		      (unsigned long long)mail[next][k % MAILS], (unsigned long long)k);
 
-		if (!(k % 25))
+		if (!(k % 100))
 			short_queue(40 + (int)i);
 	}
 	return NULL;
 }
 
 /* One queue, one producer: NOPs in batches, a record waited for now and then. */
-static void *producer(void *arg)
+static void *produce(void *arg)
 {
 	struct accel_queue *q = queues[(uintptr_t)arg];
 	struct drm_vaccel_packet *p;
@@ -182,7 +186,9 @@ static void *producer(void *arg)
 			ret = accel_queue_submit(q);
 			CHECK(ret > 0, "submit: %d", ret);
 		}
-		if (!(n % 500)) {
+		if (!(n % 1000)) {
+			ret = accel_queue_reserve(q, 1, 5 * SEC);
+			CHECK(!ret, "reserve: %d", ret);
 			ret = accel_queue_record(q, &ev);
 			CHECK(!ret, "record: %d", ret);
 			ret = accel_queue_submit(q);
@@ -198,7 +204,13 @@ static void *producer(void *arg)
 	CHECK(accel_queue_completed(q) == accel_queue_submitted(q), "completed %llu of %llu",
 	      (unsigned long long)accel_queue_completed(q),
 	      (unsigned long long)accel_queue_submitted(q));
-	__atomic_fetch_sub(&producers_left, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void *producer(void *arg)
+{
+	produce(arg);
+	__atomic_fetch_sub(&producers_left, 1, __ATOMIC_RELAXED);	/* even on a failure */
 	return NULL;
 }
 
@@ -297,15 +309,18 @@ static struct accel_queue *faulted;
 
 static void *fault_reader(void *arg)
 {
+	int64_t deadline = fake_now() + 5 * SEC;
 	struct accel_queue_fault f;
-	unsigned int round;
+	unsigned int seen;
 	char buf[4096];
 	int ret;
 
 	(void)arg;
-	for (round = 0; round < 200; round++) {
+	for (seen = 0; seen < 100; seen++) {
 		ret = accel_queue_status(faulted, &f);
 		if (!ret) {
+			CHECK(fake_now() < deadline, "no fault seen in 5 s");
+			seen--;
 			sched_yield();
 			continue;
 		}
