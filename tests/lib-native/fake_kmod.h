@@ -648,7 +648,8 @@ static int f_open(const char *path, int read_only)
 		if (arena == MAP_FAILED) {
 			ret = -errno;
 		} else {
-			memset(&fake.mem_used, 0, sizeof(fake) - offsetof(struct fake_dev, mem_used));
+			memset(&fake.mem_used, 0,
+			       sizeof(fake) - offsetof(struct fake_dev, mem_used));
 			fake.fd = fd;
 			fake.arena = arena;
 		}
