@@ -176,10 +176,10 @@ static const char *const fr_args[][2] = {
 
 ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_t len)
 {
+	struct acc_fr_entry fr[ACC_FR_SIZE];
 	struct accel_queue_fault f;
+	unsigned int i, n, next;
 	size_t pos = 0;
-	unsigned int i, n;
-	int64_t t0;
 	int st;
 
 	if (buf && len)
@@ -192,7 +192,8 @@ ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_
 	put(buf, len, &pos, "queue %u on %s (device %u): ring 0x%llx of %u, submitted %llu, "
 	    "taken %llu, completed %llu, marks every %u on signal 0x%llx, %s\n", q->id,
 	    q->dev->path, q->dev->props.id, X(q->ring_buf ? q->ring_buf->va : 0), q->size,
-	    X(q->wi), X(q->pi), X(accel_queue_completed(q)), q->interval,
+	    X(__atomic_load_n(&q->wi, __ATOMIC_RELAXED)),
+	    X(__atomic_load_n(&q->pi, __ATOMIC_RELAXED)), X(accel_queue_completed(q)), q->interval,
 	    X(q->timeline ? q->timeline->va : 0),
 	    st == -EIO ? "FAULTED" : st == -ENODEV ? "device removed" : "running");
 	if (st == -EIO) {
@@ -208,15 +209,18 @@ ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_
 		describe_packet(&f.packet, buf, len, &pos);
 		put(buf, len, &pos, "\n");
 	}
-	n = q->fr_next < ACC_FR_SIZE ? q->fr_next : ACC_FR_SIZE;
+	/* the producer may be adding entries: take the complete ones */
+	next = __atomic_load_n(&q->fr_next, __ATOMIC_ACQUIRE);
+	for (i = next - (next < ACC_FR_SIZE ? next : ACC_FR_SIZE), n = 0; i != next; i++)
+		if (acc_fr_read(q, i, &fr[n]))
+			n++;
 	put(buf, len, &pos, "  last %u operations (oldest first, ms since the first):\n", n);
-	t0 = q->fr[(q->fr_next - n) % ACC_FR_SIZE].t;
-	for (i = q->fr_next - n; i != q->fr_next; i++) {
-		const struct acc_fr_entry *e = &q->fr[i % ACC_FR_SIZE];
+	for (i = 0; i < n; i++) {
+		const struct acc_fr_entry *e = &fr[i];
 
 		bool known = e->op < sizeof(fr_args) / sizeof(fr_args[0]) && fr_args[e->op][0];
 
-		put(buf, len, &pos, "    %9.3f %-13s", (double)(e->t - t0) / 1e6,
+		put(buf, len, &pos, "    %9.3f %-13s", (double)(e->t - fr[0].t) / 1e6,
 		    acc_fr_name(e->op));
 		if (known)
 			put(buf, len, &pos, e->op == FR_WAIT_EVENT ? " %s=0x%llx" : " %s=%llu",

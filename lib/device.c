@@ -165,13 +165,18 @@ static int read_props(struct accel_device *dev)
 
 ACCEL_API int accel_device_open_path(const char *path, struct accel_device **out)
 {
+	return acc_device_open_ops(&acc_tp_kernel, path, out);
+}
+
+int acc_device_open_ops(const struct tp_ops *ops, const char *path, struct accel_device **out)
+{
 	struct accel_device *dev;
 	unsigned int max_order;
 	int ret;
 
 	if (!path || !out || strlen(path) >= ACCEL_PATH_MAX)
 		return -EINVAL;
-	ret = tp_driver_is(&acc_tp_kernel, path, "vaccel");
+	ret = tp_driver_is(ops, path, "vaccel");
 	if (ret <= 0) {
 		if (!ret) {
 			acc_err("%s: not a vaccel device", path);
@@ -185,7 +190,7 @@ ACCEL_API int accel_device_open_path(const char *path, struct accel_device **out
 	if (!dev)
 		return -ENOMEM;
 	snprintf(dev->path, sizeof(dev->path), "%s", path);
-	ret = tp_open(&dev->tp, &acc_tp_kernel, path);
+	ret = tp_open(&dev->tp, ops, path);
 	if (ret) {
 		acc_err("%s: cannot open: %s", path, strerror(-ret));
 		free(dev);

@@ -173,6 +173,7 @@ enum acc_fr_op {
 };
 
 struct acc_fr_entry {
+	uint64_t seq;			/* see acc_fr_add() */
 	int64_t t;
 	uint32_t op;
 	uint64_t a, b;
@@ -190,6 +191,7 @@ struct accel_queue {
 	const volatile struct drm_vaccel_queue_control *ctrl;
 	struct accel_signal *timeline;
 	uint64_t base;			/* timeline value of ring index -1 */
+	/* written by the producer only, atomically: other threads read them */
 	uint64_t wi;			/* published (doorbell) */
 	uint64_t pi;			/* taken */
 	uint64_t ri;			/* last read index seen */
@@ -203,6 +205,8 @@ struct accel_queue {
 };
 
 /* --- internal calls between files --- */
+/* accel_device_open_path() over another transport backend (native tests) */
+int acc_device_open_ops(const struct tp_ops *ops, const char *path, struct accel_device **out);
 int acc_check_dev(const struct accel_device *dev, const char *fn);
 int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, uint32_t vm_flags,
 		   int map_prot, bool internal, struct accel_buffer **out);
@@ -220,6 +224,8 @@ int acc_wait(struct accel_device *dev, struct drm_vaccel_signal_cond *conds, uin
 uint64_t acc_signal_load(const struct accel_signal *sig, int *err);
 
 void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b);
+/* Entry @idx (an fr_next value) if it is complete and still there. */
+bool acc_fr_read(const struct accel_queue *q, unsigned int idx, struct acc_fr_entry *out);
 const char *acc_fr_name(uint32_t op);
 
 #endif /* ACCEL_INTERNAL_H */

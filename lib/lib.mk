@@ -92,7 +92,9 @@ uninstall-lib:
 # Native tests (no device) under ASan/UBSan: the pure parts of the library
 # compiled into each test (--gc-sections drops what would need a device,
 # such as accel_queue_describe()).
-LIB_NATIVE_SRCS := $(wildcard tests/lib-native/*_test.c)
+# (libaccel_threads_test is built apart, with TSan: see below)
+LIB_TSAN_SRC := tests/lib-native/libaccel_threads_test.c
+LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC),$(wildcard tests/lib-native/*_test.c))
 LIB_NATIVE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_NATIVE_SRCS))
 LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c \
 	lib/transport.c
@@ -102,6 +104,19 @@ $(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LI
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -ffunction-sections -Wl,--gc-sections \
 		-I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< $(LIB_NATIVE_LIBSRCS) $(LIBACCEL_LIBS)
+
+# The threading rules under ThreadSanitizer (which does not mix with ASan):
+# the whole library over the fake kernel backend of fake_kmod.h. clang, as
+# gcc refuses atomic_thread_fence() (accel_queue_submit's) under TSan.
+LIB_TSAN_TEST := $(BUILD)/host-tests/libaccel_threads_test
+
+$(LIB_TSAN_TEST): $(LIB_TSAN_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h \
+		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	clang $(TEST_CFLAGS) -O1 -fsanitize=thread -fno-omit-frame-pointer -I$(TOP)/lib \
+		$(LIBACCEL_CFLAGS) -o $@ $< $(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
+
+tests: $(LIB_TSAN_TEST)
 
 # VM tests of the library, linked statically against libaccel.a.
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)

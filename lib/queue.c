@@ -25,14 +25,40 @@
 
 #include "internal.h"
 
+/*
+ * The flight recorder: written by the producer (and by whichever thread
+ * first sees a fault), read by accel_queue_describe() from any thread.
+ * Every field is an atomic; an entry's seq is odd while it is written and
+ * 2 * (index + 1) once entry @index is complete. The fields are stored
+ * with release, so a reader that loads a newer field also sees the odd
+ * seq after it, and skips the entry instead of printing a mix.
+ */
 void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b)
 {
-	struct acc_fr_entry *e = &q->fr[q->fr_next++ % ACC_FR_SIZE];
+	unsigned int idx = __atomic_fetch_add(&q->fr_next, 1, __ATOMIC_RELAXED);
+	struct acc_fr_entry *e = &q->fr[idx % ACC_FR_SIZE];
 
-	e->t = acc_now_ns();
-	e->op = op;
-	e->a = a;
-	e->b = b;
+	__atomic_store_n(&e->seq, 2 * (uint64_t)idx + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->t, acc_now_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&e->op, op, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->a, a, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->b, b, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->seq, 2 * (uint64_t)idx + 2, __ATOMIC_RELEASE);
+}
+
+bool acc_fr_read(const struct accel_queue *q, unsigned int idx, struct acc_fr_entry *out)
+{
+	const struct acc_fr_entry *e = &q->fr[idx % ACC_FR_SIZE];
+	uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+
+	if (seq != 2 * (uint64_t)idx + 2)
+		return false;
+	out->t = __atomic_load_n(&e->t, __ATOMIC_ACQUIRE);
+	out->op = __atomic_load_n(&e->op, __ATOMIC_ACQUIRE);
+	out->a = __atomic_load_n(&e->a, __ATOMIC_ACQUIRE);
+	out->b = __atomic_load_n(&e->b, __ATOMIC_ACQUIRE);
+	out->seq = seq;
+	return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq;
 }
 
 /* Read the control page: read index and state. */
@@ -44,7 +70,8 @@ static int q_ctrl(struct accel_queue *q, uint64_t *ri, uint32_t *state)
 		return -ENODEV;
 	*state = __atomic_load_n(&q->ctrl->state, __ATOMIC_ACQUIRE);
 	*ri = __atomic_load_n(&q->ctrl->read_index, __ATOMIC_ACQUIRE);
-	q->ri = *ri;
+	/* the producer's; accel_queue_completed() reads it from any thread */
+	__atomic_store_n(&q->ri, *ri, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -59,8 +86,8 @@ static int q_faulted(struct accel_queue *q)
 		return -ENODEV;
 	}
 
-	if (!q->fault_logged) {
-		q->fault_logged = true;
+	/* the producer and readers of the state may all get here */
+	if (!__atomic_exchange_n(&q->fault_logged, true, __ATOMIC_RELAXED)) {
 		acc_fr_add(q, FR_FAULT, q->ctrl ? q->ctrl->fault : 0, q->ctrl ? q->ctrl->fault_index : 0);
 		if (acc_log_enabled(ACCEL_LOG_ERROR)) {
 			accel_queue_describe(q, text, sizeof(text));
@@ -106,7 +133,10 @@ static struct drm_vaccel_packet *take(struct accel_queue *q, int *err)
 			return NULL;
 		}
 		if (q->pi + need - ri > q->size) {
-			if (q->fr[(q->fr_next - 1) % ACC_FR_SIZE].op != FR_FULL)
+			unsigned int last = __atomic_load_n(&q->fr_next, __ATOMIC_RELAXED) - 1;
+
+			if (__atomic_load_n(&q->fr[last % ACC_FR_SIZE].op, __ATOMIC_RELAXED) !=
+			    FR_FULL)
 				acc_fr_add(q, FR_FULL, q->pi + need - q->size, ri);
 			*err = -EAGAIN;
 			return NULL;
@@ -115,12 +145,13 @@ static struct drm_vaccel_packet *take(struct accel_queue *q, int *err)
 	if (q->pi == q->next_mark) {
 		put_mark(q, &q->shadow[q->pi & q->mask], q->pi);
 		acc_fr_add(q, FR_MARK, q->pi, q->base + q->pi + 1);
-		q->pi++;
+		/* pi and wi: stored atomically for accel_queue_describe() */
+		__atomic_store_n(&q->pi, q->pi + 1, __ATOMIC_RELAXED);
 		q->next_mark += q->interval + 1;
 	}
 	p = &q->shadow[q->pi & q->mask];
 	memset(p, 0, sizeof(*p));
-	q->pi++;
+	__atomic_store_n(&q->pi, q->pi + 1, __ATOMIC_RELAXED);
 	return p;
 }
 
@@ -168,7 +199,7 @@ ACCEL_API int accel_queue_submit(struct accel_queue *q)
 		return q_faulted(q);
 	if (!n)
 		return 0;
-	q->wi = q->pi;
+	__atomic_store_n(&q->wi, q->pi, __ATOMIC_RELAXED);
 	acc_fr_add(q, FR_SUBMIT, n, q->wi);
 	if (nw) {
 		acc_fr_add(q, FR_KICK, q->wi, 0);
@@ -473,15 +504,12 @@ ACCEL_API uint64_t accel_queue_submitted(const struct accel_queue *q)
 
 ACCEL_API uint64_t accel_queue_completed(const struct accel_queue *q)
 {
-	struct accel_queue *mq = (struct accel_queue *)q;
-	uint64_t ri;
-	uint32_t st;
-
 	if (!q)
 		return 0;
-	if (q_ctrl(mq, &ri, &st))
-		return q->ri;
-	return ri;
+	/* any thread: no store into the queue (q->ri is the producer's) */
+	if (tp_is_gone(&q->dev->tp))
+		return __atomic_load_n(&q->ri, __ATOMIC_RELAXED);
+	return __atomic_load_n(&q->ctrl->read_index, __ATOMIC_ACQUIRE);
 }
 
 ACCEL_API int accel_queue_status(const struct accel_queue *q, struct accel_queue_fault *fault)

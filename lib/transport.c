@@ -50,6 +50,11 @@ static int k_ioctl(int fd, unsigned long request, void *arg)
 	return drmIoctl(fd, request, arg) ? -errno : 0;
 }
 
+static int k_ioctl_once(int fd, unsigned long request, void *arg)
+{
+	return ioctl(fd, request, arg) ? -errno : 0;
+}
+
 static void *k_mmap(int fd, uint64_t offset, size_t len, int prot, int *err)
 {
 	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)offset);
@@ -99,6 +104,7 @@ const struct tp_ops acc_tp_kernel = {
 	.close = k_close,
 	.driver_name = k_driver_name,
 	.ioctl = k_ioctl,
+	.ioctl_once = k_ioctl_once,
 	.mmap = k_mmap,
 	.munmap = k_munmap,
 	.replace_anon = k_replace_anon,
@@ -276,8 +282,8 @@ int tp_wait_signals(struct acc_tp *tp, struct drm_vaccel_signal_cond *conds, uin
 
 	if (tp_is_gone(tp))
 		return -ENODEV;
-	/* not drmIoctl(): -EINTR must reach the caller's restart loop */
-	ret = tp_result(tp, ioctl(tp->fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w) ? -errno : 0);
+	/* not ->ioctl (drmIoctl()): -EINTR must reach the caller's restart loop */
+	ret = tp_result(tp, tp->ops->ioctl_once(tp->fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w));
 	if (!ret && first)
 		*first = w.first;
 	return ret;

@@ -29,6 +29,8 @@ struct tp_ops {
 	int (*driver_name)(int fd, char *buf, size_t len);
 	/* 0 or -errno (restarted on EINTR/EAGAIN) */
 	int (*ioctl)(int fd, unsigned long request, void *arg);
+	/* 0 or -errno, not restarted: -EINTR reaches the caller (WAIT_SIGNALS) */
+	int (*ioctl_once)(int fd, unsigned long request, void *arg);
 	/* the address or NULL with *err set */
 	void *(*mmap)(int fd, uint64_t offset, size_t len, int prot, int *err);
 	int (*munmap)(void *addr, size_t len);

@@ -39,7 +39,8 @@ struct accel_event;
  *
  * A queue is single-producer: one thread submits at a time (callers
  * serialise, or use one queue per thread). Reading its state
- * (accel_queue_completed(), accel_queue_status()) is safe from any thread.
+ * (accel_queue_completed(), accel_queue_status(), accel_queue_describe())
+ * is safe from any thread.
  */
 struct accel_queue;
 

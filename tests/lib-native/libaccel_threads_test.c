@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libaccel's threading rules under ThreadSanitizer, natively, over a fake
+ * kernel backend (fake_kmod.h): a device, its buffers and signals used
+ * from any thread; a queue fed by one producer while other threads read
+ * accel_queue_completed(), accel_queue_status() and accel_queue_describe();
+ * a thread playing the engine. Built with -fsanitize=thread: any report
+ * ends the test process with exit code 66 (__tsan_default_options below),
+ * which fails the test.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_kmod.h"
+#include "kselftest_harness.h"
+
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+	return "halt_on_error=1:exitcode=66:second_deadlock_stack=1";
+}
+
+#define WORKERS		4
+#define WORKER_ITERS	2000
+#define PRODUCERS	2
+#define READERS		2
+#define PACKETS		30000
+#define MAILS		8	/* see worker(): how far a neighbour can run ahead, and more */
+#define SEC		1000000000ll
+
+static struct accel_device *dev;
+static struct accel_signal *box[WORKERS];
+static uint64_t mail[WORKERS][MAILS];	/* plain: ordered by the box signals */
+static struct accel_queue *queues[PRODUCERS];
+static int stop_engine, producers_left;
+static unsigned int failures, describes;
+
+#define CHECK(cond, ...)							\
+	do {									\
+		if (!(cond)) {							\
+			__atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);	\
+			fprintf(stderr, "# %s:%d: %s: ", __func__, __LINE__, #cond);	\
+			fprintf(stderr, __VA_ARGS__);				\
+			fprintf(stderr, "\n");					\
+			return NULL;						\
+		}								\
+	} while (0)
+
+static void *engine(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop_engine, __ATOMIC_RELAXED))
+		if (!fake_engine_step(32))
+			nanosleep(&(struct timespec){ 0, 5000 }, NULL);
+	return NULL;
+}
+
+/* @n NOPs, a record waited for, a sync: on a queue of its own. */
+static void *short_queue(int n)
+{
+	struct accel_queue_params params = { .size = sizeof(params), .ring_size = 16 };
+	struct drm_vaccel_packet *p;
+	struct accel_queue *q;
+	struct accel_event ev;
+	int i, ret;
+
+	ret = accel_queue_create(dev, &params, &q);
+	CHECK(!ret, "queue_create: %d", ret);
+	for (i = 0; i < n; i++) {
+		while (!(p = accel_queue_get_packet(q))) {
+			ret = accel_queue_submit(q);
+			CHECK(ret >= 0, "submit: %d", ret);
+			ret = accel_queue_reserve(q, 1, 5 * SEC);
+			CHECK(!ret, "reserve: %d", ret);
+		}
+		accel_prep_nop(p);
+	}
+	ret = accel_queue_submit(q);
+	CHECK(ret > 0, "submit: %d", ret);
+	ret = accel_queue_reserve(q, 1, 5 * SEC);
+	CHECK(!ret, "reserve: %d", ret);
+	ret = accel_queue_record(q, &ev);
+	CHECK(!ret, "record: %d", ret);
+	ret = accel_queue_submit(q);
+	CHECK(ret > 0, "submit: %d", ret);
+	ret = accel_event_wait(&ev, 5 * SEC);
+	CHECK(!ret, "event_wait on the record: %d", ret);
+	ret = accel_queue_sync(q, 5 * SEC);
+	CHECK(!ret, "sync: %d", ret);
+	CHECK(accel_queue_completed(q) == accel_queue_submitted(q), "completed %llu of %llu",
+	      (unsigned long long)accel_queue_completed(q),
+	      (unsigned long long)accel_queue_submitted(q));
+	accel_queue_destroy(q);
+	return NULL;
+}
+
+/*
+ * Buffers, signals, memory use and a short-lived queue, and a ring of
+ * event waits: worker i raises box[i] to k and waits for box[i + 1] >= k
+ * and box[i + 2] >= k - 1, so no worker runs more than WORKERS - 1
+ * iterations ahead of another; the mail it then reads was written before
+ * the neighbour's raise (the event wait orders it, as a kernel would).
+ */
+static void *worker(void *arg)
+{
+	unsigned int i = (unsigned int)(uintptr_t)arg, seed = i, next = (i + 1) % WORKERS;
+	struct accel_buffer *b;
+	struct accel_signal *s;
+	struct accel_event evs[2];
+	uint64_t k, v, used, size;
+	unsigned char *host;
+	void *ptr;
+	int ret;
+
+	for (k = 1; k <= WORKER_ITERS; k++) {
+		size = FAKE_PAGE * (1 + rand_r(&seed) % 8);
+		ret = accel_buffer_create(dev, size, k & 1 ? ACCEL_BUFFER_HOST : 0, &b);
+		CHECK(!ret, "buffer_create %llu: %d", (unsigned long long)size, ret);
+		CHECK(accel_buffer_va(b) >= FAKE_VA_START &&
+		      accel_buffer_va(b) + size <= FAKE_VA_START + FAKE_VA_SIZE, "va 0x%llx",
+		      (unsigned long long)accel_buffer_va(b));
+		ret = accel_buffer_map(b, &ptr);
+		CHECK(!ret, "buffer_map: %d", ret);
+		host = ptr;
+		CHECK(!host[0] && !host[size - 1], "a new buffer is not zero");
+		memset(host, (int)i + 1, size);
+		CHECK(host[size / 2] == i + 1, "buffer contents");
+		ret = accel_device_memory_used(dev, &used);
+		CHECK(!ret && used >= size && used <= FAKE_CAPACITY, "memory_used %d %llu", ret,
+		      (unsigned long long)used);
+		accel_buffer_destroy(b);
+
+		ret = accel_signal_create(dev, &s);
+		CHECK(!ret, "signal_create: %d", ret);
+		v = accel_signal_read(s);
+		CHECK(accel_signal_next(s) == v + 1, "signal_next");
+		ret = accel_signal_write(s, DRM_VACCEL_SIGNAL_SET, v + 1);
+		CHECK(!ret, "signal_write: %d", ret);
+		CHECK(accel_signal_read(s) == v + 1, "signal_read");
+		if (!(k % 16)) {
+			/* nobody raises it: spin, then time out in WAIT_SIGNALS */
+			evs[0] = (struct accel_event){ .signal = s, .value = v + 2 };
+			ret = accel_event_wait(&evs[0], 50000);
+			CHECK(ret == -ETIMEDOUT, "event_wait on a silent signal: %d", ret);
+		}
+		accel_signal_destroy(s);
+
+		mail[i][k % MAILS] = k;
+		ret = accel_signal_write(box[i], DRM_VACCEL_SIGNAL_MAX, k);
+		CHECK(!ret, "signal_write box: %d", ret);
+		evs[0] = (struct accel_event){ .signal = box[next], .value = k };
+		evs[1] = (struct accel_event){ .signal = box[(i + 2) % WORKERS], .value = k - 1 };
+		ret = accel_events_wait(evs, 2, ACCEL_WAIT_ALL, 5 * SEC, NULL);
+		CHECK(!ret, "events_wait for boxes %u, %u at %llu: %d", next, (i + 2) % WORKERS,
+		      (unsigned long long)k, ret);
+		CHECK(mail[next][k % MAILS] == k, "mail of %u: %llu at %llu", next,
+		      (unsigned long long)mail[next][k % MAILS], (unsigned long long)k);
+
+		if (!(k % 100))
+			short_queue(40 + (int)i);
+	}
+	return NULL;
+}
+
+/* One queue, one producer: NOPs in batches, a record waited for now and then. */
+static void *produce(void *arg)
+{
+	struct accel_queue *q = queues[(uintptr_t)arg];
+	struct drm_vaccel_packet *p;
+	struct accel_event ev;
+	unsigned int n;
+	int ret;
+
+	for (n = 1; n <= PACKETS; n++) {
+		while (!(p = accel_queue_get_packet(q))) {
+			ret = accel_queue_submit(q);
+			CHECK(ret >= 0, "submit: %d", ret);
+			ret = accel_queue_reserve(q, 1, 5 * SEC);
+			CHECK(!ret, "reserve: %d", ret);
+		}
+		accel_prep_nop(p);
+		if (!(n % 8)) {
+			ret = accel_queue_submit(q);
+			CHECK(ret > 0, "submit: %d", ret);
+		}
+		if (!(n % 1000)) {
+			ret = accel_queue_reserve(q, 1, 5 * SEC);
+			CHECK(!ret, "reserve: %d", ret);
+			ret = accel_queue_record(q, &ev);
+			CHECK(!ret, "record: %d", ret);
+			ret = accel_queue_submit(q);
+			CHECK(ret > 0, "submit: %d", ret);
+			ret = accel_event_wait(&ev, 5 * SEC);
+			CHECK(!ret, "event_wait on the record: %d", ret);
+		}
+	}
+	ret = accel_queue_submit(q);
+	CHECK(ret >= 0, "submit: %d", ret);
+	ret = accel_queue_sync(q, 5 * SEC);
+	CHECK(!ret, "sync: %d", ret);
+	CHECK(accel_queue_completed(q) == accel_queue_submitted(q), "completed %llu of %llu",
+	      (unsigned long long)accel_queue_completed(q),
+	      (unsigned long long)accel_queue_submitted(q));
+	return NULL;
+}
+
+static void *producer(void *arg)
+{
+	produce(arg);
+	__atomic_fetch_sub(&producers_left, 1, __ATOMIC_RELAXED);	/* even on a failure */
+	return NULL;
+}
+
+/* Queue state from another thread than the producer's. */
+static void *reader(void *arg)
+{
+	uint64_t last[PRODUCERS] = { 0 }, c;
+	struct accel_queue_fault f;
+	unsigned int j, round;
+	char buf[4096];
+	int ret;
+
+	(void)arg;
+	for (round = 0; __atomic_load_n(&producers_left, __ATOMIC_RELAXED); round++) {
+		for (j = 0; j < PRODUCERS; j++) {
+			c = accel_queue_completed(queues[j]);
+			CHECK(c >= last[j], "completed went back from %llu to %llu",
+			      (unsigned long long)last[j], (unsigned long long)c);
+			last[j] = c;
+			ret = accel_queue_status(queues[j], &f);
+			CHECK(!ret, "status: %d", ret);
+			if (round % 4)
+				continue;
+			ret = accel_queue_describe(queues[j], buf, sizeof(buf));
+			CHECK(ret > 0 && (size_t)ret < sizeof(buf), "describe: %d", ret);
+			CHECK(strstr(buf, "on fake") && strstr(buf, ", running\n") &&
+			      strstr(buf, "operations (oldest first"), "describe:\n%s", buf);
+			__atomic_fetch_add(&describes, 1, __ATOMIC_RELAXED);
+		}
+		sched_yield();
+	}
+	return NULL;
+}
+
+static void start(pthread_t *t, void *(*fn)(void *), uintptr_t arg)
+{
+	if (pthread_create(t, NULL, fn, (void *)arg))
+		abort();
+}
+
+TEST(shared_device)
+{
+	struct accel_queue_params params = { .size = sizeof(params), .ring_size = 64 };
+	pthread_t eng, work[WORKERS], prod[PRODUCERS], rd[READERS];
+	int64_t t0 = fake_now();
+	uint64_t used;
+	unsigned int i;
+
+	setenv("ACCEL_SPIN_NS", "1000", 1);	/* reach WAIT_SIGNALS often */
+	ASSERT_EQ(0, acc_device_open_ops(&fake_ops, "fake", &dev));
+	for (i = 0; i < WORKERS; i++)
+		ASSERT_EQ(0, accel_signal_create(dev, &box[i]));
+	for (i = 0; i < PRODUCERS; i++)
+		ASSERT_EQ(0, accel_queue_create(dev, &params, &queues[i]));
+	producers_left = PRODUCERS;
+
+	start(&eng, engine, 0);
+	for (i = 0; i < PRODUCERS; i++)
+		start(&prod[i], producer, i);
+	for (i = 0; i < READERS; i++)
+		start(&rd[i], reader, i);
+	for (i = 0; i < WORKERS; i++)
+		start(&work[i], worker, i);
+	for (i = 0; i < WORKERS; i++)
+		pthread_join(work[i], NULL);
+	for (i = 0; i < PRODUCERS; i++)
+		pthread_join(prod[i], NULL);
+	for (i = 0; i < READERS; i++)
+		pthread_join(rd[i], NULL);
+	__atomic_store_n(&stop_engine, 1, __ATOMIC_RELAXED);
+	pthread_join(eng, NULL);
+
+	ASSERT_EQ(0, failures);
+	for (i = 0; i < PRODUCERS; i++)
+		ASSERT_LE(PACKETS, accel_queue_completed(queues[i]));
+	ASSERT_LE(PRODUCERS * PACKETS, fake_packets_run);
+	ASSERT_LT(0, describes);
+	ASSERT_LT(0, fake_waits);	/* some waits slept in the "kernel" */
+	ASSERT_LE(WORKERS * WORKER_ITERS * 2, fake_signal_writes);
+	for (i = 0; i < PRODUCERS; i++)
+		accel_queue_destroy(queues[i]);
+	for (i = 0; i < WORKERS; i++)
+		accel_signal_destroy(box[i]);
+	/* what is left: the signal pages */
+	ASSERT_EQ(0, accel_device_memory_used(dev, &used));
+	ASSERT_EQ(used, fake.mem_used);
+	accel_device_close(dev);
+	ASSERT_EQ(0, fake.mem_used);
+	TH_LOG("%.1f s, %llu packets, %u describes, %llu WAIT_SIGNALS",
+	       (double)(fake_now() - t0) / 1e9, (unsigned long long)fake_packets_run, describes,
+	       (unsigned long long)fake_waits);
+}
+
+/* A faulted queue: the producer and two readers all see it. */
+static struct accel_queue *faulted;
+
+static void *fault_reader(void *arg)
+{
+	int64_t deadline = fake_now() + 5 * SEC;
+	struct accel_queue_fault f;
+	unsigned int seen;
+	char buf[4096];
+	int ret;
+
+	(void)arg;
+	for (seen = 0; seen < 100; seen++) {
+		ret = accel_queue_status(faulted, &f);
+		if (!ret) {
+			CHECK(fake_now() < deadline, "no fault seen in 5 s");
+			seen--;
+			sched_yield();
+			continue;
+		}
+		CHECK(ret == -EIO && f.code == DRM_VACCEL_FAULT_BAD_PACKET, "status %d code %u",
+		      ret, f.code);
+		ret = accel_queue_describe(faulted, buf, sizeof(buf));
+		CHECK(ret > 0 && strstr(buf, "FAULTED") && strstr(buf, "fault BAD_PACKET"),
+		      "describe:\n%s", buf);
+	}
+	return NULL;
+}
+
+TEST(faulted_queue)
+{
+	pthread_t eng, rd[READERS];
+	struct drm_vaccel_packet *p;
+	struct accel_queue_fault f;
+	unsigned int i, n;
+	int ret = 0;
+
+	accel_log_set_level(ACCEL_LOG_NONE);	/* the fault report is expected */
+	ASSERT_EQ(0, acc_device_open_ops(&fake_ops, "fake", &dev));
+	ASSERT_EQ(0, accel_queue_create(dev, NULL, &faulted));
+	start(&eng, engine, 0);
+	for (i = 0; i < READERS; i++)
+		start(&rd[i], fault_reader, i);
+	for (n = 0; n < 8; n++) {
+		p = accel_queue_get_packet(faulted);
+		ASSERT_NE(NULL, p);
+		accel_prep_nop(p);
+		if (n == 5)
+			p->header = 0xff;	/* an unknown type: BAD_PACKET */
+	}
+	ASSERT_EQ(8, accel_queue_submit(faulted));
+	for (n = 0; n < 100000 && (ret = accel_queue_submit(faulted)) >= 0; n++) {
+		p = accel_queue_get_packet(faulted);
+		if (p)
+			accel_prep_nop(p);
+		sched_yield();
+	}
+	ASSERT_EQ(-EIO, ret);
+	for (i = 0; i < READERS; i++)
+		pthread_join(rd[i], NULL);
+	__atomic_store_n(&stop_engine, 1, __ATOMIC_RELAXED);
+	pthread_join(eng, NULL);
+	ASSERT_EQ(0, failures);
+	ASSERT_EQ(-EIO, accel_queue_status(faulted, &f));
+	ASSERT_EQ(DRM_VACCEL_FAULT_BAD_PACKET, f.code);
+	ASSERT_EQ(5, f.ring_index);
+	ASSERT_EQ(0xff, f.packet.header);
+	ASSERT_EQ(5, accel_queue_completed(faulted));
+	accel_queue_destroy(faulted);
+	accel_device_close(dev);
+}
+
+TEST_HARNESS_MAIN
