@@ -16,6 +16,34 @@
 
 /* ---- layouts ---- */
 
+/* the mixed-radix digits of lo, and whether the byte set is their box (tensormap.h) */
+static void layout_box(struct tm_layout *l)
+{
+	int64_t rem = l->lo;
+	uint32_t k;
+
+	if (!l->nd) {
+		/* one run: its own box, digit 0 unbounded */
+		l->box0[0] = l->lo;
+		l->box = 1;
+		return;
+	}
+	for (k = 0; k + 1 < l->nd; k++)
+		if (l->stride[k + 1] % l->stride[k])
+			return;
+	for (k = l->nd; k > 0; k--) {
+		l->box0[k] = rem / l->stride[k - 1];
+		rem %= l->stride[k - 1];
+	}
+	l->box0[0] = rem;
+	if (rem + l->run > l->stride[0])
+		return;
+	for (k = 1; k < l->nd; k++)
+		if (l->box0[k] + l->count[k - 1] > l->stride[k] / l->stride[k - 1])
+			return;
+	l->box = 1;
+}
+
 int tm_layout_make(const struct accel_tensor *t, struct tm_layout *l)
 {
 	int64_t n[ACCEL_TENSOR_MAX_DIMS], s[ACCEL_TENSOR_MAX_DIMS], esz, last = 0;
@@ -67,6 +95,7 @@ int tm_layout_make(const struct accel_tensor *t, struct tm_layout *l)
 			l->interleaved = 1;
 		l->ext[k + 1] = l->stride[k] * (l->count[k] - 1) + l->ext[k];
 	}
+	layout_box(l);
 	return 0;
 }
 
@@ -183,10 +212,52 @@ static int ov(const struct tm_layout *a, uint32_t ka, int64_t pa, const struct t
 	}
 }
 
+/* both boxes of the same strides (then neither is interleaved, nor empty) */
+static inline int same_boxes(const struct tm_layout *a, const struct tm_layout *b)
+{
+	uint32_t k;
+
+	if (!a->box || !b->box || a->nd != b->nd)
+		return 0;
+	for (k = 0; k < a->nd; k++)
+		if (a->stride[k] != b->stride[k])
+			return 0;
+	return 1;
+}
+
+/* the digit intervals of two same_boxes() */
+static inline int box_overlap(const struct tm_layout *a, const struct tm_layout *b)
+{
+	uint32_t k;
+
+	if (a->box0[0] >= b->box0[0] + b->run || b->box0[0] >= a->box0[0] + a->run)
+		return 0;
+	for (k = 0; k < a->nd; k++)
+		if (a->box0[k + 1] >= b->box0[k + 1] + b->count[k] ||
+		    b->box0[k + 1] >= a->box0[k + 1] + a->count[k])
+			return 0;
+	return 1;
+}
+
+static inline int box_covers(const struct tm_layout *w, const struct tm_layout *e)
+{
+	uint32_t k;
+
+	if (e->box0[0] < w->box0[0] || e->box0[0] + e->run > w->box0[0] + w->run)
+		return 0;
+	for (k = 0; k < w->nd; k++)
+		if (e->box0[k + 1] < w->box0[k + 1] ||
+		    e->box0[k + 1] + e->count[k] > w->box0[k + 1] + w->count[k])
+			return 0;
+	return 1;
+}
+
 int tm_layout_overlap(const struct tm_layout *a, const struct tm_layout *b, int *fallback)
 {
 	if (a->empty || b->empty || a->lo >= b->hi || b->lo >= a->hi)
 		return 0;
+	if (same_boxes(a, b))
+		return box_overlap(a, b);
 	if (a->interleaved && b->interleaved) {
 		*fallback = 1;
 		return 1;
@@ -274,6 +345,8 @@ int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *
 		return 1;
 	if (w->empty || e->lo < w->lo || e->hi > w->hi)
 		return 0;
+	if (same_boxes(w, e))
+		return box_covers(w, e);
 	if (w->interleaved) {
 		*fallback = 1;
 		return 0;

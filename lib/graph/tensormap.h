@@ -24,6 +24,15 @@
  * of a level never interleave: then the byte set is a disjoint nested
  * union of runs, and overlap and cover are decided exactly. Otherwise
  * (@interleaved) only the byte hull [lo, hi) is used.
+ *
+ * The fast path: when each stride divides the next, every byte address x
+ * has unique mixed-radix digits: x = d[nd] * stride[nd - 1] + ... +
+ * d[1] * stride[0] + d[0], 0 <= d[0] < stride[0], 0 <= d[k] <
+ * stride[k] / stride[k - 1]. When adding the element offsets to @lo never
+ * carries a digit (@box), the byte set is exactly the box of addresses
+ * with d[0] in [box0[0], box0[0] + run) and d[k + 1] in [box0[k + 1],
+ * box0[k + 1] + count[k]). Two boxes with the same strides overlap (cover)
+ * iff every digit interval does: O(nd) comparisons, no division.
  */
 struct tm_layout {
 	int64_t lo, hi;			/* byte hull; lo == offset */
@@ -31,6 +40,8 @@ struct tm_layout {
 	uint32_t nd;
 	uint8_t interleaved;
 	uint8_t empty;
+	uint8_t box;			/* the byte set is the box at box0 (implies !interleaved) */
+	int64_t box0[ACCEL_TENSOR_MAX_DIMS + 1];
 	int64_t count[ACCEL_TENSOR_MAX_DIMS];
 	int64_t stride[ACCEL_TENSOR_MAX_DIMS];
 	int64_t ext[ACCEL_TENSOR_MAX_DIMS + 1];
