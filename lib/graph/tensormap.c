@@ -44,17 +44,45 @@ static void layout_box(struct tm_layout *l)
 	l->box = 1;
 }
 
+/*
+ * 1 when accel_tensor_check(@t) would return 0, proven without its
+ * divisions (every lookup makes a layout); 0 when not proven: then ask it.
+ */
+static inline int view_surely_ok(const struct accel_tensor *t, uint32_t esz_log2)
+{
+	uint64_t last = 0;
+	uint32_t i;
+
+	if (t->ndims < 1 || t->ndims > ACCEL_TENSOR_MAX_DIMS || t->offset > (1ull << 61))
+		return 0;
+	for (i = 0; i < t->ndims; i++) {
+		if (!t->strides[i])
+			return 0;
+		if (!t->shape[i])
+			continue;
+		/* both bounds: the product stays below 2^61, under the check's limit */
+		if (t->shape[i] - 1 >= (1ull << 32) || t->strides[i] >= (1ull << 29))
+			return 0;
+		last += (t->shape[i] - 1) * t->strides[i];
+		if (last > (1ull << 61) >> esz_log2)
+			return 0;
+	}
+	return 1;
+}
+
 int tm_layout_make(const struct accel_tensor *t, struct tm_layout *l)
 {
 	int64_t n[ACCEL_TENSOR_MAX_DIMS], s[ACCEL_TENSOR_MAX_DIMS], esz, last = 0;
 	uint32_t nd = 0, i, j, k;
 	int ret;
 
-	ret = accel_tensor_check(t);
-	if (ret)
-		return ret;
-	memset(l, 0, sizeof(*l));
 	esz = (int64_t)accel_dtype_size(t->dtype);
+	if (!esz || !view_surely_ok(t, (uint32_t)__builtin_ctzll((uint64_t)esz))) {
+		ret = accel_tensor_check(t);
+		if (ret)
+			return ret;
+	}
+	memset(l, 0, sizeof(*l));
 	l->lo = (int64_t)t->offset;
 	for (i = 0; i < t->ndims; i++) {
 		if (!t->shape[i]) {
