@@ -703,7 +703,9 @@ static void deps_visit(struct walk *w, int32_t i)
 				else
 					kind = TM_DEP_WAW;
 				fb = 0;
-				if (tm_layout_overlap(w->q, &N[i].lay, &fb)) {
+				/* hulls meet, neither is empty: boxes need only their digits */
+				if (same_boxes(w->q, &N[i].lay) ? box_overlap(w->q, &N[i].lay) :
+				    tm_layout_overlap(w->q, &N[i].lay, &fb)) {
 					tm->st.fallbacks += fb;
 					tm->st.deps[kind]++;
 					w->n++;
