@@ -257,14 +257,14 @@ static inline int same_boxes(const struct tm_layout *a, const struct tm_layout *
 static inline int box_overlap(const struct tm_layout *a, const struct tm_layout *b)
 {
 	uint32_t k;
+	int apart;
 
-	if (a->box0[0] >= b->box0[0] + b->run || b->box0[0] >= a->box0[0] + a->run)
-		return 0;
+	/* no short circuit: the answer is hard to predict, the comparisons cheap */
+	apart = (a->box0[0] >= b->box0[0] + b->run) | (b->box0[0] >= a->box0[0] + a->run);
 	for (k = 0; k < a->nd; k++)
-		if (a->box0[k + 1] >= b->box0[k + 1] + b->count[k] ||
-		    b->box0[k + 1] >= a->box0[k + 1] + a->count[k])
-			return 0;
-	return 1;
+		apart |= (a->box0[k + 1] >= b->box0[k + 1] + b->count[k]) |
+			 (b->box0[k + 1] >= a->box0[k + 1] + a->count[k]);
+	return !apart;
 }
 
 static inline int box_covers(const struct tm_layout *w, const struct tm_layout *e)
