@@ -390,8 +390,26 @@ int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *
 
 /* ---- the index ---- */
 
+/*
+ * The phase pruning: a buffer's tree has a class, the strides of its first
+ * box entry with nd >= 1 (tensormap.h), period P = its last stride. An
+ * entry's phase is an interval [plo, phi) inside [0, P) that holds x mod P
+ * for each of its bytes x: for a box of the class, lo mod P plus the
+ * extent of one top-level block (its digits below the top never carry);
+ * for a view whose hull fits in one period without wrapping, its hull mod
+ * P; otherwise (no class, or neither) everything. Two views whose phases
+ * are disjoint share no byte. Each node also holds the phase hull of its
+ * subtree: the lookup skips a subtree whose phases miss the argument's,
+ * which cuts the candidates of a row of 2-D tiles (their byte hulls all
+ * meet) down to the tiles in the argument's columns.
+ */
+#define PH_ALL_LO	INT64_MIN
+#define PH_ALL_HI	INT64_MAX
+
 struct tm_node {
 	int64_t lo, hi, max_hi;
+	int64_t plo, phi;		/* phase of this entry */
+	int64_t sub_plo, sub_phi;	/* phase hull of the subtree */
 	int32_t left, right;		/* left: next free when unused */
 	uint32_t prio;
 	uint8_t write;
@@ -405,6 +423,8 @@ struct tm_buf {
 	const struct accel_buffer *buf;	/* NULL: empty slot */
 	int32_t root;
 	uint32_t live;
+	uint32_t cnd;			/* class: 0 none, else nd and strides */
+	int64_t cstride[ACCEL_TENSOR_MAX_DIMS];
 };
 
 struct tensormap {
@@ -521,19 +541,69 @@ static struct tm_buf *buf_get(struct tensormap *tm, const struct accel_buffer *b
 	tm->bufs[i].buf = buf;
 	tm->bufs[i].root = NIL;
 	tm->bufs[i].live = 0;
+	tm->bufs[i].cnd = 0;
 	tm->nbufs++;
 	return &tm->bufs[i];
 }
 
 static inline void upd(struct tm_node *N, int32_t i)
 {
-	int64_t m = N[i].hi;
+	int64_t m = N[i].hi, pl = N[i].plo, ph = N[i].phi;
+	int32_t c;
 
-	if (N[i].left != NIL && N[N[i].left].max_hi > m)
-		m = N[N[i].left].max_hi;
-	if (N[i].right != NIL && N[N[i].right].max_hi > m)
-		m = N[N[i].right].max_hi;
+	c = N[i].left;
+	if (c != NIL) {
+		m = max64(m, N[c].max_hi);
+		pl = min64(pl, N[c].sub_plo);
+		ph = max64(ph, N[c].sub_phi);
+	}
+	c = N[i].right;
+	if (c != NIL) {
+		m = max64(m, N[c].max_hi);
+		pl = min64(pl, N[c].sub_plo);
+		ph = max64(ph, N[c].sub_phi);
+	}
 	N[i].max_hi = m;
+	N[i].sub_plo = pl;
+	N[i].sub_phi = ph;
+}
+
+/* the phase of @l in the class of @b (above) */
+static void phase(const struct tm_buf *b, const struct tm_layout *l, int64_t *plo, int64_t *phi)
+{
+	int64_t p;
+	uint32_t k;
+
+	*plo = PH_ALL_LO;
+	*phi = PH_ALL_HI;
+	if (!b->cnd)
+		return;
+	p = b->cstride[b->cnd - 1];
+	if (l->box && l->nd == b->cnd) {
+		for (k = 0; k < l->nd && l->stride[k] == b->cstride[k]; k++)
+			;
+		if (k == l->nd) {
+			*plo = l->lo - l->box0[l->nd] * p;
+			*phi = *plo + l->ext[l->nd - 1];
+			return;
+		}
+	}
+	if (l->hi - l->lo <= p && l->lo % p + (l->hi - l->lo) <= p) {
+		*plo = l->lo % p;
+		*phi = *plo + (l->hi - l->lo);
+	}
+}
+
+/* the first box with nd >= 1 gives an empty tree its class */
+static void class_set(struct tm_buf *b, const struct tm_layout *l)
+{
+	uint32_t k;
+
+	if (b->cnd || !l->box || !l->nd)
+		return;
+	b->cnd = l->nd;
+	for (k = 0; k < l->nd; k++)
+		b->cstride[k] = l->stride[k];
 }
 
 /* key order: (lo, index) */
@@ -626,7 +696,8 @@ static void node_remove(struct tensormap *tm, int32_t i)
 	struct tm_buf *b = &tm->bufs[N[i].bufidx];
 
 	b->root = t_remove(N, b->root, i);
-	b->live--;
+	if (!--b->live)
+		b->cnd = 0;	/* the next entry chooses the class */
 	N[i].used = 0;
 	N[i].left = (int32_t)tm->nfree_head;
 	tm->nfree_head = (uint32_t)i;
@@ -672,6 +743,7 @@ struct walk {
 	tm_dep_fn fn;
 	void *arg;
 	int n;
+	int64_t plo, phi;	/* the argument's phase */
 };
 
 /*
@@ -687,7 +759,7 @@ static void deps_visit(struct walk *w, int32_t i)
 	int fb = 0;
 
 	while (i != NIL) {
-		if (N[i].max_hi <= w->q->lo)
+		if (N[i].max_hi <= w->q->lo || N[i].sub_phi <= w->plo || N[i].sub_plo >= w->phi)
 			return;
 		deps_visit(w, N[i].left);
 		if (N[i].lo >= w->q->hi)
@@ -741,21 +813,24 @@ int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_acces
 	w.fn = fn;
 	w.arg = arg;
 	w.n = 0;
+	phase(b, &q, &w.plo, &w.phi);
 	deps_visit(&w, b->root);
 	scratch_flush(tm, &tm->st.dropped);
 	return w.n;
 }
 
 /* writer w: mark completed entries and the entries it covers */
-static void cover_visit(struct tensormap *tm, const struct tm_layout *q, int32_t i)
+static void cover_visit(struct tensormap *tm, const struct tm_layout *q, int64_t plo,
+			int64_t phi, int32_t i)
 {
 	struct tm_node *N = tm->nodes;
 	int fb = 0;
 
 	while (i != NIL) {
-		if (N[i].max_hi <= q->lo)
+		/* what q covers, it overlaps: the phases meet */
+		if (N[i].max_hi <= q->lo || N[i].sub_phi <= plo || N[i].sub_plo >= phi)
 			return;
-		cover_visit(tm, q, N[i].left);
+		cover_visit(tm, q, plo, phi, N[i].left);
 		if (N[i].lo >= q->hi)
 			return;
 		if (N[i].hi > q->lo) {
@@ -802,6 +877,7 @@ int tm_insert(struct tensormap *tm, const struct accel_tensor *t, enum accel_acc
 	struct tm_buf *b;
 	struct tm_node *n;
 	uint64_t none = 0;
+	int64_t plo, phi;
 	int32_t i;
 	int ret;
 
@@ -814,9 +890,13 @@ int tm_insert(struct tensormap *tm, const struct accel_tensor *t, enum accel_acc
 	if (!b)
 		return -ENOMEM;
 	if (acc != ACCEL_INPUT) {
-		cover_visit(tm, &q, b->root);
+		phase(b, &q, &plo, &phi);
+		cover_visit(tm, &q, plo, phi, b->root);
 		scratch_flush(tm, &none);	/* counted in cover_visit */
 	}
+	/* after the removals: an emptied tree has lost its class */
+	class_set(b, &q);
+	phase(b, &q, &plo, &phi);
 	ret = node_alloc(tm, &i);
 	if (ret)
 		return ret;
@@ -824,6 +904,10 @@ int tm_insert(struct tensormap *tm, const struct accel_tensor *t, enum accel_acc
 	n->lo = q.lo;
 	n->hi = q.hi;
 	n->max_hi = q.hi;
+	n->plo = plo;
+	n->phi = phi;
+	n->sub_plo = plo;
+	n->sub_phi = phi;
 	n->left = NIL;
 	n->right = NIL;
 	tm->rng ^= tm->rng << 13;
