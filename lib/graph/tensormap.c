@@ -764,7 +764,8 @@ static void deps_visit(struct walk *w, int32_t i)
 		deps_visit(w, N[i].left);
 		if (N[i].lo >= w->q->hi)
 			return;
-		if (N[i].hi > w->q->lo && N[i].task != w->task) {
+		if (N[i].hi > w->q->lo && N[i].phi > w->plo && N[i].plo < w->phi &&
+		    N[i].task != w->task) {
 			if (is_complete(tm, N[i].task)) {
 				scratch_push(tm, i);
 			} else if (N[i].write || w->acc != ACCEL_INPUT) {
