@@ -134,6 +134,36 @@ static void gen_any_view(struct accel_tensor *t, struct accel_buffer *buf, uint6
 	t->offset = rn(size - (last + 1) * esz + 1);
 }
 
+/*
+ * A tile of one of a few row-major tensors filling the buffer, so that
+ * many views share strides (the TensorMap's box fast path and phase
+ * pruning): a random slice, sometimes a step slice, of every dimension.
+ */
+static void gen_tile_view(struct accel_tensor *t, struct accel_buffer *buf)
+{
+	static const struct {
+		enum accel_dtype dt;
+		uint32_t nd;
+		uint64_t shape[3];
+	} mats[4] = {
+		{ ACCEL_DTYPE_F32, 2, { 16, 16 } },
+		{ ACCEL_DTYPE_U8, 2, { 32, 32 } },
+		{ ACCEL_DTYPE_F16, 3, { 4, 8, 16 } },
+		{ ACCEL_DTYPE_F64, 2, { 8, 12 } },	/* 96-byte rows: 3 x 32 */
+	};
+	uint32_t m = (uint32_t)rn(4), d;
+
+	if (accel_tensor_init(t, buf, 0, mats[m].dt, mats[m].nd, mats[m].shape))
+		abort();
+	for (d = 0; d < t->ndims; d++) {
+		uint64_t n = t->shape[d], step = rn(4) ? 1 : 2, start = rn(n), len;
+
+		len = 1 + rn((n - 1 - start) / step + 1);
+		if (accel_tensor_slice(t, d, start, len, step))
+			abort();
+	}
+}
+
 static void bs_clear(uint64_t *b)
 {
 	memset(b, 0, WORDS * 8);
@@ -302,6 +332,44 @@ TEST(layout_any_strides)
 	layout_pairs(_metadata, 0x7654321ull, 1);
 }
 
+/* tiles of a few tensors: mostly pairs of boxes with the same strides */
+TEST(layout_tiles)
+{
+	uint64_t ba[WORDS], bb[WORDS];
+	struct tm_layout la, lb;
+	struct accel_tensor a, b;
+	int i, fb, r, boxes = 0, ovl = 0, cov = 0;
+
+	rng_state = 0xb0c5ull;
+	for (i = 0; i < 200000; i++) {
+		gen_tile_view(&a, NULL);
+		gen_tile_view(&b, NULL);
+		ASSERT_EQ(0, tm_layout_make(&a, &la));
+		ASSERT_EQ(0, tm_layout_make(&b, &lb));
+		ASSERT_FALSE(la.interleaved || lb.interleaved);
+		bs_view(ba, &a);
+		bs_view(bb, &b);
+		if (la.box && lb.box && la.nd == lb.nd && la.nd &&
+		    !memcmp(la.stride, lb.stride, la.nd * sizeof(la.stride[0])))
+			boxes++;
+		fb = 0;
+		r = tm_layout_overlap(&la, &lb, &fb);
+		ASSERT_EQ(bs_meet(ba, bb), r) {
+			TH_LOG("pair %d", i);
+			dump(&la);
+			dump(&lb);
+		}
+		ASSERT_EQ(0, fb);
+		ovl += r;
+		cov += check_covers(_metadata, &la, ba, &lb, bb, 0xb0c5ull, i);
+		check_covers(_metadata, &lb, bb, &la, ba, 0xb0c5ull, i);
+	}
+	TH_LOG("%d pairs of same-stride boxes, %d overlapping, %d covering", boxes, ovl, cov);
+	ASSERT_GT(boxes, 10000);
+	ASSERT_GT(ovl, 10000);
+	ASSERT_GT(cov, 1000);
+}
+
 /* ---- random programs against the oracles ---- */
 
 #define MAXARGS	3
@@ -376,8 +444,9 @@ struct arg {
 	uint64_t bytes[WORDS], seen[WORDS];
 };
 
-static void run_program(struct __test_metadata *_metadata, uint64_t seed, uint32_t ntasks,
-			uint32_t window, int any_views)
+/* @tiles: 3 arguments in 4 are tiles (gen_tile_view) */
+static void run_program_views(struct __test_metadata *_metadata, uint64_t seed,
+			      uint32_t ntasks, uint32_t window, int any_views, int tiles)
 {
 	struct prog *p = calloc(1, sizeof(*p));
 	struct accel_buffer *bufs[NBUF];
@@ -413,7 +482,9 @@ static void run_program(struct __test_metadata *_metadata, uint64_t seed, uint32
 			struct tm_layout l;
 
 			a->buf = (uint32_t)rn(NBUF);
-			if (any_views && rn(4) == 0)
+			if (tiles && rn(4))
+				gen_tile_view(&a->t, bufs[a->buf]);
+			else if (any_views && rn(4) == 0)
 				gen_any_view(&a->t, bufs[a->buf], BUFSZ);
 			else
 				gen_view(&a->t, bufs[a->buf], BUFSZ);
@@ -583,6 +654,12 @@ static void run_program(struct __test_metadata *_metadata, uint64_t seed, uint32
 	free(p);
 }
 
+static void run_program(struct __test_metadata *_metadata, uint64_t seed, uint32_t ntasks,
+			uint32_t window, int any_views)
+{
+	run_program_views(_metadata, seed, ntasks, window, any_views, 0);
+}
+
 TEST(oracle_short)
 {
 	run_program(_metadata, 1, 5000, 16, 0);
@@ -600,6 +677,14 @@ TEST(oracle_long)
 	run_program(_metadata, 0xdeadbeefull, 40000, 32, 0);
 	run_program(_metadata, 0x5eed0001ull, 40000, 256, 0);
 	run_program(_metadata, 0x5eed0002ull, 20000, 64, 1);
+}
+
+/* tiles sharing strides, mixed with random views: phase pruning and boxes */
+TEST(oracle_tiles)
+{
+	run_program_views(_metadata, 0x711e5ull, 20000, 32, 0, 1);
+	run_program_views(_metadata, 0x711e6ull, 20000, 200, 0, 1);
+	run_program_views(_metadata, 0x711e7ull, 10000, 48, 1, 1);
 }
 
 /* ---- hand cases ---- */
