@@ -9,8 +9,8 @@
  *   1-D: N disjoint 256-byte slices of a vector; the query is one slice;
  *   2-D: a sqrt(N) x sqrt(N) grid of 16x16 f32 tiles of a row-major matrix;
  *        the query is one tile. Tiles of one row of tiles have overlapping
- *        byte hulls, so the tree hands ~sqrt(N) candidates to the exact
- *        test.
+ *        byte hulls: the tree's phase pruning (lib/graph/tensormap.c) has
+ *        to skip them, and the same-stride box test decides the rest.
  *
  * Usage: tensormap-bench [lookups per measurement, default 2000000]
  *
