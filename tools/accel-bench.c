@@ -43,19 +43,6 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t median(uint64_t *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return v[n / 2];
-}
-
 /* Library: one NOP, polled to completion; ns. */
 static uint64_t lib_roundtrip(struct accel_queue *q)
 {

@@ -24,19 +24,6 @@
 #define COPY_SIZE	(64ull << 20)
 #define BIG_VA		(RING_VA + (1ull << 30))
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t median(uint64_t *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return v[n / 2];
-}
-
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "vaccel-bench: %s: %s\n", what, strerror(-err));

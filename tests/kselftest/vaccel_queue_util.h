@@ -9,6 +9,7 @@
 #define VACCEL_QUEUE_UTIL_H
 
 #include <sched.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -44,6 +45,20 @@ static inline uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+static inline int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of @n samples (sorts @v). */
+static inline uint64_t median(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[n / 2];
 }
 
 static inline int bo_new(int fd, uint64_t size, uint32_t flags, struct bo *bo)
