@@ -106,6 +106,35 @@ static inline int queue_new(int fd, uint64_t ring_va, uint32_t n, struct drm_vac
 }
 
 /*
+ * The usual context of the packet tests on @fd: a ring bound read-only at
+ * RING_VA with a queue on it, a data buffer at DATA_VA, a signal page at
+ * SIG_VA, and a persistent buffer of @exec_size bytes (not bound) for EXEC
+ * bodies. 0 or the first negative errno.
+ */
+static inline int packet_ctx_new(int fd, uint64_t exec_size, struct bo *ring, struct bo *data,
+				 struct bo *sig, struct bo *exec, struct q *q)
+{
+	int ret;
+
+	ret = bo_new(fd, RING_N * 64, 0, ring);
+	if (!ret)
+		ret = bo_new(fd, DATA_SIZE, 0, data);
+	if (!ret)
+		ret = bo_new(fd, PAGE, DRM_VACCEL_BO_SIGNAL, sig);
+	if (!ret)
+		ret = bo_new(fd, exec_size, DRM_VACCEL_BO_PERSISTENT, exec);
+	if (!ret)
+		ret = vaccel_vm_bind(fd, ring->handle, DRM_VACCEL_VM_READ, 0, RING_VA, PAGE);
+	if (!ret)
+		ret = vaccel_vm_bind(fd, data->handle, VM_RW, 0, DATA_VA, DATA_SIZE);
+	if (!ret)
+		ret = vaccel_vm_bind(fd, sig->handle, VM_RW, 0, SIG_VA, PAGE);
+	if (!ret)
+		ret = queue_new(fd, RING_VA, RING_N, (void *)ring->map, q);
+	return ret;
+}
+
+/*
  * The submission protocol: body, then the doorbell with release, a full
  * fence, and KICK only if the engine said it sleeps.
  */

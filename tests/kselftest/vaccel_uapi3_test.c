@@ -41,15 +41,8 @@ FIXTURE_SETUP(u3)
 	ASSERT_EQ(0, vaccel_fresh_device(ID, spec));
 	self->fd = vaccel_open(ID);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, bo_new(self->fd, RING_N * 64, 0, &self->ring));
-	ASSERT_EQ(0, bo_new(self->fd, DATA_SIZE, 0, &self->data));
-	ASSERT_EQ(0, bo_new(self->fd, PAGE, DRM_VACCEL_BO_SIGNAL, &self->sig));
-	ASSERT_EQ(0, bo_new(self->fd, EXEC_SIZE, DRM_VACCEL_BO_PERSISTENT, &self->exec));
-	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA,
-				    PAGE));
-	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->data.handle, VM_RW, 0, DATA_VA, DATA_SIZE));
-	ASSERT_EQ(0, vaccel_vm_bind(self->fd, self->sig.handle, VM_RW, 0, SIG_VA, PAGE));
-	ASSERT_EQ(0, queue_new(self->fd, RING_VA, RING_N, (void *)self->ring.map, &self->q));
+	ASSERT_EQ(0, packet_ctx_new(self->fd, EXEC_SIZE, &self->ring, &self->data, &self->sig,
+				    &self->exec, &self->q));
 }
 
 FIXTURE_TEARDOWN(u3)
