@@ -186,7 +186,6 @@ struct accel_queue {
 	uint32_t size, mask, interval;
 	struct accel_buffer *ring_buf;
 	struct drm_vaccel_packet *ring;		/* the device ring (host mapping) */
-	struct drm_vaccel_packet *shadow;	/* where packets are prepared */
 	volatile uint64_t *doorbell;
 	const volatile struct drm_vaccel_queue_control *ctrl;
 	struct accel_signal *timeline;

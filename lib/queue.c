@@ -3,10 +3,10 @@
  * Queues: creation, the submission protocol of Documentation/queues.rst,
  * progress marks, waiting for room and for completion, fault records.
  *
- * Packets are prepared in a private shadow of the ring (so that a removed
- * device cannot fault the program's own stores) and copied into the
- * device ring at submit. Ring index i of the shadow is ring index i of
- * the device ring, so the fault record's packet comes from the shadow.
+ * Packets are prepared in place in the device ring, as liburing prepares
+ * SQEs: the engine reads nothing past the doorbell, so a slot taken but
+ * not yet submitted is the program's. The ring is bound read-only for the
+ * device, so the fault record's packet is the ring slot itself.
  *
  * Progress marks: ring indices k * (interval + 1) + interval hold a SIGNAL
  * packet (MAX, with IRQ) raising the queue's timeline signal to
@@ -143,13 +143,13 @@ static struct drm_vaccel_packet *take(struct accel_queue *q, int *err)
 		}
 	}
 	if (q->pi == q->next_mark) {
-		put_mark(q, &q->shadow[q->pi & q->mask], q->pi);
+		put_mark(q, &q->ring[q->pi & q->mask], q->pi);
 		acc_fr_add(q, FR_MARK, q->pi, q->base + q->pi + 1);
 		/* pi and wi: stored atomically for accel_queue_describe() */
 		__atomic_store_n(&q->pi, q->pi + 1, __ATOMIC_RELAXED);
 		q->next_mark += q->interval + 1;
 	}
-	p = &q->shadow[q->pi & q->mask];
+	p = &q->ring[q->pi & q->mask];
 	memset(p, 0, sizeof(*p));
 	__atomic_store_n(&q->pi, q->pi + 1, __ATOMIC_RELAXED);
 	return p;
@@ -167,8 +167,8 @@ ACCEL_API struct drm_vaccel_packet *accel_queue_get_packet(struct accel_queue *q
 ACCEL_API int accel_queue_submit(struct accel_queue *q)
 {
 	struct acc_tp *tp;
-	uint64_t n, start, first;
 	uint32_t state, nw = 0;
+	uint64_t n;
 	int ret;
 
 	if (!q)
@@ -179,12 +179,7 @@ ACCEL_API int accel_queue_submit(struct accel_queue *q)
 	n = q->pi - q->wi;
 	state = __atomic_load_n(&q->ctrl->state, __ATOMIC_ACQUIRE);
 	if (state == DRM_VACCEL_QUEUE_RUNNING && n) {
-		/* 1. the bodies */
-		start = q->wi & q->mask;
-		first = n < q->size - start ? n : q->size - start;
-		memcpy(&q->ring[start], &q->shadow[start], first * sizeof(*q->ring));
-		if (n > first)
-			memcpy(q->ring, q->shadow, (n - first) * sizeof(*q->ring));
+		/* 1. the bodies are in the ring already (taken in place) */
 		/* 2. commit: store-release of the write index */
 		__atomic_store_n(q->doorbell, q->pi, __ATOMIC_RELEASE);
 		/*
@@ -538,7 +533,7 @@ ACCEL_API int accel_queue_status(const struct accel_queue *q, struct accel_queue
 		return 0;
 	if (f.code == DRM_VACCEL_FAULT_REMOVED)
 		return q_faulted(mq);	/* -ENODEV, not a fault of the program */
-	f.packet = q->shadow[f.ring_index & q->mask];
+	f.packet = q->ring[f.ring_index & q->mask];
 	if (fault)
 		*fault = f;
 	(void)mq;
@@ -600,12 +595,6 @@ ACCEL_API int accel_queue_create(struct accel_device *dev, const struct accel_qu
 	q->interval = p.progress_interval;
 	q->next_mark = q->interval;
 	list_init(&q->node);
-	q->shadow = aligned_alloc(64, (size_t)q->size * sizeof(*q->shadow));
-	if (!q->shadow) {
-		ret = -ENOMEM;
-		goto err;
-	}
-	memset(q->shadow, 0, (size_t)q->size * sizeof(*q->shadow));
 	ret = acc_buffer_new(dev, (uint64_t)q->size * sizeof(*q->ring), 0, DRM_VACCEL_VM_READ,
 			     PROT_READ | PROT_WRITE, true, &q->ring_buf);
 	if (ret)
@@ -672,7 +661,6 @@ void acc_queue_free(struct accel_queue *q)
 		acc_signal_free(q->timeline);
 	if (q->ring_buf)
 		acc_buffer_free(q->ring_buf);
-	free(q->shadow);
 	free(q);
 }
 
