@@ -114,7 +114,7 @@ $(CORE_TESTS): $(BUILD)/host-tests/%: tests/core/%.c $(CORE_DEPS) $(LINUX_SRC_ST
 $(CORE_FUZZ): tests/core/core_fuzz.c $(CORE_DEPS)
 	@mkdir -p $(@D)
 	clang -std=gnu11 -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer $(SAN_FLAGS) \
-		-I$(TOP)/uapi $(DRM_CFLAGS) -o $@ $< $(CORE_SRCS)
+		-I$(TOP)/uapi -I$(TOP)/tests/include $(DRM_CFLAGS) -o $@ $< $(CORE_SRCS)
 
 $(FUZZ_SEEDS): tests/core/fuzz_seeds.c tests/core/core_fuzz.h uapi/drm/vaccel_accel.h
 	@mkdir -p $(@D)

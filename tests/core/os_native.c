@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "os_native.h"
+#include "signal_ref.h"
 
 u8 *os_add(struct os_native *os, u64 va, u64 size, u32 access, bool signal,
 	   bool sealed)
@@ -106,26 +107,12 @@ static u32 signal_word(struct os_native *os, u64 va, u64 **word)
 u32 vaccel_os_signal(void *o, u64 va, u32 op, u64 value, bool irq)
 {
 	struct os_native *os = o;
-	u64 *w, old;
+	u64 *w;
 	u32 f = signal_word(os, va, &w);
 
 	if (f)
 		return f;
-	switch (op) {
-	case DRM_VACCEL_SIGNAL_SET:
-		__atomic_store_n(w, value, __ATOMIC_RELEASE);
-		break;
-	case DRM_VACCEL_SIGNAL_ADD:
-		__atomic_fetch_add(w, value, __ATOMIC_RELEASE);
-		break;
-	default:
-		old = __atomic_load_n(w, __ATOMIC_RELAXED);
-		while ((s64)(value - old) > 0 &&
-		       !__atomic_compare_exchange_n(w, &old, value, false,
-						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			;
-		break;
-	}
+	signal_ref_apply((uint64_t *)w, op, value);	/* __u64 is unsigned long long */
 	os->signals++;
 	os->irqs += irq;
 	return DRM_VACCEL_FAULT_NONE;

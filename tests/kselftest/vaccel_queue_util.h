@@ -154,7 +154,6 @@ static inline int submit(int fd, struct q *q, const struct drm_vaccel_packet *p,
 	return 0;
 }
 
-/* Wait until the queue completed everything submitted or stopped. */
 /*
  * Wait until debugfs shows queue @qid of device @dev blocked in a WAIT:
  * for tests that must act while a WAIT is pending, not merely submitted.
@@ -176,6 +175,7 @@ static inline bool wait_blocked(unsigned int dev, uint32_t qid, uint64_t timeout
 	return false;
 }
 
+/* Wait until the queue completed everything submitted or stopped. */
 static inline bool drain(struct q *q, uint64_t timeout_ms)
 {
 	uint64_t end = now_ns() + timeout_ms * 1000000ull;

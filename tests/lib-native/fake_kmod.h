@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "signal_ref.h"
 
 /* ThreadSanitizer's dynamic annotations (the runtime defines them) */
 void AnnotateIgnoreSyncBegin(const char *file, int line);
@@ -210,27 +211,6 @@ static uint64_t *signal_word(uint32_t handle, uint64_t offset)
 }
 
 /* ---- the shared words (seen by TSan) ---- */
-
-static void signal_apply(uint64_t *w, uint32_t op, uint64_t value)
-{
-	uint64_t old;
-
-	switch (op) {
-	case DRM_VACCEL_SIGNAL_SET:
-		__atomic_store_n(w, value, __ATOMIC_RELEASE);
-		break;
-	case DRM_VACCEL_SIGNAL_ADD:
-		__atomic_fetch_add(w, value, __ATOMIC_RELEASE);
-		break;
-	case DRM_VACCEL_SIGNAL_MAX:
-		old = __atomic_load_n(w, __ATOMIC_RELAXED);
-		while ((int64_t)(value - old) > 0 &&
-		       !__atomic_compare_exchange_n(w, &old, value, false, __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED))
-			;
-		break;
-	}
-}
 
 static bool cond_holds(const struct drm_vaccel_signal_cond *c, uint64_t v)
 {
@@ -450,7 +430,7 @@ static int f_signal_write(struct drm_vaccel_signal_write *w)
 	fake_leave();
 	if (!word)
 		return -EINVAL;
-	signal_apply(word, w->op, w->value);
+	signal_ref_apply(word, w->op, w->value);
 	__atomic_fetch_add(&fake_signal_writes, 1, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -565,7 +545,7 @@ static bool engine_signal(uint64_t va, uint32_t op, uint64_t value)
 	w = va_to_ptr(va, 8, true);
 	fake_ignore_end();
 	if (w)
-		signal_apply(w, op, value);
+		signal_ref_apply(w, op, value);
 	return w;
 }
 
