@@ -40,5 +40,7 @@
 #include <accel/signal.h>
 #include <accel/queue.h>
 #include <accel/packet.h>
+#include <accel/tensor.h>
+#include <accel/taskgraph.h>
 
 #endif /* ACCEL_ACCEL_H */
