@@ -8,6 +8,15 @@
  * packets and completion actions; anything else faults the queue with
  * BAD_PACKET).
  *
+ * With fake_complete_all set (benchmarks of the library's host cost, such
+ * as tools/taskgraph-bench.c), every packet type completes at once: only
+ * its completion action is applied (WAITs count as satisfied, DELAY,
+ * COPY, FILL, REDUCE, MATMUL and TIMESTAMP touch no memory). An EXEC of a
+ * sealed buffer walks its body the same way, applying the body's SIGNAL
+ * packets (with the launch's epoch where the packet asks for it) and
+ * completion actions, binding addresses resolved through the EXEC's
+ * table, nested EXECs included; then the EXEC's own completion action.
+ *
  * One device per process. Object memory is an arena: a memfd mapped once
  * (MAP_SHARED); a BO, doorbell or control page is a run of its pages and
  * its "mmap offset" is its place in the arena. The backend's mmap returns
@@ -27,7 +36,8 @@
  * program share (arena memory) are seen.
  *
  * Not modelled: removal (no -ENODEV), PRIME export and import (one device),
- * sealing, WAIT packets, need_wakeup (the engine never sleeps, so the
+ * the checks of sealing (BO_SEAL only marks a persistent object sealed, for
+ * EXEC), WAIT packets that block, need_wakeup (the engine never sleeps, so the
  * library never needs to KICK), faults other than BAD_PACKET and a
  * doorbell more than a ring ahead.
  *
@@ -69,7 +79,7 @@ void AnnotateNewMemory(const char *file, int line, const volatile void *mem, siz
 #define FAKE_CAPACITY		(FAKE_ARENA_PAGES * FAKE_PAGE)
 
 struct fake_bo {
-	bool used;
+	bool used, sealed;
 	uint32_t flags;
 	uint64_t size, off;
 };
@@ -101,6 +111,9 @@ static struct fake_dev {
 
 /* Counters for the test's checks (relaxed: they order nothing). */
 static uint64_t fake_packets_run, fake_waits, fake_signal_writes;
+
+/* Complete every packet type (see the top of the file); set before the engine runs. */
+static bool fake_complete_all;
 
 /* Hide the fake's own synchronisation and bookkeeping from TSan (nests). */
 static void fake_ignore_begin(void)
@@ -286,6 +299,18 @@ static int f_bo_create(struct drm_vaccel_bo_create *c)
 	return 0;
 }
 
+static int f_bo_seal(struct drm_vaccel_bo_seal *s)
+{
+	struct fake_bo *bo = bo_get(s->handle);
+
+	if (!bo)
+		return -ENOENT;
+	if (s->flags || !(bo->flags & DRM_VACCEL_BO_PERSISTENT))
+		return -EINVAL;
+	bo->sealed = true;
+	return 0;
+}
+
 static int f_bo_info(struct drm_vaccel_bo_info *info)
 {
 	struct fake_bo *bo = bo_get(info->handle);
@@ -312,6 +337,7 @@ static int f_gem_close(struct drm_gem_close *c)
 	pages_free(bo->off, bo->size);
 	fake.mem_used -= bo->size;
 	bo->used = false;
+	bo->sealed = false;
 	return 0;
 }
 
@@ -496,6 +522,9 @@ static int f_ioctl(int fd, unsigned long req, void *arg)
 	case DRM_IOCTL_VACCEL_BO_INFO:
 		ret = f_bo_info(arg);
 		break;
+	case DRM_IOCTL_VACCEL_BO_SEAL:
+		ret = f_bo_seal(arg);
+		break;
 	case DRM_IOCTL_GEM_CLOSE:
 		ret = f_gem_close(arg);
 		break;
@@ -549,6 +578,79 @@ static bool engine_signal(uint64_t va, uint32_t op, uint64_t value)
 	return w;
 }
 
+/* fake_complete_all: an EXEC's frame (its binding table and epoch). */
+struct fake_frame {
+	uint64_t epoch, table[DRM_VACCEL_EXEC_MAX_BINDINGS];
+	unsigned int n;
+};
+
+/* A device address of a body packet, binding addresses resolved; 0 if bad. */
+static uint64_t frame_addr(const struct fake_frame *fr, uint64_t addr)
+{
+	if (!(addr & DRM_VACCEL_BINDING_FLAG))
+		return addr;
+	if (!fr || DRM_VACCEL_BINDING_INDEX(addr) >= fr->n)
+		return 0;
+	return fr->table[DRM_VACCEL_BINDING_INDEX(addr)] + DRM_VACCEL_BINDING_OFFSET(addr);
+}
+
+/*
+ * fake_complete_all: complete packet @p in frame @fr (NULL on the ring):
+ * its SIGNAL, the body of an EXEC, its completion action. false to fault.
+ */
+static bool engine_complete(const struct drm_vaccel_packet *p, const struct fake_frame *fr,
+			    unsigned int depth)
+{
+	uint32_t type = p->header & DRM_VACCEL_PKT_TYPE_MASK;
+	uint64_t value;
+
+	if (type == DRM_VACCEL_PKT_SIGNAL) {
+		value = p->operand[1];
+		if (p->flags & DRM_VACCEL_SIGNAL_F_EPOCH)
+			value += fr ? fr->epoch : 0;
+		if (!engine_signal(frame_addr(fr, p->operand[0]), p->arg, value))
+			return false;
+	} else if (type == DRM_VACCEL_PKT_EXEC) {
+		const struct drm_vaccel_packet *body;
+		struct fake_frame sub = { 0 };
+		const uint64_t *table = NULL;
+		uint64_t i, n = p->operand[1];
+		struct fake_bo *bo;
+		unsigned int m;
+		bool ok;
+
+		if (depth >= 4 || p->arg > DRM_VACCEL_EXEC_MAX_BINDINGS)
+			return false;
+		fake_ignore_begin();
+		body = va_to_ptr(frame_addr(fr, p->operand[0]), n * sizeof(*body), false);
+		if (p->arg)
+			table = va_to_ptr(frame_addr(fr, p->operand[3]), 8ull * p->arg, false);
+		/* the body must be in a sealed object */
+		for (m = 0, bo = NULL; body && m < FAKE_MAX_BOS; m++)
+			if (fake.bos[m].used && (const char *)body >= fake.arena + fake.bos[m].off &&
+			    (const char *)body < fake.arena + fake.bos[m].off + fake.bos[m].size)
+				bo = &fake.bos[m];
+		ok = body && bo && bo->sealed && (!p->arg || table);
+		fake_ignore_end();
+		if (!ok)
+			return false;
+		if (p->arg) {
+			memcpy(sub.table, table, 8ull * p->arg);
+			sub.n = p->arg;
+		} else if (fr) {
+			memcpy(sub.table, fr->table, sizeof(sub.table));
+			sub.n = fr->n;
+		}
+		sub.epoch = p->operand[2] + (p->flags & DRM_VACCEL_EXEC_F_EPOCH && fr ? fr->epoch : 0);
+		for (i = 0; i < n; i++)
+			if (!engine_complete(&body[i], &sub, depth + 1))
+				return false;
+	}
+	return !p->completion_op ||
+	       engine_signal(frame_addr(fr, p->completion_addr), p->completion_op,
+			     p->completion_value);
+}
+
 /* Run up to @budget published packets of a queue (fake lock held). */
 static unsigned int engine_queue(const struct fake_queue *q, unsigned int budget)
 {
@@ -570,11 +672,17 @@ static unsigned int engine_queue(const struct fake_queue *q, unsigned int budget
 		const struct drm_vaccel_packet *p = &q->ring[ri & (q->size - 1)];
 		uint32_t type = p->header & DRM_VACCEL_PKT_TYPE_MASK;
 
-		if ((type != DRM_VACCEL_PKT_NOP && type != DRM_VACCEL_PKT_SIGNAL) ||
-		    (type == DRM_VACCEL_PKT_SIGNAL &&
-		     !engine_signal(p->operand[0], p->arg, p->operand[1])) ||
-		    (p->completion_op &&
-		     !engine_signal(p->completion_addr, p->completion_op, p->completion_value))) {
+		if (fake_complete_all) {
+			if (!engine_complete(p, NULL, 0)) {
+				queue_fault(ctrl, DRM_VACCEL_FAULT_BAD_PACKET, ri, p->operand[0]);
+				break;
+			}
+		} else if ((type != DRM_VACCEL_PKT_NOP && type != DRM_VACCEL_PKT_SIGNAL) ||
+			   (type == DRM_VACCEL_PKT_SIGNAL &&
+			    !engine_signal(p->operand[0], p->arg, p->operand[1])) ||
+			   (p->completion_op &&
+			    !engine_signal(p->completion_addr, p->completion_op,
+					   p->completion_value))) {
 			queue_fault(ctrl, DRM_VACCEL_FAULT_BAD_PACKET, ri, p->operand[0]);
 			break;
 		}
