@@ -5,7 +5,9 @@
 #   make          build the module, libaccel, its tools and examples, and the tests
 #   make run      the main job: build, boot the test VM, load the module,
 #                 accel-info, the libaccel examples, accel-bench (library)
-#                 and vaccel-bench (raw uAPI)
+#                 and vaccel-bench (raw uAPI); then, natively on the host,
+#                 taskgraph-bench and tensormap-bench (the task graph's
+#                 host cost and lookup rate, no module)
 #   make check    all tests: host and library tests, fuzzing, DKMS build,
 #                 the install test, kselftests and library tests in the VM
 #   make check-debug  host tests, and the kselftests on a debug kernel
@@ -159,12 +161,18 @@ check-debug: deps
 # The product as a user meets it: the module loads, accel-info shows the
 # devices, the libaccel examples run (each checks its result), then the
 # benchmark tables (accel-bench: the library; vaccel-bench: the device).
+# The task graph's native figures follow, measured on the host: its host
+# cost over the fake kernel (taskgraph-bench) and the TensorMap's lookup
+# rate against a linear scan (tensormap-bench); the TCG VM cannot judge
+# per-task costs of a microsecond.
 RUN_FILES = $(BUILD)/tools/accel-info $(EXAMPLES) $(BUILD)/tools/accel-bench $(BENCH)
 run: deps
 	$(MAKE) all
 	tests/vm/run --module $(TOP)/vaccel.ko $(addprefix --file ,$(RUN_FILES)) -- \
-		'accel-info && fill_copy_wait && two_devices && replay_exec && \
+		'accel-info && fill_copy_wait && two_devices && replay_exec && tiled_matmul && \
 		accel-bench && vaccel-bench'
+	$(BUILD)/tools/taskgraph-bench
+	$(BUILD)/tools/tensormap-bench
 
 # The benchmark table (Documentation/queues.rst), measured in the VM.
 bench: deps

@@ -2,7 +2,10 @@
 #
 # libaccel's tools (included by the top Makefile):
 #   build/tools/accel-info   devices, settings, memory, topology, debugfs
-#   build/tools/accel-bench  library vs raw-uAPI submission figures
+#   build/tools/accel-bench  library vs raw-uAPI submission figures, and
+#                            the task graph's (in the VM)
+#   build/tools/taskgraph-bench  the task graph's host cost, natively over
+#                            the fake kernel (not installed)
 # both linked statically against libaccel.a (and libdrm.a) so that they
 # run in the VM's initramfs as they are. lib/lib.mk defines LIBACCEL_A,
 # LIBACCEL_CFLAGS, LIBACCEL_LIBS and install-lib.
@@ -31,10 +34,25 @@ $(BUILD)/tools/accel-info: tools/accel-info.c $(ACCEL_HDRS) $(LIBACCEL_A)
 
 # The raw path is measured exactly as vaccel-bench does it
 # (tests/kselftest/vaccel_queue_util.h).
-$(BUILD)/tools/accel-bench: tools/accel-bench.c $(ACCEL_HDRS) $(LIBACCEL_A) \
-		$(wildcard tests/kselftest/*.h)
+$(BUILD)/tools/accel-bench: tools/accel-bench.c tools/taskgraph_work.h $(ACCEL_HDRS) \
+		$(LIBACCEL_A) $(wildcard tests/kselftest/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
+
+# The task graph's host cost natively (no module): the whole library over
+# the fake kernel of tests/lib-native/fake_kmod.h, -O2. Run by "make run"
+# on the host, after the VM, next to tensormap-bench (lib/graph/graph.mk).
+TASKGRAPH_BENCH := $(BUILD)/tools/taskgraph-bench
+
+$(TASKGRAPH_BENCH): tools/taskgraph-bench.c tools/taskgraph_work.h tests/lib-native/fake_kmod.h \
+		tests/include/signal_ref.h $(LIBACCEL_SRCS) $(GRAPH_SRCS) $(LIBACCEL_HDRS) \
+		$(GRAPH_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -pthread -I$(TOP)/lib \
+		-I$(TOP)/tests/include $(LIBACCEL_CFLAGS) -o $@ tools/taskgraph-bench.c \
+		$(LIBACCEL_SRCS) $(GRAPH_SRCS) $(LIBACCEL_LIBS) -lm
+
+all: $(TASKGRAPH_BENCH)
 
 # The VM tests (tests/lib/libaccel_*_test.c) are built by lib/lib.mk's
 # rule; they also use tests/lib/libaccel_test.h.

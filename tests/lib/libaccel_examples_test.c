@@ -133,4 +133,14 @@ TEST_F_TIMEOUT(ex, replay_exec, 600)
 	EXPECT_NE(NULL, strstr(self->out, "verified")) TH_LOG("%s", self->out);
 }
 
+/* Eager and replayed with new matrices bound: every result against the host. */
+TEST_F_TIMEOUT(ex, tiled_matmul, 600)
+{
+	ASSERT_EQ(0, run_example("tiled_matmul", NULL, NULL, self->out, sizeof(self->out)))
+		TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "eager and 4 graph launches verified"))
+		TH_LOG("%s", self->out);
+	EXPECT_EQ(NULL, strstr(self->out, "wrong")) TH_LOG("%s", self->out);
+}
+
 TEST_HARNESS_MAIN
