@@ -8,8 +8,9 @@
  *                   (DELAY 0: no device work, so only the library's host
  *                   cost is measured), host time of accel_tg_submit()
  *   tgw_raw()       the raw accel_queue path for the same packets: a DELAY
- *                   whose completion action advances a timeline signal,
- *                   preceded by @waits_per_task satisfied WAITs
+ *                   whose completion action advances a timeline signal
+ *                   (with IRQ, as the library's tasks), preceded by
+ *                   @waits_per_task satisfied WAITs
  *   tgw_capture()   the same N tasks captured into a graph, instantiated
  *   tgw_replay()    host time of accel_graph_launch() of that graph
  *   tgw_matmul()    the tiled matmul of examples/tiled_matmul.c (partial
@@ -172,6 +173,7 @@ static inline int tgw_raw(struct accel_queue *q, struct accel_signal *sig, unsig
 		p = accel_queue_get_packet(q);
 		accel_prep_delay(p, 0);
 		accel_prep_completion(p, accel_signal_va(sig), DRM_VACCEL_SIGNAL_MAX, ++v);
+		accel_prep_irq(p);
 		ret = accel_queue_submit(q);
 		if (ret < 0)
 			return ret;
