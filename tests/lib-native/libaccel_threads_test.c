@@ -376,4 +376,89 @@ TEST(faulted_queue)
 	accel_device_close(dev);
 }
 
+/*
+ * fake_complete_all (the benchmarks' mode): every packet completes with
+ * only its completion action, a WAIT that does not hold included; an EXEC
+ * of a sealed buffer applies its body's SIGNALs (epoch-relative, through
+ * the binding table) and completion actions; an unsealed body faults.
+ */
+TEST(complete_all)
+{
+	struct accel_buffer *body, *table, *plain;
+	struct accel_signal *sig[3];
+	struct drm_vaccel_packet *p, *b;
+	struct accel_queue *q, *q2;
+	struct accel_queue_fault f;
+	uint64_t base[3], *t;
+	pthread_t eng;
+	unsigned int i;
+
+	accel_log_set_level(ACCEL_LOG_NONE);	/* the fault report is expected */
+	fake_complete_all = true;
+	ASSERT_EQ(0, acc_device_open_ops(&fake_ops, "fake", &dev));
+	ASSERT_EQ(0, accel_queue_create(dev, NULL, &q));
+	ASSERT_EQ(0, accel_queue_create(dev, NULL, &q2));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, accel_signal_create(dev, &sig[i]));
+		base[i] = accel_signal_read(sig[i]);
+	}
+	ASSERT_EQ(0, accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &table));
+	t = accel_buffer_host(table);
+	t[0] = accel_signal_va(sig[0]);
+	t[1] = accel_signal_va(sig[1]);
+	ASSERT_EQ(0, accel_buffer_create(dev, 4096, ACCEL_BUFFER_PERSISTENT | ACCEL_BUFFER_HOST,
+					 &body));
+	ASSERT_EQ(0, accel_buffer_create(dev, 4096, ACCEL_BUFFER_PERSISTENT | ACCEL_BUFFER_HOST,
+					 &plain));
+	b = accel_buffer_host(body);
+	/* a WAIT that would never hold, then sig0 = max(sig0, epoch + base0 + 5) */
+	accel_prep_wait(&b[0], DRM_VACCEL_BINDING_ADDR(0, 0), DRM_VACCEL_WAIT_GE, ~0ull >> 1, 0, 0);
+	accel_prep_signal(&b[1], DRM_VACCEL_BINDING_ADDR(0, 0), DRM_VACCEL_SIGNAL_MAX,
+			  base[0] + 5);
+	b[1].flags = DRM_VACCEL_SIGNAL_F_EPOCH;
+	/* a MATMUL of no descriptor at all whose completion adds 1 to sig1 */
+	accel_prep_matmul(&b[2], 0, DRM_VACCEL_DTYPE_F32, 0);
+	accel_prep_completion(&b[2], DRM_VACCEL_BINDING_ADDR(1, 0), DRM_VACCEL_SIGNAL_ADD, 1);
+	memcpy(accel_buffer_host(plain), b, 3 * sizeof(*b));
+	ASSERT_EQ(0, accel_buffer_seal(body));
+
+	start(&eng, engine, 0);
+	for (i = 0; i < 2; i++) {
+		p = accel_queue_get_packet(q);
+		accel_prep_exec(p, accel_buffer_va(body), 3, 100 * (i + 1));
+		accel_prep_exec_bindings(p, accel_buffer_va(table), 2);
+		accel_prep_completion(p, accel_signal_va(sig[2]), DRM_VACCEL_SIGNAL_ADD, 10);
+	}
+	p = accel_queue_get_packet(q);
+	accel_prep_delay(p, 1000000000);
+	accel_prep_completion(p, accel_signal_va(sig[2]), DRM_VACCEL_SIGNAL_ADD, 1);
+	ASSERT_EQ(3, accel_queue_submit(q));
+	ASSERT_EQ(0, accel_queue_sync(q, 5 * SEC));
+	EXPECT_EQ(base[0] + 205, accel_signal_read(sig[0]));
+	EXPECT_EQ(base[1] + 2, accel_signal_read(sig[1]));
+	EXPECT_EQ(base[2] + 21, accel_signal_read(sig[2]));
+
+	p = accel_queue_get_packet(q2);
+	accel_prep_exec(p, accel_buffer_va(plain), 3, 1);
+	accel_prep_exec_bindings(p, accel_buffer_va(table), 2);
+	ASSERT_EQ(1, accel_queue_submit(q2));
+	for (i = 0; i < 5000 && !accel_queue_status(q2, &f); i++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	__atomic_store_n(&stop_engine, 1, __ATOMIC_RELAXED);
+	pthread_join(eng, NULL);
+	ASSERT_EQ(-EIO, accel_queue_status(q2, &f));
+	EXPECT_EQ(DRM_VACCEL_FAULT_BAD_PACKET, f.code);
+	EXPECT_EQ(base[0] + 205, accel_signal_read(sig[0]));
+
+	accel_buffer_destroy(plain);
+	accel_buffer_destroy(body);
+	accel_buffer_destroy(table);
+	for (i = 0; i < 3; i++)
+		accel_signal_destroy(sig[i]);
+	accel_queue_destroy(q2);
+	accel_queue_destroy(q);
+	accel_device_close(dev);
+	EXPECT_EQ(0, fake.mem_used);
+}
+
 TEST_HARNESS_MAIN
