@@ -438,7 +438,9 @@ static int build_line(struct accel_graph_exec *ge, struct tg_exec_line *el, stru
 			return n;
 		b->n += (uint32_t)n;
 		if (signalled[i] || i == last) {
+			/* IRQ: host waiters of the timeline sleep in the kernel */
 			accel_prep_signal(&b->pk[b->n], sva, DRM_VACCEL_SIGNAL_MAX, t->point);
+			accel_prep_irq(&b->pk[b->n]);
 			b->pk[b->n++].flags = DRM_VACCEL_SIGNAL_F_EPOCH;
 		}
 		for (k = 0; k < t->nargs; k++) {

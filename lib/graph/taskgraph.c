@@ -424,6 +424,14 @@ ACCEL_API unsigned int accel_tg_num_queues(const struct accel_tg *tg, unsigned i
 	return tg && dev < tg->ndevs ? tg->qcount[dev] : 0;
 }
 
+ACCEL_API struct accel_queue *accel_tg_queue(const struct accel_tg *tg, unsigned int dev,
+					     unsigned int queue)
+{
+	if (!tg || dev >= tg->ndevs || queue >= tg->qcount[dev])
+		return NULL;
+	return tg->lines[tg->qbase[dev] + queue].q;
+}
+
 /* --- waiting --- */
 
 /*
@@ -565,7 +573,7 @@ void tg_retire_holds(struct accel_tg *tg)
 {
 	uint32_t i;
 
-	for (i = 0; i < tg->nq; i++) {
+	for (i = 0; i <= tg->host_line; i++) {
 		struct tg_line *l = &tg->lines[i];
 		uint64_t v;
 
@@ -608,7 +616,7 @@ static int heap_wait_progress(struct accel_tg *tg, uint32_t devi, int64_t deadli
 	uint32_t i, best = UINT32_MAX;
 	uint64_t v = 0;
 
-	for (i = 0; i < tg->nq; i++) {
+	for (i = 0; i <= tg->host_line; i++) {
 		struct tg_line *l = &tg->lines[i];
 		size_t k;
 
@@ -961,6 +969,10 @@ int tg_emit_waits(struct accel_tg *tg, struct tg_line *l)
 		ret = tg_line_va(tg, src, l->devi, &va);
 		if (ret)
 			return ret;
+		acc_trace("task graph: queue line %u waits for line %u (%s) value %llu (at %llu)",
+			  (unsigned int)(l - tg->lines), src,
+			  s->kind == TG_LINE_QUEUE ? "queue" : s->kind == TG_LINE_HOST ? "host" : "map",
+			  (unsigned long long)v, (unsigned long long)accel_signal_read(s->sig));
 		p = accel_queue_get_packet(l->q);
 		if (!p)
 			return -EAGAIN;
@@ -1288,6 +1300,8 @@ ACCEL_API int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, ui
 	ret = tm_insert(tg->tm, t, (enum accel_access)acc, id);
 	if (ret)
 		return ret;
+	acc_trace("task graph: map slot %u (line %u) value %llu: %p", slot, tg->map_line + slot,
+		  (unsigned long long)l->next, (void *)((char *)host + t->offset));
 	tg->maps[slot].value = l->next++;
 	tg->maps[slot].ptr = (char *)host + t->offset;
 	*ptr = tg->maps[slot].ptr;
