@@ -679,7 +679,7 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 	uint64_t epoch = 0, slot, tva = 0, *tab, va;
 	uint32_t i, k;
 	bool trace;
-	int ret;
+	int ret, nw;
 
 	if (!ge)
 		return -EINVAL;
@@ -755,11 +755,13 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 			if (ret)
 				return ret;
 		}
-		ret = tg_reserve(tg, l, tg->ntouched + 1 + (trace ? 2 : 0));
-		if (!ret)
-			ret = tg_emit_waits(tg, l);
+		nw = tg_prepare_waits(tg, l);
+		if (nw < 0)
+			return nw;
+		ret = tg_reserve(tg, l, (unsigned int)nw + 1 + (trace ? 2 : 0));
 		if (ret)
 			return ret;
+		tg_emit_waits(tg, l);
 		if (trace) {
 			tg_trace_stamp(tg, l, end, 0, accel_queue_get_packet(l->q));
 			tg_trace_note(l, end, TG_ID(el->line, end - l->base), "graph launch");

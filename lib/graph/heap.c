@@ -271,6 +271,11 @@ int gheap_release(struct gheap *h, uint64_t block)
 	return move_ref(h, block, REF_HELD, REF_NONE);
 }
 
+void gheap_reclaim(struct gheap *h)
+{
+	reclaim(h);
+}
+
 int gheap_pin(struct gheap *h, uint64_t block)
 {
 	struct gblock *b = lookup(h, block);

@@ -96,6 +96,8 @@ int gheap_release(struct gheap *h, uint64_t block);
  * the program. The program must still hold it. 0, -ENOENT, -EINVAL.
  */
 int gheap_pin(struct gheap *h, uint64_t block);
+/* move the tail past the blocks free now (gheap_alloc() does it too) */
+void gheap_reclaim(struct gheap *h);
 int gheap_unpin(struct gheap *h, uint64_t block);
 /*
  * The live block whose bytes include @offset: 0 and *block, *start (its

@@ -587,6 +587,9 @@ void tg_retire_holds(struct accel_tg *tg)
 			l->hhead = (l->hhead + 1) % l->hcap;
 		}
 	}
+	for (i = 0; i < tg->ndevs; i++)
+		if (tg->heaps[i].h)
+			gheap_reclaim(tg->heaps[i].h);
 }
 
 static int hold_push(struct tg_line *l, uint64_t value, uint64_t block, uint32_t devi)
@@ -725,6 +728,7 @@ ACCEL_API int accel_tg_release(struct accel_tg *tg, const struct accel_tensor *t
 	if (ret)
 		return ret;
 	ret = gheap_release(tg->heaps[devi].h, block);
+	gheap_reclaim(tg->heaps[devi].h);
 	if (ret == -EINVAL)
 		acc_err("accel_tg_release: heap tensor at offset %llu was already released",
 			(unsigned long long)t->offset);
@@ -952,11 +956,40 @@ int tg_reserve(struct accel_tg *tg, struct tg_line *l, unsigned int n)
 	return ret;
 }
 
-int tg_emit_waits(struct accel_tg *tg, struct tg_line *l)
+/*
+ * Resolve the WAITs collected since tg_deps_begin() for queue line @l: a
+ * producer already done needs none; the others get their signal's address
+ * on @l's device (importing its page once). Returns how many WAITs
+ * tg_emit_waits() will write, or a negative errno; nothing is written.
+ */
+int tg_prepare_waits(struct accel_tg *tg, struct tg_line *l)
 {
-	uint32_t i;
+	uint32_t i, n = 0;
 	uint64_t va;
 	int ret;
+
+	for (i = 0; i < tg->ntouched; i++) {
+		uint32_t src = tg->touched[i];
+		struct tg_line *s = &tg->lines[src];
+
+		if (!tg->need[src])
+			continue;
+		if (acc_ge(accel_signal_read(s->sig), s->base + tg->need[src])) {
+			tg->need[src] = 0;	/* done already: no packet */
+			continue;
+		}
+		ret = tg_line_va(tg, src, l->devi, &va);
+		if (ret)
+			return ret;
+		n++;
+	}
+	return (int)n;
+}
+
+/* Write the WAITs tg_prepare_waits() counted; the ring slots are reserved. */
+void tg_emit_waits(struct accel_tg *tg, struct tg_line *l)
+{
+	uint32_t i;
 
 	for (i = 0; i < tg->ntouched; i++) {
 		uint32_t src = tg->touched[i];
@@ -964,23 +997,17 @@ int tg_emit_waits(struct accel_tg *tg, struct tg_line *l)
 		struct drm_vaccel_packet *p;
 		uint64_t v = s->base + tg->need[src];
 
-		if (acc_ge(accel_signal_read(s->sig), v))
-			continue;	/* done already: no packet */
-		ret = tg_line_va(tg, src, l->devi, &va);
-		if (ret)
-			return ret;
-		acc_trace("task graph: queue line %u waits for line %u (%s) value %llu (at %llu)",
+		if (!tg->need[src])
+			continue;
+		acc_trace("task graph: queue line %u waits for line %u (%s) value %llu",
 			  (unsigned int)(l - tg->lines), src,
 			  s->kind == TG_LINE_QUEUE ? "queue" : s->kind == TG_LINE_HOST ? "host" : "map",
-			  (unsigned long long)v, (unsigned long long)accel_signal_read(s->sig));
+			  (unsigned long long)v);
 		p = accel_queue_get_packet(l->q);
-		if (!p)
-			return -EAGAIN;
-		accel_prep_wait(p, va, DRM_VACCEL_WAIT_GE, v, 0,
+		accel_prep_wait(p, s->va_on[l->devi], DRM_VACCEL_WAIT_GE, v, 0,
 				tg->timeout_ns > 0 ? (uint64_t)tg->timeout_ns : 0);
 		tg->st.waits++;
 	}
-	return 0;
 }
 
 static int submit_host(struct accel_tg *tg, struct accel_task *task, uint64_t value)
@@ -1017,7 +1044,7 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 	uint64_t id, value, block[ACCEL_TASK_MAX_ARGS], sva;
 	uint32_t line, i, bdev[ACCEL_TASK_MAX_ARGS], nblk = 0;
 	bool host, trace;
-	int ret, n = 0;
+	int ret, n = 0, nw;
 
 	if (id_out)
 		*id_out = 0;
@@ -1078,23 +1105,24 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 			goto unretain;
 		}
 		trace = tg->p.flags & ACCEL_TG_TRACE;
-		ret = tg_reserve(tg, l, tg->ntouched + (unsigned int)n + (trace ? 2 : 0));
+		nw = tg_prepare_waits(tg, l);
+		ret = tg_line_va(tg, line, l->devi, &sva);
+		if (nw < 0 || ret) {
+			ret = nw < 0 ? nw : ret;
+			goto unretain;
+		}
+		ret = tg_reserve(tg, l, (unsigned int)(nw + n) + (trace ? 2 : 0));
 		if (ret == -EINVAL) {
 			acc_err("%s: %u packets do not fit in a ring", tname(task), n);
 			ret = -E2BIG;
 		}
 		if (ret)
 			goto unretain;
-		ret = tg_emit_waits(tg, l);
-		if (ret)
-			goto unretain;	/* cannot fail after the reserve but for imports */
+		tg_emit_waits(tg, l);
 		if (trace) {
 			p = accel_queue_get_packet(l->q);
 			tg_trace_stamp(tg, l, value, 0, p);
 		}
-		ret = tg_line_va(tg, line, l->devi, &sva);
-		if (ret)
-			goto unretain;
 		accel_prep_completion(&pk[n - 1], sva, DRM_VACCEL_SIGNAL_MAX, value);
 		accel_prep_irq(&pk[n - 1]);
 		for (i = 0; i < (uint32_t)n; i++) {
@@ -1175,9 +1203,12 @@ static void host_run(struct accel_tg *tg, struct tg_host *h)
 	if (tg->p.flags & ACCEL_TG_TRACE && l->trace) {
 		struct tg_trace_rec *r = &l->trace[h->value % TG_TRACE_SLOTS];
 
+		/* the worker writes, accel_tg_trace_write() reads */
+		pthread_mutex_lock(&tg->host_lock);
 		tg_trace_note(l, h->value, TG_ID(tg->host_line, h->value - l->base), h->name);
 		r->host_start = t0;
 		r->host_end = t1;
+		pthread_mutex_unlock(&tg->host_lock);
 	}
 	ret = accel_signal_write(l->sig, DRM_VACCEL_SIGNAL_MAX, h->value);
 	if (ret)

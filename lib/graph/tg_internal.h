@@ -215,8 +215,9 @@ void tg_deps_begin(struct accel_tg *tg, uint32_t line, uint64_t id);
 int tg_deps_arg(struct accel_tg *tg, struct tensormap *tm, const struct accel_tensor *t,
 		uint32_t access);
 int tg_reserve(struct accel_tg *tg, struct tg_line *l, unsigned int n);
-/* a WAIT per line collected since tg_deps_begin() (slots reserved) */
-int tg_emit_waits(struct accel_tg *tg, struct tg_line *l);
+/* the WAITs collected since tg_deps_begin(): count and resolve, then write */
+int tg_prepare_waits(struct accel_tg *tg, struct tg_line *l);
+void tg_emit_waits(struct accel_tg *tg, struct tg_line *l);
 int tg_heap_block(struct accel_tg *tg, const struct accel_tensor *t, uint32_t *devi,
 		  uint64_t *block);
 void tg_retire_holds(struct accel_tg *tg);

@@ -96,6 +96,8 @@ ACCEL_API int accel_tg_trace_write(struct accel_tg *tg, FILE *f)
 		fprintf(f, "}},\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"%s %u\"}}",
 			pid, i, host ? "host tasks" : "queue", host ? 0 : l->qi);
 		first = false;
+		if (host)
+			pthread_mutex_lock(&tg->host_lock);
 		for (k = 0; k < TG_TRACE_SLOTS; k++) {
 			struct tg_trace_rec *r = &l->trace[k];
 			int64_t t0, t1;
@@ -123,6 +125,8 @@ ACCEL_API int accel_tg_trace_write(struct accel_tg *tg, FILE *f)
 		}
 		if (acc_ge(done, l->trace_written))
 			l->trace_written = done;
+		if (host)
+			pthread_mutex_unlock(&tg->host_lock);
 	}
 	fprintf(f, "\n]}\n");
 	if (fflush(f) || ferror(f))

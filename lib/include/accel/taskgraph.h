@@ -97,9 +97,9 @@ int accel_tg_create(struct accel_device *const *devs, unsigned int ndevs,
  * accel_tg_destroy() - destroy a task graph
  * @tg: the task graph, or NULL
  *
- * Waits (at most the task graph's timeout) for submitted work, stops the
- * worker, then frees the queues, heaps and imports. Instantiated graphs
- * must be destroyed first.
+ * Waits (at most the task graph's timeout) for submitted work, destroys
+ * the graphs and executables still open on it, stops the worker, then
+ * frees the queues, heaps and imports.
  */
 void accel_tg_destroy(struct accel_tg *tg);
 
