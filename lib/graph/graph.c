@@ -226,11 +226,16 @@ int tg_capture_task(struct accel_tg *tg, struct accel_task *task, uint32_t line)
 	t->line = line;
 	t->nargs = task->nargs;
 	switch (task->op) {
-	case ACCEL_TASK_FILL: t->u0 = task->fill.pattern; break;
-	case ACCEL_TASK_REDUCE: t->u0 = task->reduce.op; break;
-	case ACCEL_TASK_MATMUL: t->u0 = task->matmul.accumulate; break;
-	case ACCEL_TASK_DELAY: t->u0 = task->delay.ns; break;
-	default: break;
+	case ACCEL_TASK_FILL:
+		t->u0 = task->fill.pattern; break;
+	case ACCEL_TASK_REDUCE:
+		t->u0 = task->reduce.op; break;
+	case ACCEL_TASK_MATMUL:
+		t->u0 = task->matmul.accumulate; break;
+	case ACCEL_TASK_DELAY:
+		t->u0 = task->delay.ns; break;
+	default:
+		break;
 	}
 	snprintf(t->name, sizeof(t->name), "%s", task->name ? task->name : op_name(task->op));
 	id = TG_ID(line, g->ntasks + 1);

@@ -21,13 +21,20 @@ static const char *nm(const char *name)
 static int reduce_dtype(enum accel_dtype d)
 {
 	switch (d) {
-	case ACCEL_DTYPE_F32: return DRM_VACCEL_DTYPE_F32;
-	case ACCEL_DTYPE_F16: return DRM_VACCEL_DTYPE_F16;
-	case ACCEL_DTYPE_BF16: return DRM_VACCEL_DTYPE_BF16;
-	case ACCEL_DTYPE_I32: return DRM_VACCEL_DTYPE_I32;
-	case ACCEL_DTYPE_I64: return DRM_VACCEL_DTYPE_I64;
-	case ACCEL_DTYPE_U8: return DRM_VACCEL_DTYPE_U8;
-	default: return -1;
+	case ACCEL_DTYPE_F32:
+		return DRM_VACCEL_DTYPE_F32;
+	case ACCEL_DTYPE_F16:
+		return DRM_VACCEL_DTYPE_F16;
+	case ACCEL_DTYPE_BF16:
+		return DRM_VACCEL_DTYPE_BF16;
+	case ACCEL_DTYPE_I32:
+		return DRM_VACCEL_DTYPE_I32;
+	case ACCEL_DTYPE_I64:
+		return DRM_VACCEL_DTYPE_I64;
+	case ACCEL_DTYPE_U8:
+		return DRM_VACCEL_DTYPE_U8;
+	default:
+		return -1;
 	}
 }
 
@@ -128,7 +135,8 @@ int tg_validate_op(uint32_t op, uint32_t nargs, const struct accel_tensor *const
 				return -EINVAL;
 			}
 		return 0;
-	case ACCEL_TASK_MATMUL: {
+	case ACCEL_TASK_MATMUL:
+		{
 		const struct accel_tensor *c = t[0], *a = t[1], *b = t[2];
 
 		if (nargs < 3)

@@ -808,11 +808,16 @@ static int check_view(const struct accel_task *task, uint32_t i, const struct ac
 static uint64_t task_u0(const struct accel_task *task)
 {
 	switch (task->op) {
-	case ACCEL_TASK_FILL: return task->fill.pattern;
-	case ACCEL_TASK_REDUCE: return task->reduce.op;
-	case ACCEL_TASK_MATMUL: return task->matmul.accumulate;
-	case ACCEL_TASK_DELAY: return task->delay.ns;
-	default: return 0;
+	case ACCEL_TASK_FILL:
+		return task->fill.pattern;
+	case ACCEL_TASK_REDUCE:
+		return task->reduce.op;
+	case ACCEL_TASK_MATMUL:
+		return task->matmul.accumulate;
+	case ACCEL_TASK_DELAY:
+		return task->delay.ns;
+	default:
+		return 0;
 	}
 }
 
