@@ -410,4 +410,64 @@ TEST(empty_rebase)
 	gheap_destroy(h);
 }
 
+/*
+ * gheap_find() against the live blocks (every byte of every live block
+ * maps back to it; padding and free space do not) while the ring laps;
+ * a graph's pin keeps a released block, and is reported as the holder.
+ */
+TEST(find_and_pin)
+{
+	struct gheap_report rep;
+	struct gheap *h;
+	uint64_t id[64], off[64], size[64], blk, start, k, x;
+	unsigned int head = 0, tail = 0, i;
+	int ret;
+
+	rng_state = 0x5eed;
+	ASSERT_EQ(0, gheap_create(1 << 16, &h));
+	for (k = 0; k < 20000; k++) {
+		if (head - tail < 64 && rn(3)) {
+			size[head % 64] = 1 + rn(5000);
+			ret = gheap_alloc(h, size[head % 64], 256, k, &id[head % 64],
+					  &off[head % 64], NULL);
+			if (!ret) {
+				head++;
+				continue;
+			}
+			ASSERT_EQ(-EDEADLK, ret);
+		}
+		if (head == tail)
+			continue;
+		ASSERT_EQ(0, gheap_release(h, id[tail % 64]));
+		tail++;
+		for (i = tail; i != head; i++) {
+			x = off[i % 64] + rn(size[i % 64]);
+			ASSERT_EQ(0, gheap_find(h, x, &blk, &start));
+			ASSERT_EQ(id[i % 64], blk);
+			ASSERT_EQ(off[i % 64], start);
+		}
+	}
+	ASSERT_EQ(-ENOENT, gheap_find(h, 1 << 16, &blk, &start));
+	while (tail != head) {
+		ASSERT_EQ(0, gheap_release(h, id[tail++ % 64]));
+	}
+	gheap_reclaim(h);
+	ASSERT_EQ(-ENOENT, gheap_find(h, 0, &blk, &start));
+
+	/* pinned: survives the program's release, blocks the heap until unpinned */
+	ASSERT_EQ(0, gheap_alloc(h, 1 << 16, 1, 7, &blk, &start, NULL));
+	ASSERT_EQ(0, gheap_pin(h, blk));
+	ASSERT_EQ(0, gheap_release(h, blk));
+	ASSERT_EQ(-EINVAL, gheap_pin(h, blk));		/* the program no longer holds it */
+	ASSERT_EQ(0, gheap_held(h, blk));
+	ASSERT_EQ(-EDEADLK, gheap_alloc(h, 100, 1, 8, &x, &start, &rep));
+	ASSERT_EQ(GHEAP_HELD_BY_GRAPH, rep.reason);
+	ASSERT_EQ(7, rep.owner);
+	ASSERT_EQ(0, gheap_unpin(h, blk));
+	ASSERT_EQ(-EINVAL, gheap_unpin(h, blk));
+	ASSERT_EQ(0, gheap_alloc(h, 100, 1, 8, &x, &start, &rep));
+	ASSERT_EQ(0, start);
+	gheap_destroy(h);
+}
+
 TEST_HARNESS_MAIN

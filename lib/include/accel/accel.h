@@ -23,7 +23,8 @@
  *   reserved fields that must be zero, so that they can grow.
  * - Each function says what it costs: "no syscall" (memory operations
  *   only), "one syscall", "may sleep".
- * - No hidden threads: everything happens on the caller's thread.
+ * - No hidden threads: everything happens on the caller's thread (a task
+ *   graph's host-task worker exists only if accel_tg_start_worker() asks).
  * - Thread safety is stated per object: a device and its buffers may be
  *   used from any thread; a queue is single-producer (one submitting
  *   thread at a time).

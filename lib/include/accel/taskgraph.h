@@ -97,14 +97,28 @@ int accel_tg_create(struct accel_device *const *devs, unsigned int ndevs,
  * accel_tg_destroy() - destroy a task graph
  * @tg: the task graph, or NULL
  *
- * Waits (at most the task graph's timeout) for submitted work, stops the
- * worker, then frees the queues, heaps and imports. Instantiated graphs
- * must be destroyed first.
+ * Waits (at most the task graph's timeout) for submitted work, destroys
+ * the graphs and executables still open on it, stops the worker, then
+ * frees the queues, heaps and imports.
  */
 void accel_tg_destroy(struct accel_tg *tg);
 
 /** accel_tg_num_queues() - queues of device @dev (an index of the @devs given) */
 unsigned int accel_tg_num_queues(const struct accel_tg *tg, unsigned int dev);
+
+/**
+ * accel_tg_queue() - a queue of the task graph
+ * @tg: the task graph
+ * @dev: device index
+ * @queue: queue index on it
+ *
+ * For accel_queue_status() and accel_queue_describe() (a faulted task
+ * graph says which queue, packet and address); do not submit to it.
+ *
+ * Return: the queue, or NULL for a bad index. No syscall.
+ */
+struct accel_queue *accel_tg_queue(const struct accel_tg *tg, unsigned int dev,
+				   unsigned int queue);
 
 #define ACCEL_TASK_MAX_ARGS	8
 
