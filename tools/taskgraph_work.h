@@ -75,28 +75,33 @@ static inline void tgw_task(struct accel_task *task, struct accel_tensor ts[4],
 }
 
 /*
- * Submit @n tasks; the host time spent in accel_tg_submit(), in ns, into
- * @ns. Waits for nothing (the caller syncs).
+ * Submit @n tasks; the host time of the submission loop, in ns, into @ns
+ * (the tasks and their views are prepared before it starts). Waits for
+ * nothing (the caller syncs).
  */
 static inline int tgw_eager(struct accel_tg *tg, struct accel_buffer *buf, unsigned int n,
 			    int chain, uint64_t *ns)
 {
-	struct accel_tensor ts[4];
-	struct accel_task task;
-	uint64_t t0, total = 0;
+	struct accel_tensor (*ts)[4] = calloc(n, sizeof(*ts));
+	struct accel_task *tasks = calloc(n, sizeof(*tasks));
 	unsigned int i;
-	int ret;
+	uint64_t t0;
+	int ret = 0;
 
-	for (i = 0; i < n; i++) {
-		tgw_task(&task, ts, buf, i, chain);
-		t0 = tgw_now();
-		ret = accel_tg_submit(tg, &task, NULL);
-		total += tgw_now() - t0;
-		if (ret)
-			return ret;
+	if (!ts || !tasks) {
+		free(ts);
+		free(tasks);
+		return -ENOMEM;
 	}
-	*ns = total;
-	return 0;
+	for (i = 0; i < n; i++)
+		tgw_task(&tasks[i], ts[i], buf, i, chain);
+	t0 = tgw_now();
+	for (i = 0; i < n && !ret; i++)
+		ret = accel_tg_submit(tg, &tasks[i], NULL);
+	*ns = tgw_now() - t0;
+	free(ts);
+	free(tasks);
+	return ret;
 }
 
 /* Capture the @n tasks of tgw_eager() and instantiate them. */

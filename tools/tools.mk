@@ -45,12 +45,11 @@ $(BUILD)/tools/accel-bench: tools/accel-bench.c tools/taskgraph_work.h $(ACCEL_H
 TASKGRAPH_BENCH := $(BUILD)/tools/taskgraph-bench
 
 $(TASKGRAPH_BENCH): tools/taskgraph-bench.c tools/taskgraph_work.h tests/lib-native/fake_kmod.h \
-		tests/include/signal_ref.h $(LIBACCEL_SRCS) $(GRAPH_SRCS) $(LIBACCEL_HDRS) \
-		$(GRAPH_HDRS)
+		tests/include/signal_ref.h $(LIBACCEL_SRCS) $(LIBACCEL_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -pthread -I$(TOP)/lib \
 		-I$(TOP)/tests/include $(LIBACCEL_CFLAGS) -o $@ tools/taskgraph-bench.c \
-		$(LIBACCEL_SRCS) $(GRAPH_SRCS) $(LIBACCEL_LIBS) -lm
+		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS) -lm
 
 all: $(TASKGRAPH_BENCH)
 
