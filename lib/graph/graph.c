@@ -203,11 +203,6 @@ int tg_capture_task(struct accel_tg *tg, struct accel_task *task, uint32_t line)
 	uint32_t i, devi;
 	int ret;
 
-	if (task->op == ACCEL_TASK_HOST) {
-		acc_err("%s: host tasks cannot be captured in a graph (not supported yet)",
-			task->name ? task->name : "task");
-		return -EOPNOTSUPP;
-	}
 	if (g->ntasks == g->tcap) {
 		uint32_t ncap = g->tcap ? g->tcap * 2 : 64;
 		struct tg_gtask *nt = realloc(g->tasks, ncap * sizeof(*nt));
@@ -227,13 +222,21 @@ int tg_capture_task(struct accel_tg *tg, struct accel_task *task, uint32_t line)
 	t->nargs = task->nargs;
 	switch (task->op) {
 	case ACCEL_TASK_FILL:
-		t->u0 = task->fill.pattern; break;
+		t->u0 = task->fill.pattern;
+		break;
 	case ACCEL_TASK_REDUCE:
-		t->u0 = task->reduce.op; break;
+		t->u0 = task->reduce.op;
+		break;
 	case ACCEL_TASK_MATMUL:
-		t->u0 = task->matmul.accumulate; break;
+		t->u0 = task->matmul.accumulate;
+		break;
 	case ACCEL_TASK_DELAY:
-		t->u0 = task->delay.ns; break;
+		t->u0 = task->delay.ns;
+		break;
+	case ACCEL_TASK_HOST:
+		t->fn = task->host.fn;
+		t->arg = task->host.arg;
+		break;
 	default:
 		break;
 	}
@@ -382,6 +385,43 @@ merge:
 	return 0;
 }
 
+static int task_summaries(struct accel_graph_exec *ge, const struct tg_gtask *t)
+{
+	struct accel_graph *g = ge->g;
+	uint32_t k, bi;
+	int ret;
+
+	for (k = 0; k < t->nargs; k++) {
+		struct tm_layout lay;
+
+		if (tm_layout_make(&t->t[k], &lay) || lay.empty)
+			continue;
+		for (bi = 0; bi < g->nbufs && g->bufs[bi] != t->t[k].buf; bi++)
+			;
+		ret = add_summary(ge, t->line, bi, (uint64_t)lay.lo, (uint64_t)lay.hi,
+				  t->access[k]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* the host line of a graph: no packets, the launch queues its host tasks */
+static int host_summaries(struct accel_graph_exec *ge, struct tg_exec_line *el)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < ge->g->ntasks; i++) {
+		if (ge->g->tasks[i].line != el->line)
+			continue;
+		ret = task_summaries(ge, &ge->g->tasks[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int build_line(struct accel_graph_exec *ge, struct tg_exec_line *el, struct body *b,
 		      const bool *signalled, uint32_t *waited, uint32_t *need, uint32_t *touched)
 {
@@ -396,6 +436,8 @@ static int build_line(struct accel_graph_exec *ge, struct tg_exec_line *el, stru
 	void *host;
 	int n, ret;
 
+	if (l->kind == TG_LINE_HOST)
+		return host_summaries(ge, el);
 	ret = tg_line_va(tg, el->line, l->devi, &sva);
 	if (ret)
 		return ret;
@@ -448,19 +490,9 @@ static int build_line(struct accel_graph_exec *ge, struct tg_exec_line *el, stru
 			accel_prep_irq(&b->pk[b->n]);
 			b->pk[b->n++].flags = DRM_VACCEL_SIGNAL_F_EPOCH;
 		}
-		for (k = 0; k < t->nargs; k++) {
-			struct tm_layout lay;
-			uint32_t bi;
-
-			if (tm_layout_make(&t->t[k], &lay) || lay.empty)
-				continue;
-			for (bi = 0; bi < g->nbufs && g->bufs[bi] != t->t[k].buf; bi++)
-				;
-			ret = add_summary(ge, el->line, bi, (uint64_t)lay.lo, (uint64_t)lay.hi,
-					  t->access[k]);
-			if (ret)
-				return ret;
-		}
+		ret = task_summaries(ge, t);
+		if (ret)
+			return ret;
 	}
 	/* the body: packets, then descriptors */
 	size = (uint64_t)b->n * sizeof(*b->pk) + (uint64_t)b->nd * sizeof(*b->desc);
@@ -559,7 +591,8 @@ ACCEL_API int accel_graph_instantiate(struct accel_graph *g, struct accel_graph_
 		ret = build_line(ge, el, &b, signalled, waited, need, touched);
 		if (ret)
 			goto out;
-		if (ge->nbound && !ge->tables[tg->lines[i].devi]) {
+		if (ge->nbound && tg->lines[i].kind == TG_LINE_QUEUE &&
+		    !ge->tables[tg->lines[i].devi]) {
 			ret = accel_buffer_create(tg->devs[tg->lines[i].devi],
 						  TG_TABLES * DRM_VACCEL_EXEC_MAX_BINDINGS * 8,
 						  ACCEL_BUFFER_HOST, &ge->tables[tg->lines[i].devi]);
@@ -675,6 +708,73 @@ static int check_bindings(struct accel_graph_exec *ge, const struct accel_bindin
 	return 0;
 }
 
+/*
+ * Queue the graph's host tasks at values epoch + point of the host line.
+ * The first one also waits for what the summaries found (collected by the
+ * caller since tg_deps_begin()): the host line runs in order, so the others
+ * come after it.
+ */
+static int launch_host(struct accel_graph_exec *ge, struct tg_exec_line *el, uint64_t epoch)
+{
+	struct accel_tg *tg = ge->tg;
+	struct accel_graph *g = ge->g;
+	struct tg_host *h, *first = NULL;
+	struct list q;
+	uint32_t i, k, n;
+
+	list_init(&q);
+	for (i = 0; i < g->ntasks; i++) {
+		struct tg_gtask *t = &g->tasks[i];
+
+		if (t->line != el->line)
+			continue;
+		n = t->ndeps + (first ? 0 : tg->ntouched);
+		h = calloc(1, sizeof(*h));
+		if (h)
+			h->deps = calloc(n ? n : 1, sizeof(*h->deps));
+		if (!h || !h->deps) {
+			free(h);
+			goto nomem;
+		}
+		for (k = 0; k < t->ndeps; k++) {
+			struct tg_gtask *d = &g->tasks[t->deps[k].task];
+
+			if (d->line != el->line)
+				h->deps[h->ndeps++] = TG_ID(d->line, epoch + d->point -
+							    tg->lines[d->line].base);
+		}
+		if (!first) {
+			for (k = 0; k < tg->ntouched; k++)
+				if (tg->need[tg->touched[k]])
+					h->deps[h->ndeps++] = TG_ID(tg->touched[k],
+								    tg->need[tg->touched[k]]);
+			first = h;
+		}
+		h->value = epoch + t->point;
+		h->fn = t->fn;
+		h->arg = t->arg;
+		snprintf(h->name, sizeof(h->name), "%s", t->name);
+		list_add_tail(&q, &h->node);
+	}
+	pthread_mutex_lock(&tg->host_lock);
+	while (!list_empty(&q)) {
+		h = container_of(q.next, struct tg_host, node);
+		list_del(&h->node);
+		list_add_tail(&tg->host_pending, &h->node);
+	}
+	pthread_cond_broadcast(&tg->host_cond);
+	pthread_mutex_unlock(&tg->host_lock);
+	return 0;
+nomem:
+	while (!list_empty(&q)) {
+		h = container_of(q.next, struct tg_host, node);
+		list_del(&h->node);
+		free(h->deps);
+		free(h);
+	}
+	return -ENOMEM;
+}
+
 ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel_binding *bindings,
 				 unsigned int n)
 {
@@ -760,6 +860,15 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 			if (ret)
 				return ret;
 		}
+		if (l->kind == TG_LINE_HOST) {
+			ret = launch_host(ge, el, epoch);
+			if (ret)
+				return ret;
+			l->next = end + 1;
+			el->last_value = end;
+			ge->table_last[slot * ge->nlines + i] = end;
+			continue;
+		}
 		nw = tg_prepare_waits(tg, l);
 		if (nw < 0)
 			return nw;
@@ -821,8 +930,12 @@ ACCEL_API int accel_graph_dot(const struct accel_graph *g, FILE *f)
 		const struct tg_gtask *t = &g->tasks[i];
 		const struct tg_line *l = &g->tg->lines[t->line];
 
-		fprintf(f, "\tt%u [shape=box, label=\"%s\\n%s #%u\\ndevice %u queue %u\"];\n", i,
-			t->name, op_name(t->op), i, l->devi, l->qi);
+		if (l->kind == TG_LINE_HOST)
+			fprintf(f, "\tt%u [shape=box, style=rounded, label=\"%s\\nhost #%u\"];\n", i,
+				t->name, i);
+		else
+			fprintf(f, "\tt%u [shape=box, label=\"%s\\n%s #%u\\ndevice %u queue %u\"];\n",
+				i, t->name, op_name(t->op), i, l->devi, l->qi);
 	}
 	for (i = 0; i < g->ntasks; i++) {
 		const struct tg_gtask *t = &g->tasks[i];

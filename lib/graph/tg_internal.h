@@ -142,6 +142,8 @@ struct tg_gtask {
 	struct accel_tensor t[ACCEL_TASK_MAX_ARGS];
 	uint32_t access[ACCEL_TASK_MAX_ARGS];
 	uint64_t u0;			/* pattern, redop, accumulate, ns */
+	void (*fn)(void *arg);		/* host tasks */
+	void *arg;
 	char name[TG_NAME_LEN];
 	uint32_t ndeps;
 	struct tg_gdep *deps;
