@@ -45,7 +45,7 @@
 #include "taskgraph_work.h"
 
 #define TASKS		1000
-#define BATCHES		20
+#define BATCHES		50
 
 /* fake_kmod.h hides its bookkeeping from ThreadSanitizer; not built with it here. */
 void AnnotateIgnoreSyncBegin(const char *file, int line) { (void)file; (void)line; }
@@ -90,9 +90,12 @@ static struct tp_ops counted_ops;
 static void *engine(void *arg)
 {
 	(void)arg;
-	while (!__atomic_load_n(&stop_engine, __ATOMIC_RELAXED))
-		if (__atomic_load_n(&engine_paused, __ATOMIC_ACQUIRE) || !fake_engine_step(256))
+	while (!__atomic_load_n(&stop_engine, __ATOMIC_RELAXED)) {
+		if (__atomic_load_n(&engine_paused, __ATOMIC_ACQUIRE))
+			nanosleep(&(struct timespec){ 0, 50000 }, NULL);	/* leave the CPU */
+		else if (!fake_engine_step(256))
 			sched_yield();
+	}
 	return NULL;
 }
 
