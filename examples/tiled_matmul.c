@@ -109,7 +109,8 @@ static int submit_matmul(struct accel_tg *tg, const struct mats *m)
 				tile(&a, m->a, i, k);
 				tile(&b, m->b, k, j);
 				new_tile(&part[k]);
-				accel_task_prep_matmul(&task, &part[k], ACCEL_OUTPUT_NEW, &a, &b, 0);
+				accel_task_prep_matmul(&task, &part[k], ACCEL_OUTPUT_NEW, &a, &b,
+						       0);
 				task.name = "partial";
 				ret = accel_tg_submit(tg, &task, NULL);
 				if (ret)
@@ -121,8 +122,9 @@ static int submit_matmul(struct accel_tg *tg, const struct mats *m)
 					struct accel_tensor sum;
 
 					new_tile(&sum);
-					accel_task_prep_reduce(&task, &sum, ACCEL_OUTPUT_NEW, &part[k],
-							       &part[k + 1], DRM_VACCEL_REDOP_SUM);
+					accel_task_prep_reduce(&task, &sum, ACCEL_OUTPUT_NEW,
+							       &part[k], &part[k + 1],
+							       DRM_VACCEL_REDOP_SUM);
 					task.name = "fan-in";
 					ret = accel_tg_submit(tg, &task, NULL);
 					if (!ret)
@@ -202,7 +204,8 @@ static int check(const char *what, const struct mats *m, const double *ref)
 		err = fabs(c[i] - ref[i]);
 		if (!(err <= TOLERANCE)) {	/* NaN fails too */
 			if (bad++ < 5)
-				fprintf(stderr, "tiled_matmul: %s: C[%u][%u] = %.7g, expected %.7g\n",
+				fprintf(stderr,
+					"tiled_matmul: %s: C[%u][%u] = %.7g, expected %.7g\n",
 					what, i / N, i % N, c[i], ref[i]);
 		}
 		if (err > worst)

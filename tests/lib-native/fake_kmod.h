@@ -626,10 +626,13 @@ static bool engine_complete(const struct drm_vaccel_packet *p, const struct fake
 		if (p->arg)
 			table = va_to_ptr(frame_addr(fr, p->operand[3]), 8ull * p->arg, false);
 		/* the body must be in a sealed object */
-		for (m = 0, bo = NULL; body && m < FAKE_MAX_BOS; m++)
-			if (fake.bos[m].used && (const char *)body >= fake.arena + fake.bos[m].off &&
-			    (const char *)body < fake.arena + fake.bos[m].off + fake.bos[m].size)
+		for (m = 0, bo = NULL; body && m < FAKE_MAX_BOS; m++) {
+			const char *start = fake.arena + fake.bos[m].off;
+
+			if (fake.bos[m].used && (const char *)body >= start &&
+			    (const char *)body < start + fake.bos[m].size)
 				bo = &fake.bos[m];
+		}
 		ok = body && bo && bo->sealed && (!p->arg || table);
 		fake_ignore_end();
 		if (!ok)
@@ -641,7 +644,9 @@ static bool engine_complete(const struct drm_vaccel_packet *p, const struct fake
 			memcpy(sub.table, fr->table, sizeof(sub.table));
 			sub.n = fr->n;
 		}
-		sub.epoch = p->operand[2] + (p->flags & DRM_VACCEL_EXEC_F_EPOCH && fr ? fr->epoch : 0);
+		sub.epoch = p->operand[2];
+		if (p->flags & DRM_VACCEL_EXEC_F_EPOCH && fr)
+			sub.epoch += fr->epoch;
 		for (i = 0; i < n; i++)
 			if (!engine_complete(&body[i], &sub, depth + 1))
 				return false;
