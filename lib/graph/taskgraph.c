@@ -776,9 +776,9 @@ int tg_deps_arg(struct accel_tg *tg, struct tensormap *tm, const struct accel_te
 /* --- checking a task --- */
 
 static int check_view(const struct accel_task *task, uint32_t i, const struct accel_tensor *t,
-		      uint32_t access)
+		      uint32_t access, struct tm_layout *lay)
 {
-	struct tm_layout l;
+	struct tm_layout tmp, *l = lay ? lay : &tmp;
 	int ret;
 
 	if (access > ACCEL_OUTPUT_NEW) {
@@ -791,14 +791,14 @@ static int check_view(const struct accel_task *task, uint32_t i, const struct ac
 		acc_err("%s: argument %u: no buffer", tname(task), i);
 		return -EINVAL;
 	}
-	ret = tm_layout_make(t, &l);
+	ret = tm_layout_make(t, l);
 	if (ret) {
 		acc_err("%s: argument %u: bad view (dtype, dimensions or strides)", tname(task), i);
 		return ret;
 	}
-	if (!l.empty && (uint64_t)l.hi > t->buf->size) {
+	if (!l->empty && (uint64_t)l->hi > t->buf->size) {
 		acc_err("%s: argument %u: view ends at byte %lld, past its buffer (0x%llx, %llu bytes)",
-			tname(task), i, (long long)l.hi, (unsigned long long)t->buf->va,
+			tname(task), i, (long long)l->hi, (unsigned long long)t->buf->va,
 			(unsigned long long)t->buf->size);
 		return -EINVAL;
 	}
@@ -825,7 +825,8 @@ static uint64_t task_u0(const struct accel_task *task)
  * Everything about a task that can be checked before memory is allocated;
  * picks its line. OUTPUT_NEW views are checked for dtype and shape only.
  */
-int tg_check_task(struct accel_tg *tg, const struct accel_task *task, uint32_t *line)
+int tg_check_task(struct accel_tg *tg, const struct accel_task *task, uint32_t *line,
+		  struct tm_layout *lay)
 {
 	const struct accel_tensor *tv[ACCEL_TASK_MAX_ARGS];
 	uint32_t acc[ACCEL_TASK_MAX_ARGS];
@@ -851,7 +852,8 @@ int tg_check_task(struct accel_tg *tg, const struct accel_task *task, uint32_t *
 			acc_err("%s: argument %u: no tensor", tname(task), i);
 			return -EINVAL;
 		}
-		ret = check_view(task, i, task->args[i].t, task->args[i].access);
+		ret = check_view(task, i, task->args[i].t, task->args[i].access,
+				 lay ? &lay[i] : NULL);
 		if (ret)
 			return ret;
 		acc[i] = task->args[i].access;
@@ -1043,6 +1045,7 @@ static int submit_host(struct accel_tg *tg, struct accel_task *task, uint64_t va
 ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint64_t *id_out)
 {
 	struct drm_vaccel_packet pk[TG_MAX_TASK_PACKETS], *p;
+	struct tm_layout lay[ACCEL_TASK_MAX_ARGS];
 	struct accel_tensor *tv[ACCEL_TASK_MAX_ARGS];
 	struct tg_lower lw;
 	struct tg_line *l;
@@ -1055,7 +1058,7 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 		*id_out = 0;
 	if (!tg || !task)
 		return -EINVAL;
-	ret = tg_check_task(tg, task, &line);
+	ret = tg_check_task(tg, task, &line, lay);
 	if (ret)
 		return ret;
 	if (tg->capture)
@@ -1077,6 +1080,11 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 		struct accel_tensor *t = task->args[i].t;
 
 		tv[i] = t;
+		if (task->args[i].access == ACCEL_OUTPUT_NEW) {
+			ret = tm_layout_make(t, &lay[i]);
+			if (ret)
+				goto unalloc;
+		}
 		ret = tg_buf_index(tg, t->buf);
 		if (ret)
 			goto unalloc;
@@ -1092,8 +1100,9 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 	}
 	tg_deps_begin(tg, line, id);
 	for (i = 0; i < task->nargs; i++) {
-		ret = tg_deps_arg(tg, tg->tm, tv[i], task->args[i].access);
-		if (ret)
+		ret = tm_deps_layout(tg->tm, tv[i]->buf, &lay[i],
+				     (enum accel_access)task->args[i].access, id, dep_cb, tg);
+		if (ret < 0)
 			goto unretain;
 	}
 	if (host) {
@@ -1141,7 +1150,8 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 		}
 	}
 	for (i = 0; i < task->nargs; i++) {
-		ret = tm_insert(tg->tm, tv[i], (enum accel_access)task->args[i].access, id);
+		ret = tm_insert_layout(tg->tm, tv[i]->buf, &lay[i],
+				       (enum accel_access)task->args[i].access, id);
 		if (ret) {
 			/* cannot undo the packets: fail loudly, the dependency would be lost */
 			acc_err("%s: TensorMap insert: %s", tname(task), strerror(-ret));
@@ -1302,7 +1312,7 @@ ACCEL_API int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, ui
 	if (!tg || !t || !ptr || !flags || (flags & ~(ACCEL_MAP_READ | ACCEL_MAP_WRITE)))
 		return -EINVAL;
 	*ptr = NULL;
-	ret = check_view(&dummy, 0, t, ACCEL_INPUT);
+	ret = check_view(&dummy, 0, t, ACCEL_INPUT, NULL);
 	if (ret)
 		return ret;
 	if (tg_devi_of(tg, t->buf->dev) < 0)

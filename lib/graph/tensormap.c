@@ -794,27 +794,35 @@ int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_acces
 	    uint64_t task, tm_dep_fn fn, void *arg)
 {
 	struct tm_layout q;
-	struct walk w;
-	struct tm_buf *b;
 	int ret;
 
 	ret = tm_layout_make(t, &q);
 	if (ret)
 		return ret;
+	return tm_deps_layout(tm, t->buf, &q, acc, task, fn, arg);
+}
+
+int tm_deps_layout(struct tensormap *tm, const struct accel_buffer *buf,
+		   const struct tm_layout *q, enum accel_access acc, uint64_t task, tm_dep_fn fn,
+		   void *arg)
+{
+	struct walk w;
+	struct tm_buf *b;
+
 	tm->st.lookups++;
-	if (q.empty)
+	if (q->empty)
 		return 0;
-	b = buf_find(tm, t->buf);
+	b = buf_find(tm, buf);
 	if (!b)
 		return 0;
 	w.tm = tm;
-	w.q = &q;
+	w.q = q;
 	w.acc = acc;
 	w.task = task;
 	w.fn = fn;
 	w.arg = arg;
 	w.n = 0;
-	phase(b, &q, &w.plo, &w.phi);
+	phase(b, q, &w.plo, &w.phi);
 	deps_visit(&w, b->root);
 	scratch_flush(tm, &tm->st.dropped);
 	return w.n;
@@ -875,6 +883,18 @@ int tm_insert(struct tensormap *tm, const struct accel_tensor *t, enum accel_acc
 	      uint64_t task)
 {
 	struct tm_layout q;
+	int ret;
+
+	ret = tm_layout_make(t, &q);
+	if (ret)
+		return ret;
+	return tm_insert_layout(tm, t->buf, &q, acc, task);
+}
+
+int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
+		     const struct tm_layout *lq, enum accel_access acc, uint64_t task)
+{
+	const struct tm_layout q = *lq;
 	struct tm_buf *b;
 	struct tm_node *n;
 	uint64_t none = 0;
@@ -882,12 +902,9 @@ int tm_insert(struct tensormap *tm, const struct accel_tensor *t, enum accel_acc
 	int32_t i;
 	int ret;
 
-	ret = tm_layout_make(t, &q);
-	if (ret)
-		return ret;
 	if (q.empty)
 		return 0;
-	b = buf_get(tm, t->buf);
+	b = buf_get(tm, buf);
 	if (!b)
 		return -ENOMEM;
 	if (acc != ACCEL_INPUT) {

@@ -118,6 +118,13 @@ int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_acces
 int tm_insert(struct tensormap *tm, const struct accel_tensor *t, enum accel_access acc,
 	      uint64_t task);
 
+/* the same, with the view's layout already made (tm_layout_make()) */
+int tm_deps_layout(struct tensormap *tm, const struct accel_buffer *buf,
+		   const struct tm_layout *q, enum accel_access acc, uint64_t task, tm_dep_fn fn,
+		   void *arg);
+int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
+		     const struct tm_layout *q, enum accel_access acc, uint64_t task);
+
 /* drop the entries of every completed task now (also done automatically) */
 void tm_reclaim(struct tensormap *tm);
 

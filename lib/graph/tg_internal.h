@@ -211,7 +211,9 @@ int tg_buf_va(struct accel_tg *tg, struct accel_buffer *buf, uint32_t devi, uint
 int tg_buf_index(struct accel_tg *tg, struct accel_buffer *buf);
 void tg_buffer_get(struct accel_buffer *buf);
 int tg_devi_of(const struct accel_tg *tg, const struct accel_device *dev);
-int tg_check_task(struct accel_tg *tg, const struct accel_task *task, uint32_t *line);
+/* @lay: if not NULL, the layouts of the arguments not OUTPUT_NEW */
+int tg_check_task(struct accel_tg *tg, const struct accel_task *task, uint32_t *line,
+		  struct tm_layout *lay);
 int tg_alloc_outputs(struct accel_tg *tg, struct accel_task *task, uint32_t devi);
 void tg_deps_begin(struct accel_tg *tg, uint32_t line, uint64_t id);
 int tg_deps_arg(struct accel_tg *tg, struct tensormap *tm, const struct accel_tensor *t,
