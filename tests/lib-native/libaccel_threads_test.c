@@ -461,4 +461,85 @@ TEST(complete_all)
 	EXPECT_EQ(0, fake.mem_used);
 }
 
+/*
+ * The task graph's host-task worker against the submitting thread: the
+ * worker runs host tasks (and writes their trace records and the host
+ * timeline) while the main thread submits device and host tasks, maps
+ * tensors, reads statistics and writes traces. Over fake_complete_all, so
+ * this checks the threads' synchronisation, not the dependency order (the
+ * VM tests do that).
+ */
+static _Atomic unsigned int host_runs;
+
+static void host_bump(void *arg)
+{
+	unsigned int *cell = arg;
+
+	(*cell)++;	/* plain: ordered by the host timeline and its waits */
+	atomic_fetch_add(&host_runs, 1);
+}
+
+TEST(taskgraph_worker)
+{
+	struct accel_tg_params params = { .size = sizeof(params), .queues_per_device = 2,
+					  .flags = ACCEL_TG_TRACE };
+	struct accel_tensor x, y;
+	struct accel_buffer *buf;
+	struct accel_tg_stats st;
+	struct accel_task t;
+	struct accel_tg *tg;
+	unsigned int cell = 0, i;
+	uint64_t shape = 256;
+	FILE *devnull;
+	pthread_t eng;
+	void *m;
+
+	fake_complete_all = true;
+	stop_engine = 0;
+	atomic_store(&host_runs, 0);
+	devnull = fopen("/dev/null", "w");
+	ASSERT_NE(NULL, devnull);
+	ASSERT_EQ(0, acc_device_open_ops(&fake_ops, "fake", &dev));
+	ASSERT_EQ(0, accel_tg_create(&dev, 1, &params, &tg));
+	ASSERT_EQ(0, accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &buf));
+	ASSERT_EQ(0, accel_tensor_init(&x, buf, 0, ACCEL_DTYPE_U8, 1, &shape));
+	ASSERT_EQ(0, accel_tensor_init(&y, buf, 1024, ACCEL_DTYPE_U8, 1, &shape));
+	start(&eng, engine, 0);
+	ASSERT_EQ(0, accel_tg_start_worker(tg));
+	ASSERT_EQ(-EBUSY, accel_tg_start_worker(tg));
+	for (i = 0; i < 2000; i++) {
+		accel_task_prep_delay(&t, 0);
+		accel_task_arg(&t, &x, ACCEL_OUTPUT);
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+		accel_task_prep_host(&t, host_bump, &cell);
+		accel_task_arg(&t, &x, ACCEL_INPUT);
+		accel_task_arg(&t, &y, ACCEL_OUTPUT);
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+		accel_task_prep_delay(&t, 0);
+		accel_task_arg(&t, &y, ACCEL_INPUT);
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+		if (i % 100 == 0) {
+			ASSERT_EQ(0, accel_tg_map(tg, &y, ACCEL_MAP_READ, 5 * SEC, &m));
+			ASSERT_EQ(0, accel_tg_unmap(tg, m));
+			accel_tg_get_stats(tg, &st);
+			ASSERT_LE(0, accel_tg_trace_write(tg, devnull));
+		}
+	}
+	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
+	ASSERT_EQ(2000, atomic_load(&host_runs));
+	ASSERT_EQ(2000, cell);
+	accel_tg_get_stats(tg, &st);
+	ASSERT_EQ(6000, st.tasks);
+	ASSERT_EQ(2000, st.host_tasks);
+	ASSERT_LT(0, accel_tg_trace_write(tg, devnull));
+	accel_tg_destroy(tg);
+	__atomic_store_n(&stop_engine, 1, __ATOMIC_RELAXED);
+	pthread_join(eng, NULL);
+	accel_buffer_destroy(buf);
+	accel_device_close(dev);
+	fclose(devnull);
+	fake_complete_all = false;
+	EXPECT_EQ(0, fake.mem_used);
+}
+
 TEST_HARNESS_MAIN
