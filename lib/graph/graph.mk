@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 #
 # The task graph's pure-logic parts (lib/graph/): the TensorMap and the
-# output heap. Not in libaccel.so yet (the task graph that uses them comes
-# later); built into their native tests and into tools/tensormap-bench.
+# output heap, built alone into their native tests and into
+# tools/tensormap-bench (the whole of lib/graph/ is in LIBACCEL_SRCS).
 # Included at the end of lib/lib.mk.
 
 GRAPH_SRCS := lib/graph/tensormap.c lib/graph/heap.c

@@ -28,9 +28,7 @@ extern "C" {
  * graph's dependency tracking (Documentation/taskgraph.rst) relies on it.
  * A dimension of shape 0 makes an empty view.
  *
- * The task graph that takes tensors as task arguments is not built yet;
- * until it lands this header is not included by <accel/accel.h> and only
- * the library's internal dependency index (the TensorMap) uses it.
+ * Tensors are the arguments of task graph tasks (<accel/taskgraph.h>).
  */
 
 struct accel_buffer;
