@@ -23,8 +23,9 @@ LIBACCEL_CFLAGS = -I$(TOP)/lib/include -I$(TOP)/uapi $(shell pkg-config --cflags
 LIBACCEL_LIBS = $(shell pkg-config --libs libdrm) -pthread
 
 LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c va.c slots.c buffer.c signal.c queue.c \
-	describe.c error.c version.c)
-LIBACCEL_HDRS := $(wildcard lib/*.h lib/include/accel/*.h) uapi/drm/vaccel_accel.h
+	describe.c error.c version.c graph/tensormap.c graph/heap.c graph/lower.c graph/taskgraph.c \
+	graph/graph.c graph/trace.c)
+LIBACCEL_HDRS := $(wildcard lib/*.h lib/graph/*.h lib/include/accel/*.h) uapi/drm/vaccel_accel.h
 LIBACCEL_OBJS := $(patsubst lib/%.c,$(LIBACCEL_DIR)/obj/%.o,$(LIBACCEL_SRCS))
 LIBACCEL_PIC_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -fPIC -fvisibility=hidden \
 	$(LIBACCEL_CFLAGS)

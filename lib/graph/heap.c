@@ -19,6 +19,7 @@ enum gref {
 	REF_HELD,			/* the program (1 until gheap_release()) */
 	REF_UNSUBMITTED,		/* tasks that retain it, not yet submitted */
 	REF_INFLIGHT,			/* submitted tasks, not yet completed */
+	REF_PINNED,			/* graphs that use it */
 	NR_REFS,
 	REF_NONE = NR_REFS,		/* move_ref(): the reference goes away */
 };
@@ -100,7 +101,8 @@ static inline struct gblock *blk(const struct gheap *h, uint64_t id)
 
 static inline int is_free(const struct gblock *b)
 {
-	return !b->refs[REF_HELD] && !b->refs[REF_UNSUBMITTED] && !b->refs[REF_INFLIGHT];
+	return !b->refs[REF_HELD] && !b->refs[REF_UNSUBMITTED] && !b->refs[REF_INFLIGHT] &&
+	       !b->refs[REF_PINNED];
 }
 
 /* the tail passes every free block it reaches */
@@ -145,13 +147,14 @@ static int diagnose(const struct gheap *h, uint64_t size, uint64_t align,
 
 	for (id = h->tail_id; id < h->head_id; id++) {
 		b = blk(h, id);
-		if (b->refs[REF_HELD] || b->refs[REF_UNSUBMITTED]) {
+		if (b->refs[REF_HELD] || b->refs[REF_UNSUBMITTED] || b->refs[REF_PINNED]) {
 			if (rep) {
 				rep->block = id;
 				rep->offset = b->start % h->capacity;
 				rep->size = b->size;
 				rep->owner = b->owner;
 				rep->reason = b->refs[REF_HELD] ? GHEAP_HELD_BY_PROGRAM :
+					      b->refs[REF_PINNED] ? GHEAP_HELD_BY_GRAPH :
 					      GHEAP_HELD_BY_UNSUBMITTED;
 				rep->task = b->refs[REF_UNSUBMITTED] ? b->last_task : 0;
 				rep->unsubmitted = b->refs[REF_UNSUBMITTED];
@@ -266,6 +269,59 @@ int gheap_complete(struct gheap *h, uint64_t block)
 int gheap_release(struct gheap *h, uint64_t block)
 {
 	return move_ref(h, block, REF_HELD, REF_NONE);
+}
+
+int gheap_pin(struct gheap *h, uint64_t block)
+{
+	struct gblock *b = lookup(h, block);
+
+	if (!b)
+		return -ENOENT;
+	if (!b->refs[REF_HELD] || b->refs[REF_PINNED] == UINT32_MAX)
+		return -EINVAL;
+	b->refs[REF_PINNED]++;
+	return 0;
+}
+
+int gheap_unpin(struct gheap *h, uint64_t block)
+{
+	return move_ref(h, block, REF_PINNED, REF_NONE);
+}
+
+int gheap_find(const struct gheap *h, uint64_t offset, uint64_t *block, uint64_t *start)
+{
+	uint64_t lo = h->tail_id, hi = h->head_id, pos, mid;
+	const struct gblock *b;
+
+	if (offset >= h->capacity || lo == hi)
+		return -ENOENT;
+	/* the one position of the live window [tail_pos, tail_pos + capacity) at @offset */
+	pos = h->tail_pos - h->tail_pos % h->capacity + offset;
+	if (pos < h->tail_pos)
+		pos += h->capacity;
+	/* the last block starting at or before pos (blocks are in position order) */
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (blk(h, mid)->start <= pos)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	b = blk(h, lo);
+	if (pos < b->start || pos >= b->start + b->size)
+		return -ENOENT;
+	*block = lo;
+	*start = b->start % h->capacity;
+	return 0;
+}
+
+int gheap_held(const struct gheap *h, uint64_t block)
+{
+	const struct gblock *b = (block >= h->tail_id && block < h->head_id) ? blk(h, block) : NULL;
+
+	if (!b)
+		return -ENOENT;
+	return b->refs[REF_HELD] ? 1 : 0;
 }
 
 void gheap_get_stats(const struct gheap *h, struct gheap_stats *st)

@@ -27,6 +27,7 @@
 enum gheap_hold {
 	GHEAP_HELD_BY_PROGRAM,		/* the program has not released the tensor */
 	GHEAP_HELD_BY_UNSUBMITTED,	/* a task retains it but was never submitted */
+	GHEAP_HELD_BY_GRAPH,		/* a captured graph uses it */
 };
 
 /*
@@ -89,6 +90,20 @@ int gheap_submit(struct gheap *h, uint64_t block);
 int gheap_complete(struct gheap *h, uint64_t block);
 /* the program lets go of the block. 0, -ENOENT, -EINVAL (already released) */
 int gheap_release(struct gheap *h, uint64_t block);
+
+/*
+ * A graph uses the block (until gheap_unpin()); it counts like a hold of
+ * the program. The program must still hold it. 0, -ENOENT, -EINVAL.
+ */
+int gheap_pin(struct gheap *h, uint64_t block);
+int gheap_unpin(struct gheap *h, uint64_t block);
+/*
+ * The live block whose bytes include @offset: 0 and *block, *start (its
+ * offset), or -ENOENT (padding, free space, out of range). O(log blocks).
+ */
+int gheap_find(const struct gheap *h, uint64_t offset, uint64_t *block, uint64_t *start);
+/* 1 if the program still holds @block, 0 if released, -ENOENT */
+int gheap_held(const struct gheap *h, uint64_t block);
 
 void gheap_get_stats(const struct gheap *h, struct gheap_stats *st);
 
