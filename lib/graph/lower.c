@@ -112,10 +112,6 @@ int tg_validate_op(uint32_t op, uint32_t nargs, const struct accel_tensor *const
 			goto few;
 		if (!writes(access[0]))
 			goto acc;
-		if (!rows_ok(t[0])) {
-			acc_err("%s: fill: the innermost stride must be 1", nm(name));
-			return -EINVAL;
-		}
 		return 0;
 	case ACCEL_TASK_REDUCE:
 		if (nargs < 3)
@@ -219,6 +215,13 @@ static void rows_init(struct rows *r, const struct accel_tensor *t)
 		r->outer = 0;
 		return;
 	}
+	if (!rows_ok(t)) {
+		/* strided innermost dimension (FILL only): one element per row */
+		r->outer = t->ndims;
+		r->len = r->esz;
+		r->count = nelems(t);
+		return;
+	}
 	r->outer = t->ndims - 1;
 	r->len = t->shape[t->ndims - 1] * r->esz;
 	r->count = t->shape[t->ndims - 1] ? 1 : 0;
@@ -278,6 +281,9 @@ int tg_lower_task(struct tg_lower *lw, uint32_t op, struct accel_tensor *const *
 		rows_init(&r0, t[0]);
 		if (r0.count > max)
 			goto big;
+		/* the pattern's low bytes, as many as an element has */
+		if (r0.esz < 8)
+			u0 &= (1ull << (8 * r0.esz)) - 1;
 		for (k = 0; k < r0.count; k++) {
 			ret = lw->addr(lw, t[0]->buf, rows_next(&r0), &a);
 			if (ret)

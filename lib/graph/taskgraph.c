@@ -796,6 +796,11 @@ static int check_view(const struct accel_task *task, uint32_t i, const struct ac
 		acc_err("%s: argument %u: bad view (dtype, dimensions or strides)", tname(task), i);
 		return ret;
 	}
+	if (t->offset % accel_dtype_size(t->dtype)) {
+		acc_err("%s: argument %u: offset %llu is not a multiple of the element size",
+			tname(task), i, (unsigned long long)t->offset);
+		return -EINVAL;
+	}
 	if (!l->empty && (uint64_t)l->hi > t->buf->size) {
 		acc_err("%s: argument %u: view ends at byte %lld, past its buffer (0x%llx, %llu bytes)",
 			tname(task), i, (long long)l->hi, (unsigned long long)t->buf->va,
@@ -1054,15 +1059,17 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 	bool host, trace;
 	int ret, n = 0, nw;
 
-	if (id_out)
-		*id_out = 0;
 	if (!tg || !task)
 		return -EINVAL;
 	ret = tg_check_task(tg, task, &line, lay);
 	if (ret)
 		return ret;
-	if (tg->capture)
-		return tg_capture_task(tg, task, line);
+	if (tg->capture) {
+		ret = tg_capture_task(tg, task, line);
+		if (!ret && id_out)
+			*id_out = 0;
+		return ret;
+	}
 	l = &tg->lines[line];
 	host = l->kind == TG_LINE_HOST;
 	for (i = 0; i < tg->nq; i++)

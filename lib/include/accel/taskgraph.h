@@ -137,7 +137,8 @@ struct accel_arg {
  * enum accel_task_op - what a task does
  * @ACCEL_TASK_COPY: args[0] (OUTPUT) = args[1] (INPUT); same dtype size
  *	and shape, innermost stride 1 (or shape 1) in both
- * @ACCEL_TASK_FILL: every element of args[0] = @fill.pattern
+ * @ACCEL_TASK_FILL: every element of args[0] (any view) = the low bytes of
+ *	@fill.pattern, as many as an element has
  * @ACCEL_TASK_REDUCE: args[0] = args[1] @reduce.op args[2] elementwise;
  *	contiguous views of one dtype (f32, f16, bf16, i32, i64, u8)
  * @ACCEL_TASK_MATMUL: args[0] (f32, m x n) (+)= args[1] (m x k) x args[2]
@@ -278,7 +279,7 @@ static inline void accel_task_prep_host(struct accel_task *task, void (*fn)(void
  * @tg: the task graph
  * @task: the task; OUTPUT_NEW arguments' tensors are filled in
  * @id: if not NULL, the task's id (for accel_tg_task_wait()); 0 while
- *	capturing
+ *	capturing; left alone on failure
  *
  * Eager: finds the dependencies, allocates OUTPUT_NEW memory (waiting for
  * heap space at most the timeout), writes the WAITs and the task's packets
