@@ -425,138 +425,181 @@ TEST_F_TIMEOUT(seed, iv_eager_waits_on_replayed_signals, 600)
 }
 
 /*
- * (vii) A 1,000-task graph replayed between eager tasks on 64-slot rings
+ * (vii) Graphs of many tasks replayed between eager tasks on 64-slot rings
  * (seed 004: NCCL's work FIFO filled up with the work of captured graphs
- * and the host spun on it forever). Graph: 900 FILLs of single elements
- * of gb (on both queues, round-robin) and 100 COPYs of 9 of them each into
- * res (RAW across queues inside the graph).
- *
- * Part 1, one slot per launch: one queue, kept busy by a 1 s DELAY; 48
- * launches are submitted behind it. With one EXEC per launch (and no
- * WAIT: same queue) they take 48 of the 64 slots, so none waits for ring
- * room (stall_ring stays 0) and all are submitted while the DELAY still
- * runs; 20 more cannot fit (stall_ring > 0): the ring really is 64 slots.
- * A design that writes a launch's 1,000 packets to the ring needs 1,000
- * slots per launch (-E2BIG, or a stall on every launch).
- *
- * Part 2, LAUNCHES launches on two queues, each between an eager FILL of
- * res with 0 and an eager COPY of res into slot i % 8 of a history, with
- * at most 4 launches in flight (accel_graph_exec_wait() every 4th). In
- * flight per queue at most: 4 launches x (EXEC + 2 WAITs) + 4 x 2 eager
- * tasks x (task + 2 WAITs) = 36 < 64 slots, so no submission may wait
- * for ring room: stall_ring must stay 0. (Pipelining launches without
- * bound fills any ring with one packet per launch too; that is not the
- * seed's failure.) With packets per task on the ring it would stall or
- * fail on each launch.
+ * and the host spun on it forever). The graph: 90% FILLs of single
+ * elements of gb and 10% COPYs of 9 of those each into res, on the
+ * task graph's queues round-robin (so with two queues the copies WAIT
+ * across queues inside the graph).
  */
-#ifndef VII_LAUNCHES
-#define VII_LAUNCHES	10000
-#endif
-
-TEST_F_TIMEOUT(seed, vii_replay_ring_slots, 900)
+static void vii_graph(struct __test_metadata *_metadata, struct accel_tg *tg,
+		      struct accel_buffer *gb, struct accel_buffer *rb, unsigned int tasks,
+		      struct accel_graph_exec **ge)
 {
-	enum { TASKS = 1000, FILLS = 900, PER = 9, LAUNCHES = VII_LAUNCHES, INFLIGHT = 4,
-	       HIST = 8 };
-	struct accel_buffer *gb, *rb, *hb, *sb;
-	struct accel_tensor e, d, r, hs, scratch;
-	struct accel_graph_exec *ge;
+	unsigned int copies = tasks / 10, fills = 9 * copies, i;
+	struct accel_tensor e, d;
 	struct accel_graph *g;
+	struct accel_task t;
+
+	ASSERT_EQ(0, accel_tg_capture_begin(tg));
+	for (i = 0; i < fills; i++) {
+		e = tv1(gb, 4 * i, ACCEL_DTYPE_U32, 1);
+		accel_task_prep_fill(&t, &e, ACCEL_OUTPUT, i + 1);
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+	}
+	for (i = 0; i < copies; i++) {
+		e = tv1(gb, 4 * 9 * i, ACCEL_DTYPE_U32, 9);
+		d = tv1(rb, 4 * 9 * i, ACCEL_DTYPE_U32, 9);
+		accel_task_prep_copy(&t, &d, &e, ACCEL_OUTPUT);
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+	}
+	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
+	ASSERT_EQ(fills + copies, accel_graph_num_tasks(g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, ge));
+	accel_graph_destroy(g);
+}
+
+/*
+ * Part 1, one slot per launch: a 1,000-task graph on one queue of a
+ * 64-slot ring, kept busy by a 1 s DELAY; 48 launches are submitted
+ * behind it. With one EXEC per launch (and no WAIT: same queue) they take
+ * 48 of the 64 slots, so none waits for ring room (stall_ring stays 0)
+ * and all are submitted while the DELAY still runs; 20 more cannot fit
+ * (stall_ring > 0): the ring really is 64 slots. A design that writes a
+ * launch's 1,000 packets to the ring needs 1,000 slots per launch: -E2BIG,
+ * or a stall on every launch.
+ */
+TEST_F_TIMEOUT(seed, vii_one_ring_slot_per_launch, 300)
+{
+	enum { TASKS = 1000, FILLS = 900 };
+	struct accel_buffer *gb, *rb, *sb;
+	struct accel_tensor scratch;
+	struct accel_graph_exec *ge;
 	struct accel_tg_stats st;
 	struct accel_tg *tg;
 	struct accel_task t;
+	void *hg, *hr, *hsb;
+	unsigned int i;
 	uint64_t did;
-	unsigned int i, j, k;
 	int64_t t0;
-	uint32_t *hist;
-	void *hg, *hr, *hh, *hsb;
-	int part;
 
 	ASSERT_EQ(0, tg_buf(self->dev, FILLS * 4, &gb, &hg));
 	ASSERT_EQ(0, tg_buf(self->dev, FILLS * 4, &rb, &hr));
-	ASSERT_EQ(0, tg_buf(self->dev, HIST * FILLS * 4, &hb, &hh));
 	ASSERT_EQ(0, tg_buf(self->dev, 4096, &sb, &hsb));
-	hist = hh;
-	for (part = 1; part <= 2; part++) {
-		ASSERT_EQ(0, tg_make(self->dev, part == 1 ? 1 : 2, 64, 0, &tg));
-		ASSERT_EQ(0, accel_tg_capture_begin(tg));
-		for (i = 0; i < FILLS; i++) {
-			e = tv1(gb, 4 * i, ACCEL_DTYPE_U32, 1);
-			accel_task_prep_fill(&t, &e, ACCEL_OUTPUT, i + 1);
-			ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
-		}
-		for (i = 0; i < TASKS - FILLS; i++) {
-			e = tv1(gb, 4 * PER * i, ACCEL_DTYPE_U32, PER);
-			d = tv1(rb, 4 * PER * i, ACCEL_DTYPE_U32, PER);
-			accel_task_prep_copy(&t, &d, &e, ACCEL_OUTPUT);
-			ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
-		}
-		ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
-		ASSERT_EQ(TASKS, accel_graph_num_tasks(g));
-		ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
-		accel_graph_destroy(g);
-
-		if (part == 1) {
-			scratch = tv1(sb, 0, ACCEL_DTYPE_U32, 16);
-			accel_task_prep_delay(&t, 1000 * MS);
-			accel_task_arg(&t, &scratch, ACCEL_OUTPUT);
-			ASSERT_EQ(0, accel_tg_submit(tg, &t, &did));
-			t0 = tg_now_ns();
-			for (i = 0; i < 48; i++)
-				ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0)) TH_LOG("launch %u", i);
-			accel_tg_get_stats(tg, &st);
-			TH_LOG("48 launches submitted in %lld ms behind the DELAY",
-			       (long long)(tg_now_ns() - t0) / MS);
-			EXPECT_EQ(0, st.stall_ring);
-			EXPECT_EQ(0, accel_tg_task_done(tg, did));
-			for (i = 0; i < 20; i++)
-				ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0)) TH_LOG("launch %u", i);
-			accel_tg_get_stats(tg, &st);
-			EXPECT_LT(0, st.stall_ring);
-			ASSERT_EQ(0, accel_tg_sync(tg, 60 * SEC));
-			TH_LOG("part 1: 68 launches done in %lld ms", (long long)(tg_now_ns() - t0) / MS);
-			for (i = 0; i < FILLS; i++)
-				ASSERT_EQ(i + 1, ((uint32_t *)hr)[i]) TH_LOG("res %u", i);
-			accel_graph_exec_destroy(ge);
-			accel_tg_destroy(tg);
-			memset(hr, 0, FILLS * 4);
-			memset(hg, 0, FILLS * 4);
-			continue;
-		}
-
-		t0 = tg_now_ns();
-		r = tv1(rb, 0, ACCEL_DTYPE_U32, FILLS);
-		for (i = 0; i < LAUNCHES; i++) {
-			accel_task_prep_fill(&t, &r, ACCEL_OUTPUT, 0);
-			ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL)) TH_LOG("fill %u", i);
-			ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0)) TH_LOG("launch %u", i);
-			hs = tv1(hb, 4ull * FILLS * (i % HIST), ACCEL_DTYPE_U32, FILLS);
-			accel_task_prep_copy(&t, &hs, &r, ACCEL_OUTPUT);
-			ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL)) TH_LOG("copy %u", i);
-			if (i % INFLIGHT == INFLIGHT - 1)
-				ASSERT_EQ(0, accel_graph_exec_wait(ge, 60 * SEC)) TH_LOG("%u", i);
-			if (i % 1000 != 999 && i != LAUNCHES - 1)
-				continue;
-			ASSERT_EQ(0, accel_tg_sync(tg, 60 * SEC));
-			TH_LOG("%u launches: %lld ms", i + 1, (long long)(tg_now_ns() - t0) / MS);
-			for (k = 0; k < HIST; k++)
-				for (j = 0; j < FILLS; j++)
-					ASSERT_EQ(j + 1, hist[k * FILLS + j])
-						TH_LOG("launch %u, history %u, element %u", i, k, j);
-			memset(hist, 0, HIST * FILLS * 4);
-		}
-		accel_tg_get_stats(tg, &st);
-		TH_LOG("%u launches of %u tasks: %lld ms, stall_ring %llu, waits %llu", LAUNCHES,
-		       TASKS, (long long)(tg_now_ns() - t0) / MS,
-		       (unsigned long long)st.stall_ring, (unsigned long long)st.waits);
-		EXPECT_EQ(0, st.stall_ring);
-		EXPECT_EQ(LAUNCHES, st.launches);
-		accel_graph_exec_destroy(ge);
-		accel_tg_destroy(tg);
-	}
+	ASSERT_EQ(0, tg_make(self->dev, 1, 64, 0, &tg));
+	vii_graph(_metadata, tg, gb, rb, TASKS, &ge);
+	scratch = tv1(sb, 0, ACCEL_DTYPE_U32, 16);
+	accel_task_prep_delay(&t, 1000 * MS);
+	accel_task_arg(&t, &scratch, ACCEL_OUTPUT);
+	ASSERT_EQ(0, accel_tg_submit(tg, &t, &did));
+	t0 = tg_now_ns();
+	for (i = 0; i < 48; i++)
+		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0)) TH_LOG("launch %u", i);
+	accel_tg_get_stats(tg, &st);
+	TH_LOG("48 launches submitted in %lld ms behind the DELAY",
+	       (long long)(tg_now_ns() - t0) / MS);
+	EXPECT_EQ(0, st.stall_ring);
+	EXPECT_EQ(0, accel_tg_task_done(tg, did));
+	for (i = 0; i < 20; i++)
+		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0)) TH_LOG("launch %u", i);
+	accel_tg_get_stats(tg, &st);
+	EXPECT_LT(0, st.stall_ring);
+	ASSERT_EQ(0, accel_tg_sync(tg, 120 * SEC));
+	TH_LOG("68 launches of %u tasks done in %lld ms", TASKS,
+	       (long long)(tg_now_ns() - t0) / MS);
+	for (i = 0; i < FILLS; i++)
+		ASSERT_EQ(i + 1, ((uint32_t *)hr)[i]) TH_LOG("res %u", i);
+	accel_graph_exec_destroy(ge);
+	accel_tg_destroy(tg);
 	accel_buffer_destroy(sb);
+	accel_buffer_destroy(rb);
+	accel_buffer_destroy(gb);
+}
+
+/*
+ * Part 2: @launches launches of a @tasks-task graph on two queues of
+ * 64-slot rings, each between an eager FILL of res with 0 and an eager
+ * COPY of res into slot i % 8 of a history, with at most 4 launches in
+ * flight (accel_graph_exec_wait() every 4th). In flight per queue at most:
+ * 4 launches x (EXEC + 2 WAITs) + 4 x 2 eager tasks x (task + 2 WAITs) =
+ * 36 < 64 slots, so no submission may wait for ring room: stall_ring must
+ * stay 0. (Pipelining launches without bound fills any ring with one
+ * packet per launch too; that is not the seed's failure.) With packets
+ * per task on the ring it would stall on each launch, or fail.
+ */
+static void vii_replay(struct __test_metadata *_metadata, struct accel_device *dev,
+		       unsigned int tasks, unsigned int launches)
+{
+	enum { INFLIGHT = 4, HIST = 8 };
+	unsigned int fills = 9 * (tasks / 10), i, j, k;
+	struct accel_buffer *gb, *rb, *hb;
+	struct accel_tensor r, hs;
+	struct accel_graph_exec *ge;
+	struct accel_tg_stats st;
+	struct accel_tg *tg;
+	struct accel_task t;
+	void *hg, *hr, *hh;
+	uint32_t *hist;
+	int64_t t0;
+
+	ASSERT_EQ(0, tg_buf(dev, fills * 4, &gb, &hg));
+	ASSERT_EQ(0, tg_buf(dev, fills * 4, &rb, &hr));
+	ASSERT_EQ(0, tg_buf(dev, HIST * fills * 4, &hb, &hh));
+	hist = hh;
+	ASSERT_EQ(0, tg_make(dev, 2, 64, 0, &tg));
+	vii_graph(_metadata, tg, gb, rb, tasks, &ge);
+	t0 = tg_now_ns();
+	r = tv1(rb, 0, ACCEL_DTYPE_U32, fills);
+	for (i = 0; i < launches; i++) {
+		accel_task_prep_fill(&t, &r, ACCEL_OUTPUT, 0);
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL)) TH_LOG("fill %u", i);
+		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0)) TH_LOG("launch %u", i);
+		hs = tv1(hb, 4ull * fills * (i % HIST), ACCEL_DTYPE_U32, fills);
+		accel_task_prep_copy(&t, &hs, &r, ACCEL_OUTPUT);
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL)) TH_LOG("copy %u", i);
+		if (i % INFLIGHT == INFLIGHT - 1)
+			ASSERT_EQ(0, accel_graph_exec_wait(ge, 60 * SEC)) TH_LOG("%u", i);
+		if (i % 1000 != 999 && i != launches - 1)
+			continue;
+		ASSERT_EQ(0, accel_tg_sync(tg, 60 * SEC));
+		TH_LOG("%u launches: %lld ms", i + 1, (long long)(tg_now_ns() - t0) / MS);
+		for (k = 0; k < HIST && k <= i; k++)
+			for (j = 0; j < fills; j++)
+				ASSERT_EQ(j + 1, hist[k * fills + j])
+					TH_LOG("launch %u, history %u, element %u", i, k, j);
+		memset(hist, 0, HIST * fills * 4);
+	}
+	accel_tg_get_stats(tg, &st);
+	TH_LOG("%u launches of %u tasks: %lld ms, stall_ring %llu, waits %llu", launches,
+	       tasks, (long long)(tg_now_ns() - t0) / MS, (unsigned long long)st.stall_ring,
+	       (unsigned long long)st.waits);
+	EXPECT_EQ(0, st.stall_ring);
+	EXPECT_EQ(launches, st.launches);
+	EXPECT_EQ(2 * launches, st.tasks);
+	accel_graph_exec_destroy(ge);
+	accel_tg_destroy(tg);
 	accel_buffer_destroy(hb);
 	accel_buffer_destroy(rb);
 	accel_buffer_destroy(gb);
+}
+
+#ifndef VII_LAUNCHES
+#define VII_LAUNCHES	10000
+#endif
+#ifndef VII_BIG_LAUNCHES
+#define VII_BIG_LAUNCHES	10000
+#endif
+
+/* 10^4 launches of a small graph (20 tasks) interleaved with eager work */
+TEST_F_TIMEOUT(seed, vii_replay_interleaved_small, 600)
+{
+	vii_replay(_metadata, self->dev, 20, VII_LAUNCHES);
+}
+
+/* launches of the 1,000-task graph interleaved with eager work */
+TEST_F_TIMEOUT(seed, vii_replay_interleaved_1000, 900)
+{
+	vii_replay(_metadata, self->dev, 1000, VII_BIG_LAUNCHES);
 }
 
 TEST_HARNESS_MAIN
