@@ -476,11 +476,12 @@ TEST_F_TIMEOUT(seed, vii_one_ring_slot_per_launch, 300)
 	struct accel_tensor scratch;
 	struct accel_graph_exec *ge;
 	struct accel_tg_stats st;
+	struct accel_queue *q;
 	struct accel_tg *tg;
 	struct accel_task t;
 	void *hg, *hr, *hsb;
 	unsigned int i;
-	uint64_t did;
+	uint64_t did, pk0, pk1;
 	int64_t t0;
 
 	ASSERT_EQ(0, tg_buf(self->dev, FILLS * 4, &gb, &hg));
@@ -492,12 +493,20 @@ TEST_F_TIMEOUT(seed, vii_one_ring_slot_per_launch, 300)
 	accel_task_prep_delay(&t, 1000 * MS);
 	accel_task_arg(&t, &scratch, ACCEL_OUTPUT);
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, &did));
+	q = accel_tg_queue(tg, 0, 0);
+	ASSERT_NE(NULL, q);
+	EXPECT_EQ(NULL, accel_tg_queue(tg, 0, 1));
+	pk0 = accel_queue_submitted(q);
 	t0 = tg_now_ns();
 	for (i = 0; i < 48; i++)
 		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0)) TH_LOG("launch %u", i);
 	accel_tg_get_stats(tg, &st);
-	TH_LOG("48 launches submitted in %lld ms behind the DELAY",
-	       (long long)(tg_now_ns() - t0) / MS);
+	pk1 = accel_queue_submitted(q);
+	TH_LOG("48 launches submitted in %lld ms behind the DELAY: %llu packets",
+	       (long long)(tg_now_ns() - t0) / MS, (unsigned long long)(pk1 - pk0));
+	/* one EXEC each, plus the queue's progress marks (one per 16 packets) */
+	EXPECT_LE(48, pk1 - pk0);
+	EXPECT_GE(48 + 48 / 16 + 1, pk1 - pk0);
 	EXPECT_EQ(0, st.stall_ring);
 	EXPECT_EQ(0, accel_tg_task_done(tg, did));
 	for (i = 0; i < 20; i++)

@@ -1345,6 +1345,60 @@ TEST_F(tg, stats_numbers)
 	accel_buffer_destroy(b);
 }
 
+/*
+ * A launch's completion wakes whoever waits for it at once: exec_wait,
+ * sync and a map of its output return in far less than their timeouts
+ * (the graph takes milliseconds). The timeline SIGNAL at the end of each
+ * per-queue body must wake host waiters (the IRQ bit): without it they
+ * sleep until their timeout and then find the work done.
+ */
+TEST_F(tg, launch_wakes_waiters)
+{
+	struct accel_buffer *b;
+	struct accel_tensor x, y;
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	struct accel_tg *tg;
+	struct accel_task t;
+	unsigned int i;
+	int64_t t0;
+	uint32_t *p;
+	void *h;
+
+	ASSERT_EQ(0, tg_buf(self->dev, 8192, &b, &h));
+	ASSERT_EQ(0, tg_new(self->dev, 2, 0, 0, &tg));
+	x = tv1(b, 0, ACCEL_DTYPE_U32, 256);
+	y = tv1(b, 4096, ACCEL_DTYPE_U32, 256);
+	ASSERT_EQ(0, accel_tg_capture_begin(tg));
+	accel_task_prep_fill(&t, &x, ACCEL_OUTPUT, 11);
+	t.queue = 0;
+	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+	accel_task_prep_copy(&t, &y, &x, ACCEL_OUTPUT);
+	t.queue = 1;
+	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	for (i = 0; i < 3; i++) {
+		t0 = tg_now_ns();
+		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+		if (i == 0) {
+			ASSERT_EQ(0, accel_graph_exec_wait(ge, 20 * SEC));
+		} else if (i == 1) {
+			ASSERT_EQ(0, accel_tg_sync(tg, 20 * SEC));
+		} else {
+			ASSERT_EQ(0, accel_tg_map(tg, &y, ACCEL_MAP_READ, 20 * SEC, (void **)&p));
+		}
+		EXPECT_GT(3 * SEC, tg_now_ns() - t0) TH_LOG("wait %u took %lld ms", i,
+							   (long long)(tg_now_ns() - t0) / MS);
+	}
+	EXPECT_EQ(11, p[255]);
+	EXPECT_EQ(0, accel_tg_unmap(tg, p));
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+	accel_tg_destroy(tg);
+	accel_buffer_destroy(b);
+}
+
 /* Two devices: a task on device 1 copies from a buffer of device 0 (through the link). */
 TEST(two_devices)
 {
