@@ -152,15 +152,25 @@ TEST_F_TIMEOUT(seed, i_fan_in, 120)
  * the block is handed to a new producer and overwritten before its
  * consumer copies it, so out[k] would hold another producer's pattern. Its
  * watermark "heap_next - vend[F - H]" also underflowed when a core lagged
- * (a fatal "heap ring too small"). Here every out[k] must hold pattern k,
- * no submission may fail (no -EDEADLK: the blocks in the way are released
- * and only held by submitted tasks), the heap must have made producers
- * wait (the lag really reached it) and have reclaimed every block.
+ * (a fatal "heap ring too small"). Here:
+ * - no new tensor may share a byte with a tensor the program still holds,
+ *   or with one whose consumer is still pending after the allocation
+ *   returned (then it certainly was at allocation). This checks the
+ *   heap's placement itself: the data alone would not show an early
+ *   reuse, since the TensorMap also orders the new producer's write after
+ *   the old consumer's read of those bytes (WAR), and the producer would
+ *   only wait (a mutation that frees blocks with tasks in flight passes
+ *   the data check and fails this one);
+ * - every out[k] holds pattern k;
+ * - no submission fails (no -EDEADLK: the blocks in the way are released
+ *   and only held by submitted tasks), the heap made producers wait (the
+ *   lag really reached it) and reclaimed every block.
  */
 TEST_F_TIMEOUT(seed, ii_lagging_reclaim, 180)
 {
 	enum { N = 300, ELEMS = 1024, LAG = 8, HEAP = 64 << 10 };
 	struct accel_tensor nt[N], out, scratch;
+	uint64_t cons[N], early = 0;
 	struct accel_buffer *ob, *sb;
 	struct accel_tg_stats st;
 	struct accel_tg *tg;
@@ -192,6 +202,18 @@ TEST_F_TIMEOUT(seed, ii_lagging_reclaim, 180)
 			t.name = "producer";
 			t.queue = 0;
 			ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL)) TH_LOG("producer %u", k);
+			for (i = 0; i < k; i++) {
+				bool held = i + LAG >= k;	/* not released yet */
+
+				if (nt[i].buf != nt[k].buf ||
+				    nt[i].offset >= nt[k].offset + ELEMS * 4 ||
+				    nt[k].offset >= nt[i].offset + ELEMS * 4)
+					continue;
+				if (held || accel_tg_task_done(tg, cons[i]) == 0)
+					early++;
+				EXPECT_FALSE(held) TH_LOG("tensor %u placed over held tensor %u",
+							  k, i);
+			}
 		}
 		if (k < LAG)
 			continue;
@@ -206,13 +228,15 @@ TEST_F_TIMEOUT(seed, ii_lagging_reclaim, 180)
 		accel_task_prep_copy(&t, &out, &nt[c], ACCEL_OUTPUT);
 		t.name = "lagging consumer";
 		t.queue = 1 + c % 2;
-		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL)) TH_LOG("consumer %u", c);
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, &cons[c])) TH_LOG("consumer %u", c);
 		ASSERT_EQ(0, accel_tg_release(tg, &nt[c]));
 	}
 	accel_tg_get_stats(tg, &st);
 	TH_LOG("before sync: allocs %llu reclaimed %llu stall_heap %llu high water %llu",
 	       (unsigned long long)st.heap_allocs, (unsigned long long)st.heap_reclaimed,
 	       (unsigned long long)st.stall_heap, (unsigned long long)st.heap_high_water);
+	EXPECT_EQ(0, early) TH_LOG("%llu blocks reused while held or read",
+				   (unsigned long long)early);
 	EXPECT_EQ(N, st.heap_allocs);
 	EXPECT_LE(N - HEAP / (ELEMS * 4), st.heap_reclaimed);	/* the heap kept flowing */
 	EXPECT_LT(0, st.stall_heap);			/* and the lag did reach it */

@@ -1251,7 +1251,7 @@ TEST_F(tg, trace_json)
 		for (j = 0; j < ntracks && strcmp(tracks[j], key); j++)
 			;
 		if (j == ntracks && ntracks < 8)
-			strcpy(tracks[ntracks++], key);
+			snprintf(tracks[ntracks++], sizeof(tracks[0]), "%s", key);
 		named_a += !strcmp(ev[i].name, "trace_a");
 		named_b += !strcmp(ev[i].name, "trace_b");
 	}
