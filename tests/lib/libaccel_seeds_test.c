@@ -68,8 +68,8 @@ static uint32_t rnd(uint64_t *s)
 /*
  * (i) Multi-producer fan-in (seed 000, remaining issue 2). 100 tasks on 4
  * queues write disjoint [16, 16] column blocks of one [16, 1600] f32 tile,
- * behind DELAYs on their queues: 100 ms on queue 3 (writer 99, the newest,
- * finishes first), 200-400 ms on queues 0-2. Then 64 tasks each copy the
+ * behind DELAYs on their queues: 300 ms on queue 3 (writer 99, the newest,
+ * finishes first), 400-600 ms on queues 0-2. Then 64 tasks each copy the
  * whole tile out, all submitted while every writer is still pending.
  *
  * Naive design: seed 000's MapEntry::lookup returns only the newest
@@ -102,7 +102,7 @@ TEST_F_TIMEOUT(seed, i_fan_in, 120)
 
 	for (i = 0; i < Q; i++) {
 		scratch = tv1(sb, 256 * i, ACCEL_DTYPE_U32, 16);
-		accel_task_prep_delay(&t, (i == Q - 1 ? 1 : i + 2) * 100 * MS);
+		accel_task_prep_delay(&t, (i == Q - 1 ? 3 : i + 4) * 100 * MS);
 		accel_task_arg(&t, &scratch, ACCEL_OUTPUT);
 		t.queue = i;
 		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
