@@ -289,7 +289,8 @@ static inline void accel_task_prep_host(struct accel_task *task, void (*fn)(void
  * Return: 0; -EINVAL for a bad task (op, argument count, access, view,
  * dtype, shape mismatch; the log names the task and argument); -ENOENT
  * for a buffer of a device the task graph does not have; -E2BIG for a
- * task needing more packets than a ring holds; -EDEADLK when heap space
+ * task needing more packets than a ring holds, or an OUTPUT_NEW tensor
+ * larger than the output heap; -EDEADLK when heap space
  * can never come back (the log names the tensor or task holding it);
  * -ETIMEDOUT; -EIO if a queue faulted; -ENOMEM; -ENODEV. No syscall on the
  * usual path.
@@ -361,9 +362,10 @@ int accel_tg_start_worker(struct accel_tg *tg);
  * accel_tg_unmap(), tasks submitted later that write @t (and, for WRITE,
  * read it) wait for the unmap: the host's access is ordered before them.
  *
- * Return: 0; -EINVAL (flags, view); -EBUSY with ACCEL_TG_MAX_MAPS maps
- * open; -ETIMEDOUT; -EIO; -ENOMEM (RLIMIT_MEMLOCK, the host mapping pins
- * the buffer). May sleep.
+ * Return: 0; -EINVAL (flags, view); -ENOENT for a buffer of a device the
+ * task graph does not have; -EBUSY with ACCEL_TG_MAX_MAPS maps open;
+ * -ETIMEDOUT; -EIO; -ENOMEM (RLIMIT_MEMLOCK, the host mapping pins the
+ * buffer). May sleep.
  */
 int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, uint32_t flags,
 		 int64_t timeout_ns, void **ptr);
@@ -375,7 +377,8 @@ int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, uint32_t fla
  * @tg: the task graph
  * @ptr: as returned by accel_tg_map()
  *
- * Return: 0, -ENOENT for a pointer that is not mapped. One syscall.
+ * Return: 0, -EINVAL for NULL, -ENOENT for a pointer that is not mapped.
+ * One syscall.
  */
 int accel_tg_unmap(struct accel_tg *tg, void *ptr);
 
