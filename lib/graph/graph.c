@@ -783,7 +783,7 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 	struct accel_tg *tg;
 	uint64_t epoch = 0, slot, tva = 0, *tab, va;
 	uint32_t i, k;
-	bool trace;
+	bool trace, lost = false;
 	int ret, nw;
 
 	if (!ge)
@@ -905,13 +905,17 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 			;
 		accel_tensor_init(&view, actual(ge, s->buf, bindings, n), s->lo, ACCEL_DTYPE_U8, 1,
 				  &shape);
-		ret = tm_insert(tg->tm, &view, s->write ? (s->read ? ACCEL_INOUT : ACCEL_OUTPUT) :
-				ACCEL_INPUT, TG_ID(s->line, ge->lines[i].last_value - l->base));
-		if (ret)
-			acc_err("accel_graph_launch: TensorMap insert: %s", strerror(-ret));
+		if (tm_insert(tg->tm, &view, s->write ? (s->read ? ACCEL_INOUT : ACCEL_OUTPUT) :
+			      ACCEL_INPUT, TG_ID(s->line, ge->lines[i].last_value - l->base)))
+			lost = true;
 	}
 	ge->launches++;
 	tg->st.launches++;
+	if (lost) {
+		/* no memory for its TensorMap entries: a completed launch needs none */
+		acc_warn("accel_graph_launch: no memory for its TensorMap entries: waiting for it");
+		return accel_graph_exec_wait(ge, tg->timeout_ns);
+	}
 	return 0;
 }
 

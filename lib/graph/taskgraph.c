@@ -592,25 +592,34 @@ void tg_retire_holds(struct accel_tg *tg)
 			gheap_reclaim(tg->heaps[i].h);
 }
 
-static int hold_push(struct tg_line *l, uint64_t value, uint64_t block, uint32_t devi)
+/* room for @n more holds on @l (so that hold_push() cannot fail) */
+static int holds_room(struct tg_line *l, size_t n)
 {
-	if ((l->htail + 1) % (l->hcap ? l->hcap : 1) == l->hhead || !l->hcap) {
-		size_t ncap = l->hcap ? l->hcap * 2 : 64, n = 0, i;
-		struct tg_hold *nh = malloc(ncap * sizeof(*nh));
+	size_t used = l->hcap ? (l->htail + l->hcap - l->hhead) % l->hcap : 0, ncap, k = 0, i;
+	struct tg_hold *nh;
 
-		if (!nh)
-			return -ENOMEM;
-		for (i = l->hhead; i != l->htail; i = (i + 1) % l->hcap)
-			nh[n++] = l->holds[i];
-		free(l->holds);
-		l->holds = nh;
-		l->hcap = ncap;
-		l->hhead = 0;
-		l->htail = n;
-	}
+	if (l->hcap && used + n < l->hcap)
+		return 0;
+	ncap = l->hcap ? l->hcap : 64;
+	while (used + n >= ncap)
+		ncap *= 2;
+	nh = malloc(ncap * sizeof(*nh));
+	if (!nh)
+		return -ENOMEM;
+	for (i = l->hhead; l->hcap && i != l->htail; i = (i + 1) % l->hcap)
+		nh[k++] = l->holds[i];
+	free(l->holds);
+	l->holds = nh;
+	l->hcap = ncap;
+	l->hhead = 0;
+	l->htail = k;
+	return 0;
+}
+
+static void hold_push(struct tg_line *l, uint64_t value, uint64_t block, uint32_t devi)
+{
 	l->holds[l->htail] = (struct tg_hold){ .value = value, .block = block, .devi = devi };
 	l->htail = (l->htail + 1) % l->hcap;
-	return 0;
 }
 
 /* the oldest in-flight heap hold on device @devi: wait for it */
@@ -1056,7 +1065,7 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 	struct tg_line *l;
 	uint64_t id, value, block[ACCEL_TASK_MAX_ARGS], sva;
 	uint32_t line, i, bdev[ACCEL_TASK_MAX_ARGS], nblk = 0;
-	bool host, trace;
+	bool host, trace, lost = false;
 	int ret, n = 0, nw;
 
 	if (!tg || !task)
@@ -1105,6 +1114,9 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 			nblk++;
 		}
 	}
+	ret = holds_room(l, nblk);
+	if (ret)
+		goto unretain;
 	tg_deps_begin(tg, line, id);
 	for (i = 0; i < task->nargs; i++) {
 		ret = tm_deps_layout(tg->tm, tv[i]->buf, &lay[i],
@@ -1156,14 +1168,10 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 			tg_trace_note(l, value, id, tname(task));
 		}
 	}
-	for (i = 0; i < task->nargs; i++) {
-		ret = tm_insert_layout(tg->tm, tv[i]->buf, &lay[i],
-				       (enum accel_access)task->args[i].access, id);
-		if (ret) {
-			/* cannot undo the packets: fail loudly, the dependency would be lost */
-			acc_err("%s: TensorMap insert: %s", tname(task), strerror(-ret));
-		}
-	}
+	for (i = 0; i < task->nargs; i++)
+		if (tm_insert_layout(tg->tm, tv[i]->buf, &lay[i],
+				     (enum accel_access)task->args[i].access, id))
+			lost = true;
 	for (i = 0; i < nblk; i++) {
 		gheap_submit(tg->heaps[bdev[i]].h, block[i]);
 		hold_push(l, value, block[i], bdev[i]);
@@ -1175,6 +1183,16 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 			return ret;
 	}
 	tg->st.tasks++;
+	if (lost) {
+		/*
+		 * Out of memory for its TensorMap entry, with the packets in the
+		 * ring: a completed task needs no entry, so wait for it.
+		 */
+		acc_warn("%s: no memory for its TensorMap entry: waiting for it", tname(task));
+		ret = tg_wait_id(tg, id, acc_deadline(tg->timeout_ns), "a task without an entry");
+		if (ret)
+			return ret;
+	}
 	if (id_out)
 		*id_out = id;
 	if (++tg->submits_since_sweep >= TG_SWEEP_EVERY) {
