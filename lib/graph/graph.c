@@ -775,16 +775,91 @@ nomem:
 	return -ENOMEM;
 }
 
+/*
+ * One line of a launch. @pass 0: find the WAITs it needs and wait for ring
+ * room for them and the EXEC; @pass 1: write and publish them (or queue the
+ * host tasks).
+ */
+static int launch_line(struct accel_graph_exec *ge, uint32_t i, int pass, uint64_t epoch,
+		       uint64_t slot, const struct accel_binding *bindings, unsigned int n,
+		       bool trace)
+{
+	struct accel_tg *tg = ge->tg;
+	struct tg_exec_line *el = &ge->lines[i];
+	struct tg_line *l = &tg->lines[el->line];
+	uint64_t end = epoch + el->npoints - 1, tva;
+	struct drm_vaccel_packet *p;
+	struct accel_tensor view;
+	uint32_t k;
+	int ret, nw;
+
+	struct accel_tg_stats saved = tg->st;
+
+	tg_deps_begin(tg, el->line, TG_ID(el->line, end - l->base));
+	for (k = 0; k < ge->nsums; k++) {
+		struct tg_summary *s = &ge->sums[k];
+		uint64_t shape = s->hi - s->lo;
+
+		if (s->line != el->line)
+			continue;
+		accel_tensor_init(&view, actual(ge, s->buf, bindings, n), s->lo, ACCEL_DTYPE_U8, 1,
+				  &shape);
+		ret = tg_deps_arg(tg, tg->tm, &view, s->write ? (s->read ? ACCEL_INOUT :
+						ACCEL_OUTPUT) : ACCEL_INPUT);
+		if (ret)
+			return ret;
+	}
+	if (pass == 0) {
+		/* counted once, in pass 1 */
+		memcpy(tg->st.deps, saved.deps, sizeof(saved.deps));
+		tg->st.deps_same_queue = saved.deps_same_queue;
+	}
+	if (l->kind == TG_LINE_HOST) {
+		if (pass == 0)
+			return 0;
+		ret = launch_host(ge, el, epoch);
+		if (ret)
+			return ret;
+		goto done;
+	}
+	nw = tg_prepare_waits(tg, l);
+	if (nw < 0)
+		return nw;
+	if (pass == 0)
+		return tg_reserve(tg, l, (unsigned int)nw + 1 + (trace ? 2 : 0));
+	tg_emit_waits(tg, l);
+	if (trace) {
+		tg_trace_stamp(tg, l, end, 0, accel_queue_get_packet(l->q));
+		tg_trace_note(l, end, TG_ID(el->line, end - l->base), "graph launch");
+	}
+	p = accel_queue_get_packet(l->q);
+	accel_prep_exec(p, el->body->va, el->npk, epoch);
+	if (ge->nbound) {
+		tva = ge->tables[l->devi]->va + slot * DRM_VACCEL_EXEC_MAX_BINDINGS * 8;
+		accel_prep_exec_bindings(p, tva, ge->nbound);
+	}
+	if (trace)
+		tg_trace_stamp(tg, l, end, 1, accel_queue_get_packet(l->q));
+	ret = accel_queue_submit(l->q);
+	if (ret < 0)
+		return ret;
+done:
+	l->next = end + 1;
+	el->last_value = end;
+	ge->table_last[slot * ge->nlines + i] = end;
+	return 0;
+}
+
 ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel_binding *bindings,
 				 unsigned int n)
 {
 	struct accel_tensor view;
 	struct accel_graph *g;
 	struct accel_tg *tg;
-	uint64_t epoch = 0, slot, tva = 0, *tab, va;
+	uint64_t epoch = 0, slot, *tab, va;
 	uint32_t i, k;
 	bool trace, lost = false;
-	int ret, nw;
+	int ret;
 
 	if (!ge)
 		return -EINVAL;
@@ -840,60 +915,22 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 			epoch = l->next;
 	}
 	trace = tg->p.flags & ACCEL_TG_TRACE;
-	for (i = 0; i < ge->nlines; i++) {
-		struct tg_exec_line *el = &ge->lines[i];
-		struct tg_line *l = &tg->lines[el->line];
-		uint64_t end = epoch + el->npoints - 1;
-		struct drm_vaccel_packet *p;
+	/*
+	 * Pass 0 makes sure every queue has room (and every WAIT's signal an
+	 * address) before anything is written: a launch goes in whole or not
+	 * at all. Pass 1 queues the host tasks (they may only fail for
+	 * memory), then writes each queue's WAITs and EXEC. Nothing else
+	 * writes to the rings meanwhile, and producers only complete, so pass
+	 * 1 needs at most the WAITs pass 0 counted.
+	 */
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < ge->nlines; i++) {
+			uint32_t j = k == 0 ? i : (i + ge->nlines - 1) % ge->nlines;
 
-		tg_deps_begin(tg, el->line, TG_ID(el->line, end - l->base));
-		for (k = 0; k < ge->nsums; k++) {
-			struct tg_summary *s = &ge->sums[k];
-			uint64_t shape = s->hi - s->lo;
-
-			if (s->line != el->line)
-				continue;
-			accel_tensor_init(&view, actual(ge, s->buf, bindings, n), s->lo,
-					  ACCEL_DTYPE_U8, 1, &shape);
-			ret = tg_deps_arg(tg, tg->tm, &view, s->write ? (s->read ? ACCEL_INOUT :
-							ACCEL_OUTPUT) : ACCEL_INPUT);
+			ret = launch_line(ge, j, k, epoch, slot, bindings, n, trace);
 			if (ret)
 				return ret;
 		}
-		if (l->kind == TG_LINE_HOST) {
-			ret = launch_host(ge, el, epoch);
-			if (ret)
-				return ret;
-			l->next = end + 1;
-			el->last_value = end;
-			ge->table_last[slot * ge->nlines + i] = end;
-			continue;
-		}
-		nw = tg_prepare_waits(tg, l);
-		if (nw < 0)
-			return nw;
-		ret = tg_reserve(tg, l, (unsigned int)nw + 1 + (trace ? 2 : 0));
-		if (ret)
-			return ret;
-		tg_emit_waits(tg, l);
-		if (trace) {
-			tg_trace_stamp(tg, l, end, 0, accel_queue_get_packet(l->q));
-			tg_trace_note(l, end, TG_ID(el->line, end - l->base), "graph launch");
-		}
-		p = accel_queue_get_packet(l->q);
-		accel_prep_exec(p, el->body->va, el->npk, epoch);
-		if (ge->nbound) {
-			tva = ge->tables[l->devi]->va + slot * DRM_VACCEL_EXEC_MAX_BINDINGS * 8;
-			accel_prep_exec_bindings(p, tva, ge->nbound);
-		}
-		if (trace)
-			tg_trace_stamp(tg, l, end, 1, accel_queue_get_packet(l->q));
-		ret = accel_queue_submit(l->q);
-		if (ret < 0)
-			return ret;
-		l->next = end + 1;
-		el->last_value = end;
-		ge->table_last[slot * ge->nlines + i] = end;
 	}
 	/* later work depends on the launch, per queue, through the summaries */
 	for (k = 0; k < ge->nsums; k++) {
