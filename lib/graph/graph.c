@@ -343,8 +343,10 @@ static void exec_free(struct accel_graph_exec *ge)
 
 	for (i = 0; i < ge->nlines; i++)
 		accel_buffer_destroy(ge->lines[i].body);
-	for (i = 0; i < ACCEL_TG_MAX_DEVICES; i++)
+	for (i = 0; i < ACCEL_TG_MAX_DEVICES; i++) {
 		accel_buffer_destroy(ge->tables[i]);
+		accel_buffer_destroy(ge->tstamps[i]);
+	}
 	free(ge->lines);
 	free(ge->sums);
 	free(ge->table_last);
@@ -477,13 +479,19 @@ static int build_line(struct accel_graph_exec *ge, struct tg_exec_line *el, stru
 		}
 		for (k = 0; k < t->nargs; k++)
 			tv[k] = &t->t[k];
-		ret = body_room(b, TG_MAX_TASK_PACKETS + 1);
+		ret = body_room(b, TG_MAX_TASK_PACKETS + 3);
 		if (ret)
 			return ret;
+		if (ge->trace_bind >= 0)
+			accel_prep_timestamp(&b->pk[b->n++],
+					     DRM_VACCEL_BINDING_ADDR(ge->trace_bind, i * 16));
 		n = tg_lower_task(&lw, t->op, tv, t->u0, &b->pk[b->n], TG_MAX_TASK_PACKETS, t->name);
 		if (n < 0)
 			return n;
 		b->n += (uint32_t)n;
+		if (ge->trace_bind >= 0)
+			accel_prep_timestamp(&b->pk[b->n++],
+					     DRM_VACCEL_BINDING_ADDR(ge->trace_bind, i * 16 + 8));
 		if (signalled[i] || i == last) {
 			/* IRQ: host waiters of the timeline sleep in the kernel */
 			accel_prep_signal(&b->pk[b->n], sva, DRM_VACCEL_SIGNAL_MAX, t->point);
@@ -573,6 +581,9 @@ ACCEL_API int accel_graph_instantiate(struct accel_graph *g, struct accel_graph_
 		if (!is_heap(tg, g->bufs[i]) && ge->nbound < DRM_VACCEL_EXEC_MAX_BINDINGS)
 			b.bind[i] = (int32_t)ge->nbound++;
 	}
+	ge->trace_bind = -1;
+	if ((tg->p.flags & ACCEL_TG_TRACE) && ge->nbound < DRM_VACCEL_EXEC_MAX_BINDINGS)
+		ge->trace_bind = (int32_t)ge->nbound;
 	ge->lines = calloc(nl, sizeof(*ge->lines));
 	ge->table_last = calloc((size_t)TG_TABLES * nl, sizeof(*ge->table_last));
 	if (!ge->lines || !ge->table_last)
@@ -591,11 +602,19 @@ ACCEL_API int accel_graph_instantiate(struct accel_graph *g, struct accel_graph_
 		ret = build_line(ge, el, &b, signalled, waited, need, touched);
 		if (ret)
 			goto out;
-		if (ge->nbound && tg->lines[i].kind == TG_LINE_QUEUE &&
+		if ((ge->nbound || ge->trace_bind >= 0) && tg->lines[i].kind == TG_LINE_QUEUE &&
 		    !ge->tables[tg->lines[i].devi]) {
 			ret = accel_buffer_create(tg->devs[tg->lines[i].devi],
 						  TG_TABLES * DRM_VACCEL_EXEC_MAX_BINDINGS * 8,
 						  ACCEL_BUFFER_HOST, &ge->tables[tg->lines[i].devi]);
+			if (ret)
+				goto out;
+		}
+		if (ge->trace_bind >= 0 && tg->lines[i].kind == TG_LINE_QUEUE &&
+		    !ge->tstamps[tg->lines[i].devi]) {
+			ret = accel_buffer_create(tg->devs[tg->lines[i].devi],
+						  (uint64_t)TG_TABLES * g->ntasks * 16,
+						  ACCEL_BUFFER_HOST, &ge->tstamps[tg->lines[i].devi]);
 			if (ret)
 				goto out;
 		}
@@ -656,6 +675,7 @@ ACCEL_API void accel_graph_exec_destroy(struct accel_graph_exec *ge)
 	if (ret)
 		acc_warn("accel_graph_exec_destroy: launches still running: %s", strerror(-ret));
 	list_del(&ge->node);
+	tg_trace_forget_exec(ge->tg, ge);
 	tg_graph_put(ge->g);
 	free(ge->bind);
 	exec_free(ge);
@@ -831,12 +851,19 @@ static int launch_line(struct accel_graph_exec *ge, uint32_t i, int pass, uint64
 	if (trace) {
 		tg_trace_stamp(tg, l, end, 0, accel_queue_get_packet(l->q));
 		tg_trace_note(l, end, TG_ID(el->line, end - l->base), "graph launch");
+		if (ge->trace_bind >= 0) {
+			struct tg_trace_rec *r = &l->trace[end % TG_TRACE_SLOTS];
+
+			r->ge = ge;
+			r->ge_line = i;
+			r->ge_slot = (uint32_t)slot;
+		}
 	}
 	p = accel_queue_get_packet(l->q);
 	accel_prep_exec(p, el->body->va, el->npk, epoch);
-	if (ge->nbound) {
+	if (ge->nbound || ge->trace_bind >= 0) {
 		tva = ge->tables[l->devi]->va + slot * DRM_VACCEL_EXEC_MAX_BINDINGS * 8;
-		accel_prep_exec_bindings(p, tva, ge->nbound);
+		accel_prep_exec_bindings(p, tva, ge->nbound + (ge->trace_bind >= 0));
 	}
 	if (trace)
 		tg_trace_stamp(tg, l, end, 1, accel_queue_get_packet(l->q));
@@ -906,6 +933,8 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 				return ret;
 			tab[ge->bind[i]] = va;
 		}
+		if (ge->trace_bind >= 0 && ge->tstamps[k])
+			tab[ge->trace_bind] = ge->tstamps[k]->va + slot * g->ntasks * 16;
 	}
 	/* one epoch for every queue of the launch, above all they handed out */
 	for (i = 0; i < ge->nlines; i++) {

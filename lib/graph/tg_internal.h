@@ -48,6 +48,9 @@ struct tg_trace_rec {
 	char name[TG_NAME_LEN];
 	uint64_t id;
 	int64_t host_start, host_end;	/* host tasks only */
+	/* a graph launch: its executable (NULL once destroyed) and table slot */
+	struct accel_graph_exec *ge;
+	uint32_t ge_line, ge_slot;
 };
 
 struct tg_line {
@@ -200,6 +203,14 @@ struct accel_graph_exec {
 	struct accel_buffer *tables[ACCEL_TG_MAX_DEVICES];	/* TG_TABLES x 16 addresses */
 	uint64_t *table_last;		/* per table: per exec line, the value it waits for */
 	uint64_t launches;
+	/*
+	 * ACCEL_TG_TRACE: binding entry @trace_bind (-1: none, the table is
+	 * full) points each launch at its slot of @tstamps, where the lists
+	 * store a TIMESTAMP before and after each task: TG_TABLES slots of
+	 * ntasks x 2 u64 per device.
+	 */
+	int32_t trace_bind;
+	struct accel_buffer *tstamps[ACCEL_TG_MAX_DEVICES];
 };
 
 /* taskgraph.c */
@@ -256,5 +267,7 @@ void tg_trace_fini(struct tg_line *l);
 int tg_trace_stamp(struct accel_tg *tg, struct tg_line *l, uint64_t value, int end,
 		   struct drm_vaccel_packet *p);
 void tg_trace_note(struct tg_line *l, uint64_t value, uint64_t id, const char *name);
+/* an executable goes: its launches' records keep only the launch slice */
+void tg_trace_forget_exec(struct accel_tg *tg, const struct accel_graph_exec *ge);
 
 #endif /* ACCEL_GRAPH_TG_INTERNAL_H */

@@ -58,6 +58,7 @@ void tg_trace_note(struct tg_line *l, uint64_t value, uint64_t id, const char *n
 
 	r->value = value;
 	r->id = id;
+	r->ge = NULL;
 	snprintf(r->name, sizeof(r->name), "%s", name ? name : "task");
 }
 
@@ -73,6 +74,49 @@ static void json_str(FILE *f, const char *s)
 			fputc(*s, f);
 	}
 	fputc('"', f);
+}
+
+void tg_trace_forget_exec(struct accel_tg *tg, const struct accel_graph_exec *ge)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < tg->nq; i++)
+		for (k = 0; tg->lines[i].trace && k < TG_TRACE_SLOTS; k++)
+			if (tg->lines[i].trace[k].ge == ge)
+				tg->lines[i].trace[k].ge = NULL;
+}
+
+/*
+ * The tasks of a launch on line @r->ge_line, from the launch's slot of
+ * timestamps, if no later launch has taken the slot since. Returns the
+ * number of slices written.
+ */
+static int launch_tasks(FILE *f, uint32_t pid, uint32_t tid, const struct tg_trace_rec *r,
+			uint32_t devi)
+{
+	const struct accel_graph_exec *ge = r->ge;
+	const struct accel_graph *g = ge->g;
+	const volatile uint64_t *ts;
+	uint32_t i, line = ge->lines[r->ge_line].line;
+	int n = 0;
+
+	if (ge->table_last[(uint64_t)r->ge_slot * ge->nlines + r->ge_line] != r->value ||
+	    !ge->tstamps[devi])
+		return 0;
+	ts = (const volatile uint64_t *)accel_buffer_host(ge->tstamps[devi]) +
+	     (uint64_t)r->ge_slot * g->ntasks * 2;
+	for (i = 0; i < g->ntasks; i++) {
+		int64_t t0 = (int64_t)ts[2 * i], t1 = (int64_t)ts[2 * i + 1];
+
+		if (g->tasks[i].line != line)
+			continue;
+		fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"name\":",
+			pid, tid, (double)t0 / 1000.0, (double)(t1 > t0 ? t1 - t0 : 0) / 1000.0);
+		json_str(f, g->tasks[i].name);
+		fprintf(f, ",\"args\":{\"graph task\":%u}}", i);
+		n++;
+	}
+	return n;
 }
 
 ACCEL_API int accel_tg_trace_write(struct accel_tg *tg, FILE *f)
@@ -120,7 +164,10 @@ ACCEL_API int accel_tg_trace_write(struct accel_tg *tg, FILE *f)
 				(double)(t1 > t0 ? t1 - t0 : 0) / 1000.0);
 			json_str(f, r->name);
 			fprintf(f, ",\"args\":{\"task\":\"0x%llx\"}}", (unsigned long long)r->id);
+			if (r->ge)
+				n += launch_tasks(f, pid, i, r, l->devi);
 			r->value = 0;
+			r->ge = NULL;
 			n++;
 		}
 		if (acc_ge(done, l->trace_written))

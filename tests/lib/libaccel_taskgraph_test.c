@@ -1269,6 +1269,75 @@ TEST_F(tg, trace_json)
 	if (len)
 		EXPECT_EQ(0, json_parse(js, len, ev, 256, &nev));
 	free(js);
+
+	/*
+	 * A graph's tasks get slices of their own: two launches of a graph of
+	 * a fill (queue 0) and a copy (queue 1) give two "graph launch"
+	 * slices per queue and one slice per task and launch, each inside its
+	 * launch's slice on the same track.
+	 */
+	{
+		struct accel_graph *g;
+		struct accel_graph_exec *ge;
+		unsigned int launches = 0, ga = 0, gb = 0;
+		double lts[2][2] = { { 0 } }, ldur[2][2] = { { 0 } };
+		unsigned int nl[2] = { 0, 0 };
+
+		ASSERT_EQ(0, accel_tg_capture_begin(tg));
+		accel_task_prep_fill(&t, &x, ACCEL_OUTPUT, 7);
+		t.name = "graph_a";
+		t.queue = 0;
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+		accel_task_prep_copy(&t, &y, &x, ACCEL_OUTPUT);
+		t.name = "graph_b";
+		t.queue = 1;
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+		ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
+		ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+		ASSERT_EQ(0, accel_graph_exec_wait(ge, 10 * SEC));
+		js = NULL;
+		f = open_memstream(&js, &len);
+		ASSERT_NE(NULL, f);
+		EXPECT_EQ(8, accel_tg_trace_write(tg, f));
+		fclose(f);
+		ASSERT_EQ(0, json_parse(js, len, ev, 256, &nev));
+		for (i = 0; i < nev; i++) {
+			if (!strcmp(ev[i].ph, "M"))
+				continue;
+			if (!strcmp(ev[i].name, "graph launch")) {
+				j = !strcmp(ev[i].tid, "1");
+				if (nl[j] < 2) {
+					lts[j][nl[j]] = ev[i].ts;
+					ldur[j][nl[j]] = ev[i].dur;
+					nl[j]++;
+				}
+				launches++;
+			}
+		}
+		for (i = 0; i < nev; i++) {
+			unsigned int q;
+			bool inside = false;
+
+			if (strcmp(ev[i].name, "graph_a") && strcmp(ev[i].name, "graph_b"))
+				continue;
+			q = !strcmp(ev[i].name, "graph_b");
+			ga += !q;
+			gb += q;
+			EXPECT_EQ(q, (unsigned int)!strcmp(ev[i].tid, "1"));
+			for (j = 0; j < nl[q]; j++)
+				inside |= ev[i].ts >= lts[q][j] &&
+					  ev[i].ts + ev[i].dur <= lts[q][j] + ldur[q][j] + 0.001;
+			EXPECT_TRUE(inside) TH_LOG("%s at %.3f", ev[i].name, ev[i].ts);
+		}
+		EXPECT_EQ(4, launches);
+		EXPECT_EQ(2, ga);
+		EXPECT_EQ(2, gb);
+		free(js);
+		accel_graph_exec_destroy(ge);
+		accel_graph_destroy(g);
+	}
 	accel_tg_destroy(tg);
 	accel_buffer_destroy(b);
 }

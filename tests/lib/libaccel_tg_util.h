@@ -94,7 +94,8 @@ static inline int tg_poll_done(struct accel_tg *tg, uint64_t id, int64_t timeout
  * "ph", "pid", "tid" and "name" as raw text.
  */
 struct jev {
-	char ph[8], pid[32], tid[32], name[64];
+	char ph[8], pid[32], tid[32], name[64], ts_s[32], dur_s[32];
+	double ts, dur;			/* from ts_s, dur_s (0 when absent) */
 };
 
 struct jp {
@@ -193,6 +194,12 @@ static inline void jp_object(struct jp *p, int depth)
 		} else if (!strcmp(key, "name")) {
 			raw = ev.name;
 			rl = sizeof(ev.name);
+		} else if (!strcmp(key, "ts")) {
+			raw = ev.ts_s;
+			rl = sizeof(ev.ts_s);
+		} else if (!strcmp(key, "dur")) {
+			raw = ev.dur_s;
+			rl = sizeof(ev.dur_s);
 		}
 		jp_value(p, raw, rl, depth + 1);
 		jp_ws(p);
@@ -206,8 +213,11 @@ static inline void jp_object(struct jp *p, int depth)
 		}
 		p->err = 1;
 	}
-	if (!p->err && has_ph && p->nev < p->max)
+	if (!p->err && has_ph && p->nev < p->max) {
+		ev.ts = strtod(ev.ts_s, NULL);
+		ev.dur = strtod(ev.dur_s, NULL);
 		p->evs[p->nev++] = ev;
+	}
 }
 
 static inline void jp_array(struct jp *p, int depth)

@@ -524,9 +524,12 @@ void accel_tg_get_stats(const struct accel_tg *tg, struct accel_tg_stats *st);
  * @f: the stream (JSON, the Trace Event Format)
  *
  * One track per queue (and one for host tasks); a slice per completed
- * eager task and per graph launch on each queue, with device timestamps
- * (TIMESTAMP packets around the work). Completed records are written and
- * forgotten; work still running is left for a later call.
+ * eager task, per graph launch on each queue and per task of a launch,
+ * with device timestamps (TIMESTAMP packets around the work). A launch's
+ * tasks are there while its executable exists and fewer than 64 later
+ * launches of it have run (their timestamps take turns in 64 slots), and
+ * if the binding table has an entry free for them. Completed records are
+ * written and forgotten; work still running is left for a later call.
  *
  * Return: the number of slices written; -EINVAL without ACCEL_TG_TRACE;
  * -EIO if writing failed.
