@@ -1529,6 +1529,75 @@ TEST(two_devices)
 	}
 	accel_tg_get_stats(tg, &st);
 	EXPECT_LE(2, st.waits);				/* 0 -> 1 and 1 -> 0 */
+
+	/*
+	 * A graph across the two devices: device 0 fills x0 behind a DELAY,
+	 * device 1 copies it into y1 (an epoch-relative WAIT on device 0's
+	 * timeline through its imported signal page, inside device 1's
+	 * packet list), device 0 adds one to it (REDUCE x0 = x0 + ones) after
+	 * device 1's copy (WAR: waits for device 1). Launched with x0 bound to
+	 * another buffer of device 0 every other time, interleaved with eager
+	 * reads on device 1: every launch's copy must see its own fill.
+	 */
+	{
+		struct accel_buffer *b0b, *ones;
+		struct accel_tensor t1s, xr;
+		struct accel_graph *g;
+		struct accel_graph_exec *ge;
+		struct accel_binding bd;
+		uint32_t *u0b, *uo;
+		void *h0b, *ho;
+		unsigned int k;
+
+		ASSERT_EQ(0, tg_buf(devs[0], 4 * N, &b0b, &h0b));
+		ASSERT_EQ(0, tg_buf(devs[0], 4 * N, &ones, &ho));
+		u0b = h0b;
+		uo = ho;
+		for (i = 0; i < N; i++)
+			uo[i] = 1;
+		t1s = tv1(ones, 0, ACCEL_DTYPE_I32, N);
+		xr = tv1(b0, 0, ACCEL_DTYPE_I32, N);
+		ASSERT_EQ(0, accel_tg_capture_begin(tg));
+		accel_task_prep_delay(&t, 20 * MS);
+		accel_task_arg(&t, &x0, ACCEL_OUTPUT);
+		t.device = 0;
+		t.queue = 0;
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+		accel_task_prep_fill(&t, &x0, ACCEL_OUTPUT, 0x1000);
+		t.device = 0;
+		t.queue = 1;
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+		accel_task_prep_copy(&t, &y1, &x0, ACCEL_OUTPUT);
+		t.device = 1;
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+		accel_task_prep_reduce(&t, &xr, ACCEL_INOUT, &xr, &t1s, DRM_VACCEL_REDOP_SUM);
+		t.device = 0;
+		t.queue = 0;
+		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+		ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
+		ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+		for (k = 0; k < 6; k++) {
+			bd.from = b0;
+			bd.to = b0b;
+			ASSERT_EQ(0, accel_graph_launch(ge, (k & 1) ? &bd : NULL, (k & 1) ? 1 : 0));
+			/* eager, on device 1: z1 = y1, after this launch's copy */
+			accel_task_prep_copy(&t, &z1, &y1, ACCEL_OUTPUT);
+			t.device = 1;
+			ASSERT_EQ(0, accel_tg_submit(tg, &t, &id));
+			ASSERT_EQ(0, accel_tg_task_wait(tg, id, 20 * SEC));
+			for (i = 0; i < N; i += 97)
+				ASSERT_EQ(0x1000, u1[N + i]) TH_LOG("launch %u element %u", k, i);
+		}
+		ASSERT_EQ(0, accel_graph_exec_wait(ge, 20 * SEC));
+		for (i = 0; i < N; i += 97) {
+			ASSERT_EQ(0x1001, u0[i]);
+			ASSERT_EQ(0x1001, u0b[i]);
+		}
+		accel_graph_exec_destroy(ge);
+		accel_graph_destroy(g);
+		accel_buffer_destroy(ones);
+		accel_buffer_destroy(b0b);
+	}
 	accel_tg_destroy(tg);
 	accel_buffer_destroy(b1);
 	accel_buffer_destroy(b0);
