@@ -43,13 +43,12 @@ static void graph_free(struct accel_graph *g)
 	for (i = 0; i < g->npins; i++)
 		gheap_unpin(tg->heaps[g->pins[i].devi].h, g->pins[i].block);
 	for (i = 0; i < g->nbufs; i++)
-		accel_buffer_destroy(g->bufs[i]);
+		accel_buffer_destroy(g->bufs[i].buf);
 	for (i = 0; i < g->ntasks; i++)
 		free(g->tasks[i].deps);
 	tm_destroy(g->tm);
 	free(g->tasks);
 	free(g->bufs);
-	free(g->buf_hi);
 	free(g->pins);
 	free(g);
 }
@@ -111,54 +110,49 @@ ACCEL_API unsigned int accel_graph_num_tasks(const struct accel_graph *g)
 	return g ? g->ntasks : 0;
 }
 
-static int graph_buf(struct accel_graph *g, struct accel_buffer *buf, uint64_t hi)
+/* index of @buf in g->bufs, g->nbufs if the graph does not use it */
+static uint32_t graph_buf_index(const struct accel_graph *g, const struct accel_buffer *buf)
 {
 	uint32_t i;
 
-	for (i = 0; i < g->nbufs; i++)
-		if (g->bufs[i] == buf)
-			goto found;
-	if (g->nbufs == g->bufcap) {
-		uint32_t ncap = g->bufcap ? g->bufcap * 2 : 8;
-		struct accel_buffer **nb = realloc(g->bufs, ncap * sizeof(*nb));
-		uint64_t *nh;
+	for (i = 0; i < g->nbufs && g->bufs[i].buf != buf; i++)
+		;
+	return i;
+}
 
-		if (!nb)
+static int graph_buf(struct accel_graph *g, struct accel_buffer *buf, uint64_t hi)
+{
+	uint32_t i = graph_buf_index(g, buf);
+	void *p;
+
+	if (i == g->nbufs) {
+		p = tg_grow(g->bufs, &g->bufcap, g->nbufs + 1, sizeof(*g->bufs), 8);
+		if (!p)
 			return -ENOMEM;
-		g->bufs = nb;
-		nh = realloc(g->buf_hi, ncap * sizeof(*nh));
-		if (!nh)
-			return -ENOMEM;
-		g->buf_hi = nh;
-		g->bufcap = ncap;
+		g->bufs = p;
+		tg_buffer_get(buf);
+		g->bufs[i].buf = buf;
+		g->bufs[i].hi = 0;
+		g->nbufs++;
 	}
-	tg_buffer_get(buf);
-	g->bufs[i] = buf;
-	g->buf_hi[i] = 0;
-	g->nbufs++;
-found:
-	if (hi > g->buf_hi[i])
-		g->buf_hi[i] = hi;
+	if (hi > g->bufs[i].hi)
+		g->bufs[i].hi = hi;
 	return 0;
 }
 
 static int graph_pin(struct accel_graph *g, uint32_t devi, uint64_t block)
 {
 	uint32_t i;
+	void *np;
 	int ret;
 
 	for (i = 0; i < g->npins; i++)
 		if (g->pins[i].devi == devi && g->pins[i].block == block)
 			return 0;
-	if (g->npins == g->pincap) {
-		uint32_t ncap = g->pincap ? g->pincap * 2 : 8;
-		void *np = realloc(g->pins, ncap * sizeof(*g->pins));
-
-		if (!np)
-			return -ENOMEM;
-		g->pins = np;
-		g->pincap = ncap;
-	}
+	np = tg_grow(g->pins, &g->pincap, g->npins + 1, sizeof(*g->pins), 8);
+	if (!np)
+		return -ENOMEM;
+	g->pins = np;
 	ret = gheap_pin(g->tg->heaps[devi].h, block);
 	if (ret)
 		return ret;
@@ -182,7 +176,7 @@ static void cap_dep(void *arg, uint64_t task, enum tm_dep_kind kind)
 	for (i = 0; i < c->t->ndeps; i++)
 		if (c->t->deps[i].task == idx && c->t->deps[i].kind == (uint32_t)kind)
 			return;
-	nd = realloc(c->t->deps, (c->t->ndeps + 1) * sizeof(*nd));
+	nd = tg_grow(c->t->deps, &c->t->depcap, c->t->ndeps + 1, sizeof(*nd), 4);
 	if (!nd) {
 		c->err = -ENOMEM;
 		return;
@@ -197,21 +191,16 @@ int tg_capture_task(struct accel_tg *tg, struct accel_task *task, uint32_t line)
 {
 	struct accel_graph *g = tg->capture;
 	struct cap_ctx c = { 0 };
-	struct tg_gtask *t;
+	struct tg_gtask *t, *nt;
 	struct tm_layout lay;
 	uint64_t id, block;
 	uint32_t i, devi;
 	int ret;
 
-	if (g->ntasks == g->tcap) {
-		uint32_t ncap = g->tcap ? g->tcap * 2 : 64;
-		struct tg_gtask *nt = realloc(g->tasks, ncap * sizeof(*nt));
-
-		if (!nt)
-			return -ENOMEM;
-		g->tasks = nt;
-		g->tcap = ncap;
-	}
+	nt = tg_grow(g->tasks, &g->tcap, g->ntasks + 1, sizeof(*g->tasks), 64);
+	if (!nt)
+		return -ENOMEM;
+	g->tasks = nt;
 	ret = tg_alloc_outputs(tg, task, tg->lines[line].devi);
 	if (ret)
 		return ret;
@@ -285,29 +274,19 @@ struct body {
 
 static int body_room(struct body *b, uint32_t n)
 {
-	if (b->n + n > b->cap) {
-		uint32_t ncap = b->cap ? b->cap : 256;
-		void *np;
+	void *np = tg_grow(b->pk, &b->cap, b->n + n, sizeof(*b->pk), 256);
 
-		while (ncap < b->n + n)
-			ncap *= 2;
-		np = realloc(b->pk, ncap * sizeof(*b->pk));
-		if (!np)
-			return -ENOMEM;
-		b->pk = np;
-		b->cap = ncap;
-	}
+	if (!np)
+		return -ENOMEM;
+	b->pk = np;
 	return 0;
 }
 
 static int graph_addr(struct tg_lower *lw, struct accel_buffer *buf, uint64_t off, uint64_t *va)
 {
 	struct body *b = lw->priv;
-	uint32_t i;
+	uint32_t i = graph_buf_index(b->g, buf);
 
-	for (i = 0; i < b->g->nbufs; i++)
-		if (b->g->bufs[i] == buf)
-			break;
 	if (i < b->g->nbufs && b->bind[i] >= 0) {
 		*va = DRM_VACCEL_BINDING_ADDR(b->bind[i], off);
 		return 0;
@@ -322,16 +301,11 @@ static int graph_addr(struct tg_lower *lw, struct accel_buffer *buf, uint64_t of
 static int graph_desc(struct tg_lower *lw, const struct drm_vaccel_matmul *m, uint64_t *va)
 {
 	struct body *b = lw->priv;
+	void *np = tg_grow(b->desc, &b->dcap, b->nd + 1, sizeof(*b->desc), 16);
 
-	if (b->nd == b->dcap) {
-		uint32_t ncap = b->dcap ? b->dcap * 2 : 16;
-		void *np = realloc(b->desc, ncap * sizeof(*b->desc));
-
-		if (!np)
-			return -ENOMEM;
-		b->desc = np;
-		b->dcap = ncap;
-	}
+	if (!np)
+		return -ENOMEM;
+	b->desc = np;
 	b->desc[b->nd] = *m;
 	*va = (uint64_t)b->nd++ * sizeof(*m);
 	return 0;
@@ -358,21 +332,17 @@ static int add_summary(struct accel_graph_exec *ge, uint32_t line, uint32_t buf,
 {
 	struct tg_summary *s;
 	uint32_t i;
+	void *np;
 
 	for (i = 0; i < ge->nsums; i++) {
 		s = &ge->sums[i];
 		if (s->line == line && s->buf == buf)
 			goto merge;
 	}
-	if (ge->nsums == ge->sumcap) {
-		uint32_t ncap = ge->sumcap ? ge->sumcap * 2 : 16;
-		void *np = realloc(ge->sums, ncap * sizeof(*ge->sums));
-
-		if (!np)
-			return -ENOMEM;
-		ge->sums = np;
-		ge->sumcap = ncap;
-	}
+	np = tg_grow(ge->sums, &ge->sumcap, ge->nsums + 1, sizeof(*ge->sums), 16);
+	if (!np)
+		return -ENOMEM;
+	ge->sums = np;
 	s = &ge->sums[ge->nsums++];
 	*s = (struct tg_summary){ .line = line, .buf = buf, .lo = lo, .hi = hi };
 merge:
@@ -398,8 +368,7 @@ static int task_summaries(struct accel_graph_exec *ge, const struct tg_gtask *t)
 
 		if (tm_layout_make(&t->t[k], &lay) || lay.empty)
 			continue;
-		for (bi = 0; bi < g->nbufs && g->bufs[bi] != t->t[k].buf; bi++)
-			;
+		bi = graph_buf_index(g, t->t[k].buf);
 		ret = add_summary(ge, t->line, bi, (uint64_t)lay.lo, (uint64_t)lay.hi,
 				  t->access[k]);
 		if (ret)
@@ -523,16 +492,6 @@ static int build_line(struct accel_graph_exec *ge, struct tg_exec_line *el, stru
 	return 0;
 }
 
-static bool is_heap(const struct accel_tg *tg, const struct accel_buffer *buf)
-{
-	unsigned int d;
-
-	for (d = 0; d < tg->ndevs; d++)
-		if (tg->heaps[d].buf == buf)
-			return true;
-	return false;
-}
-
 ACCEL_API int accel_graph_instantiate(struct accel_graph *g, struct accel_graph_exec **out)
 {
 	struct accel_graph_exec *ge;
@@ -578,7 +537,7 @@ ACCEL_API int accel_graph_instantiate(struct accel_graph *g, struct accel_graph_
 	/* binding slots: the first DRM_VACCEL_EXEC_MAX_BINDINGS buffers but the heaps */
 	for (i = 0; i < g->nbufs; i++) {
 		b.bind[i] = -1;
-		if (!is_heap(tg, g->bufs[i]) && ge->nbound < DRM_VACCEL_EXEC_MAX_BINDINGS)
+		if (tg_heap_of(tg, g->bufs[i].buf) < 0 && ge->nbound < DRM_VACCEL_EXEC_MAX_BINDINGS)
 			b.bind[i] = (int32_t)ge->nbound++;
 	}
 	ge->trace_bind = -1;
@@ -687,9 +646,9 @@ static struct accel_buffer *actual(const struct accel_graph_exec *ge, uint32_t b
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (bindings[i].from == ge->g->bufs[bi])
+		if (bindings[i].from == ge->g->bufs[bi].buf)
 			return bindings[i].to;
-	return ge->g->bufs[bi];
+	return ge->g->bufs[bi].buf;
 }
 
 static int check_bindings(struct accel_graph_exec *ge, const struct accel_binding *bindings,
@@ -706,8 +665,7 @@ static int check_bindings(struct accel_graph_exec *ge, const struct accel_bindin
 
 		if (!bd->from || !bd->to)
 			return -EINVAL;
-		for (bi = 0; bi < g->nbufs && g->bufs[bi] != bd->from; bi++)
-			;
+		bi = graph_buf_index(g, bd->from);
 		if (bi == g->nbufs || ge->bind[bi] < 0) {
 			acc_err("accel_graph_launch: binding %u: buffer 0x%llx is %s", i,
 				(unsigned long long)bd->from->va,
@@ -715,10 +673,10 @@ static int check_bindings(struct accel_graph_exec *ge, const struct accel_bindin
 				"not bound (an output heap, or past the binding table)");
 			return -EINVAL;
 		}
-		if (bd->to->dev != bd->from->dev || bd->to->size < g->buf_hi[bi]) {
+		if (bd->to->dev != bd->from->dev || bd->to->size < g->bufs[bi].hi) {
 			acc_err("accel_graph_launch: binding %u: buffer 0x%llx must be of %s and at least %llu bytes",
 				i, (unsigned long long)bd->to->va, bd->from->dev->path,
-				(unsigned long long)g->buf_hi[bi]);
+				(unsigned long long)g->bufs[bi].hi);
 			return -EINVAL;
 		}
 		for (j = 0; j < i; j++)
@@ -849,7 +807,7 @@ static int launch_line(struct accel_graph_exec *ge, uint32_t i, int pass, uint64
 		return tg_reserve(tg, l, (unsigned int)nw + 1 + (trace ? 2 : 0));
 	tg_emit_waits(tg, l);
 	if (trace) {
-		tg_trace_stamp(tg, l, end, 0, accel_queue_get_packet(l->q));
+		tg_trace_stamp(l, end, 0, accel_queue_get_packet(l->q));
 		tg_trace_note(l, end, TG_ID(el->line, end - l->base), "graph launch");
 		if (ge->trace_bind >= 0) {
 			struct tg_trace_rec *r = &l->trace[end % TG_TRACE_SLOTS];
@@ -866,7 +824,7 @@ static int launch_line(struct accel_graph_exec *ge, uint32_t i, int pass, uint64
 		accel_prep_exec_bindings(p, tva, ge->nbound + (ge->trace_bind >= 0));
 	}
 	if (trace)
-		tg_trace_stamp(tg, l, end, 1, accel_queue_get_packet(l->q));
+		tg_trace_stamp(l, end, 1, accel_queue_get_packet(l->q));
 	ret = accel_queue_submit(l->q);
 	if (ret < 0)
 		return ret;
@@ -1015,8 +973,7 @@ ACCEL_API int accel_graph_dot(const struct accel_graph *g, FILE *f)
 
 			if (tm_layout_make(&t->t[k], &lay) || lay.empty)
 				continue;
-			for (bi = 0; bi < g->nbufs && g->bufs[bi] != t->t[k].buf; bi++)
-				;
+			bi = graph_buf_index(g, t->t[k].buf);
 			fprintf(f, "\tb%u_%lld_%lld [shape=ellipse, label=\"buffer %u\\n[%lld, %lld)%s\"];\n",
 				bi, (long long)lay.lo, (long long)lay.hi, bi, (long long)lay.lo,
 				(long long)lay.hi, lay.interleaved ? " interleaved" : "");

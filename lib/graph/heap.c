@@ -320,15 +320,6 @@ int gheap_find(const struct gheap *h, uint64_t offset, uint64_t *block, uint64_t
 	return 0;
 }
 
-int gheap_held(const struct gheap *h, uint64_t block)
-{
-	const struct gblock *b = (block >= h->tail_id && block < h->head_id) ? blk(h, block) : NULL;
-
-	if (!b)
-		return -ENOENT;
-	return b->refs[REF_HELD] ? 1 : 0;
-}
-
 void gheap_get_stats(const struct gheap *h, struct gheap_stats *st)
 {
 	*st = h->st;

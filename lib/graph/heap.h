@@ -104,8 +104,6 @@ int gheap_unpin(struct gheap *h, uint64_t block);
  * offset), or -ENOENT (padding, free space, out of range). O(log blocks).
  */
 int gheap_find(const struct gheap *h, uint64_t offset, uint64_t *block, uint64_t *start);
-/* 1 if the program still holds @block, 0 if released, -ENOENT */
-int gheap_held(const struct gheap *h, uint64_t block);
 
 void gheap_get_stats(const struct gheap *h, struct gheap_stats *st);
 

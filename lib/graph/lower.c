@@ -245,6 +245,19 @@ static uint64_t rows_next(struct rows *r)
 	return off;
 }
 
+/* the device addresses of the first element of operands 0, 1 and 2 */
+static int addr3(struct tg_lower *lw, struct accel_tensor *const *t, uint64_t *a0, uint64_t *a1,
+		 uint64_t *a2)
+{
+	int ret = lw->addr(lw, t[0]->buf, t[0]->offset, a0);
+
+	if (!ret)
+		ret = lw->addr(lw, t[1]->buf, t[1]->offset, a1);
+	if (!ret)
+		ret = lw->addr(lw, t[2]->buf, t[2]->offset, a2);
+	return ret;
+}
+
 int tg_lower_task(struct tg_lower *lw, uint32_t op, struct accel_tensor *const *t, uint64_t u0,
 		  struct drm_vaccel_packet *out, unsigned int max, const char *name)
 {
@@ -295,11 +308,7 @@ int tg_lower_task(struct tg_lower *lw, uint32_t op, struct accel_tensor *const *
 		if (!nelems(t[0]))
 			break;
 		dt = reduce_dtype(t[0]->dtype);
-		ret = lw->addr(lw, t[0]->buf, t[0]->offset, &c);
-		if (!ret)
-			ret = lw->addr(lw, t[1]->buf, t[1]->offset, &a);
-		if (!ret)
-			ret = lw->addr(lw, t[2]->buf, t[2]->offset, &b);
+		ret = addr3(lw, t, &c, &a, &b);
 		if (ret)
 			return ret;
 		accel_prep_reduce(&out[n++], c, a, b, nelems(t[0]), (unsigned int)dt,
@@ -307,11 +316,7 @@ int tg_lower_task(struct tg_lower *lw, uint32_t op, struct accel_tensor *const *
 		break;
 	case ACCEL_TASK_MATMUL:
 		memset(&m, 0, sizeof(m));
-		ret = lw->addr(lw, t[0]->buf, t[0]->offset, &c);
-		if (!ret)
-			ret = lw->addr(lw, t[1]->buf, t[1]->offset, &a);
-		if (!ret)
-			ret = lw->addr(lw, t[2]->buf, t[2]->offset, &b);
+		ret = addr3(lw, t, &c, &a, &b);
 		if (ret)
 			return ret;
 		m.a = a;

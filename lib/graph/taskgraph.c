@@ -68,6 +68,21 @@ int tg_devi_of(const struct accel_tg *tg, const struct accel_device *dev)
 	return -ENOENT;
 }
 
+void *tg_grow(void *arr, uint32_t *cap, uint32_t need, size_t size, uint32_t min)
+{
+	uint32_t ncap = *cap ? *cap : min;
+	void *na;
+
+	if (need <= *cap)
+		return arr;
+	while (ncap < need)
+		ncap *= 2;
+	na = realloc(arr, (size_t)ncap * size);
+	if (na)
+		*cap = ncap;
+	return na;
+}
+
 /* --- buffers the task graph has seen --- */
 
 static uint32_t bhash(const void *p)
@@ -364,9 +379,10 @@ ACCEL_API void accel_tg_destroy(struct accel_tg *tg)
 	if (!tg)
 		return;
 	if (tg->lines && tg->timeout_ns) {
-		i = (unsigned int)accel_tg_sync(tg, tg->timeout_ns);
-		if (i)
-			acc_warn("accel_tg_destroy: work still running: %s", strerror(-(int)i));
+		int ret = accel_tg_sync(tg, tg->timeout_ns);
+
+		if (ret)
+			acc_warn("accel_tg_destroy: work still running: %s", strerror(-ret));
 	}
 	while (!list_empty(&tg->execs))
 		accel_graph_exec_destroy(container_of(tg->execs.next, struct accel_graph_exec,
@@ -464,8 +480,6 @@ int tg_wait_id(struct accel_tg *tg, uint64_t id, int64_t deadline, const char *w
 		slice = deadline - now;
 		if (!tg->worker_running && !list_empty(&tg->host_pending) && slice > 1000000)
 			slice = 1000000;
-		if (l->kind == TG_LINE_HOST && !tg->worker_running)
-			slice = slice > 1000000 ? 1000000 : slice;
 		ret = accel_event_wait(&ev, slice);
 		if (ret && ret != -ETIMEDOUT)
 			return ret;
@@ -552,20 +566,27 @@ static int heap_get(struct accel_tg *tg, uint32_t devi, struct tg_heap **out)
 	return 0;
 }
 
+int tg_heap_of(const struct accel_tg *tg, const struct accel_buffer *buf)
+{
+	unsigned int d;
+
+	for (d = 0; d < tg->ndevs; d++)
+		if (tg->heaps[d].buf && buf == tg->heaps[d].buf)
+			return (int)d;
+	return -1;
+}
+
 /* The heap block @t lies in: 0, or -ENOENT (not a heap tensor). */
 int tg_heap_block(struct accel_tg *tg, const struct accel_tensor *t, uint32_t *devi,
 		  uint64_t *block)
 {
+	int d = tg_heap_of(tg, t->buf);
 	uint64_t start;
-	unsigned int d;
 
-	for (d = 0; d < tg->ndevs; d++) {
-		if (tg->heaps[d].buf && t->buf == tg->heaps[d].buf) {
-			*devi = d;
-			return gheap_find(tg->heaps[d].h, t->offset, block, &start);
-		}
-	}
-	return -ENOENT;
+	if (d < 0)
+		return -ENOENT;
+	*devi = (uint32_t)d;
+	return gheap_find(tg->heaps[d].h, t->offset, block, &start);
 }
 
 /* Heap blocks of completed tasks back to the heap (each line in order). */
@@ -1154,7 +1175,7 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 		tg_emit_waits(tg, l);
 		if (trace) {
 			p = accel_queue_get_packet(l->q);
-			tg_trace_stamp(tg, l, value, 0, p);
+			tg_trace_stamp(l, value, 0, p);
 		}
 		accel_prep_completion(&pk[n - 1], sva, DRM_VACCEL_SIGNAL_MAX, value);
 		accel_prep_irq(&pk[n - 1]);
@@ -1164,7 +1185,7 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 		}
 		if (trace) {
 			p = accel_queue_get_packet(l->q);
-			tg_trace_stamp(tg, l, value, 1, p);
+			tg_trace_stamp(l, value, 1, p);
 			tg_trace_note(l, value, id, tname(task));
 		}
 	}
@@ -1328,7 +1349,7 @@ ACCEL_API int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, ui
 {
 	int64_t deadline = acc_deadline(timeout_ns);
 	struct accel_task dummy = { .name = "accel_tg_map" };
-	uint32_t acc, slot, i;
+	uint32_t acc, slot, i, stalled = 0;
 	struct tg_line *l;
 	uint64_t id;
 	void *host;
@@ -1360,11 +1381,14 @@ ACCEL_API int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, ui
 	ret = tg_deps_arg(tg, tg->tm, t, acc);
 	if (ret)
 		return ret;
-	if (tg->ntouched)
-		tg->st.stall_map++;
 	for (i = 0; i < tg->ntouched; i++) {
-		ret = tg_wait_id(tg, TG_ID(tg->touched[i], tg->need[tg->touched[i]]), deadline,
-				 "the tasks a host map waits for");
+		uint64_t dep = TG_ID(tg->touched[i], tg->need[tg->touched[i]]);
+
+		if (tg_id_done(tg, dep))
+			continue;
+		if (!stalled++)
+			tg->st.stall_map++;
+		ret = tg_wait_id(tg, dep, deadline, "the tasks a host map waits for");
 		if (ret)
 			return ret;
 	}

@@ -70,7 +70,6 @@ struct tg_line {
 	/* ACCEL_TG_TRACE: device timestamps (2 per record) and the records */
 	struct accel_buffer *tsbuf;
 	struct tg_trace_rec *trace;
-	uint64_t trace_written;		/* values up to here are written out */
 };
 
 /* a buffer the task graph has indexed: holds a reference, caches imports */
@@ -133,7 +132,6 @@ struct accel_tg {
 	struct list graphs, execs;
 	struct accel_tg_stats st;
 	_Atomic uint64_t host_tasks_run;
-	int64_t host_tasks_ns;
 };
 
 /* A recorded task (graph mode): everything by value. */
@@ -148,7 +146,7 @@ struct tg_gtask {
 	void (*fn)(void *arg);		/* host tasks */
 	void *arg;
 	char name[TG_NAME_LEN];
-	uint32_t ndeps;
+	uint32_t ndeps, depcap;
 	struct tg_gdep *deps;
 };
 
@@ -165,8 +163,8 @@ struct accel_graph {
 	struct tg_gtask *tasks;
 	uint32_t ntasks, tcap;
 	struct tensormap *tm;		/* capture-local dependencies */
-	struct accel_buffer **bufs;	/* distinct buffers, a reference each */
-	uint64_t *buf_hi;		/* per buffer: end of the graph's use (bytes) */
+	/* distinct buffers, a reference each, and the end of the graph's use */
+	struct tg_gbuf { struct accel_buffer *buf; uint64_t hi; } *bufs;
 	uint32_t nbufs, bufcap;
 	struct { uint32_t devi; uint64_t block; } *pins;
 	uint32_t npins, pincap;
@@ -235,6 +233,14 @@ int tg_prepare_waits(struct accel_tg *tg, struct tg_line *l);
 void tg_emit_waits(struct accel_tg *tg, struct tg_line *l);
 int tg_heap_block(struct accel_tg *tg, const struct accel_tensor *t, uint32_t *devi,
 		  uint64_t *block);
+/* the device whose output heap @buf is, or -1 */
+int tg_heap_of(const struct accel_tg *tg, const struct accel_buffer *buf);
+/*
+ * Room for @need elements of @size bytes in @arr, whose capacity *@cap
+ * doubles from @min: the (maybe moved) array, or NULL (then @arr is
+ * unchanged and still owned by the caller).
+ */
+void *tg_grow(void *arr, uint32_t *cap, uint32_t need, size_t size, uint32_t min);
 void tg_retire_holds(struct accel_tg *tg);
 void tg_run_host_tasks(struct accel_tg *tg, bool block);
 
@@ -264,8 +270,8 @@ void tg_graph_put(struct accel_graph *g);
 int tg_trace_init(struct accel_tg *tg, struct tg_line *l);
 void tg_trace_fini(struct tg_line *l);
 /* the TIMESTAMP packet of record @value, @end 0 (start) or 1 (end) */
-int tg_trace_stamp(struct accel_tg *tg, struct tg_line *l, uint64_t value, int end,
-		   struct drm_vaccel_packet *p);
+void tg_trace_stamp(const struct tg_line *l, uint64_t value, int end,
+		    struct drm_vaccel_packet *p);
 void tg_trace_note(struct tg_line *l, uint64_t value, uint64_t id, const char *name);
 /* an executable goes: its launches' records keep only the launch slice */
 void tg_trace_forget_exec(struct accel_tg *tg, const struct accel_graph_exec *ge);

@@ -28,7 +28,6 @@ int tg_trace_init(struct accel_tg *tg, struct tg_line *l)
 	l->trace = calloc(TG_TRACE_SLOTS, sizeof(*l->trace));
 	if (!l->trace)
 		return -ENOMEM;
-	l->trace_written = l->base;
 	if (l->kind != TG_LINE_QUEUE)
 		return 0;
 	ret = accel_buffer_create(tg->devs[l->devi], TG_TRACE_SLOTS * 16, ACCEL_BUFFER_HOST,
@@ -44,12 +43,10 @@ void tg_trace_fini(struct tg_line *l)
 	l->trace = NULL;
 }
 
-int tg_trace_stamp(struct accel_tg *tg, struct tg_line *l, uint64_t value, int end,
-		   struct drm_vaccel_packet *p)
+void tg_trace_stamp(const struct tg_line *l, uint64_t value, int end,
+		    struct drm_vaccel_packet *p)
 {
-	(void)tg;
 	accel_prep_timestamp(p, l->tsbuf->va + (value % TG_TRACE_SLOTS) * 16 + (end ? 8 : 0));
-	return 0;
 }
 
 void tg_trace_note(struct tg_line *l, uint64_t value, uint64_t id, const char *name)
@@ -146,8 +143,7 @@ ACCEL_API int accel_tg_trace_write(struct accel_tg *tg, FILE *f)
 			struct tg_trace_rec *r = &l->trace[k];
 			int64_t t0, t1;
 
-			if (!r->value || !acc_ge(r->value, l->trace_written + 1) ||
-			    !acc_ge(done, r->value))
+			if (!r->value || !acc_ge(done, r->value))
 				continue;
 			if (host) {
 				t0 = r->host_start;
@@ -170,8 +166,6 @@ ACCEL_API int accel_tg_trace_write(struct accel_tg *tg, FILE *f)
 			r->ge = NULL;
 			n++;
 		}
-		if (acc_ge(done, l->trace_written))
-			l->trace_written = done;
 		if (host)
 			pthread_mutex_unlock(&tg->host_lock);
 	}

@@ -459,7 +459,7 @@ TEST(find_and_pin)
 	ASSERT_EQ(0, gheap_pin(h, blk));
 	ASSERT_EQ(0, gheap_release(h, blk));
 	ASSERT_EQ(-EINVAL, gheap_pin(h, blk));		/* the program no longer holds it */
-	ASSERT_EQ(0, gheap_held(h, blk));
+	ASSERT_EQ(-EINVAL, gheap_release(h, blk));		/* nor releases it twice */
 	ASSERT_EQ(-EDEADLK, gheap_alloc(h, 100, 1, 8, &x, &start, &rep));
 	ASSERT_EQ(GHEAP_HELD_BY_GRAPH, rep.reason);
 	ASSERT_EQ(7, rep.owner);
