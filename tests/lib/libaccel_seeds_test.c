@@ -308,15 +308,9 @@ TEST_F_TIMEOUT(seed, iii_buffers_freed_under_graph, 120)
 	accel_task_arg(&t, &t1, ACCEL_OUTPUT);
 	t.queue = 0;
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
-	accel_task_prep_copy(&t, &t1, &tin, ACCEL_OUTPUT);
-	t.queue = 0;
-	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
-	accel_task_prep_copy(&t, &t2, &t1, ACCEL_OUTPUT);
-	t.queue = 1;
-	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
-	accel_task_prep_copy(&t, &tout, &t2, ACCEL_OUTPUT);
-	t.queue = 0;
-	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+	ASSERT_EQ(0, tg_copy(tg, &t1, &tin, 0));
+	ASSERT_EQ(0, tg_copy(tg, &t2, &t1, 1));
+	ASSERT_EQ(0, tg_copy(tg, &tout, &t2, 0));
 	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
 	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
 
@@ -402,12 +396,8 @@ TEST_F_TIMEOUT(seed, iv_eager_waits_on_replayed_signals, 600)
 	g2 = tv1(gb, 2 * E * 4, ACCEL_DTYPE_U32, E);
 
 	ASSERT_EQ(0, accel_tg_capture_begin(tg));
-	accel_task_prep_copy(&t, &g1, &g0, ACCEL_OUTPUT);
-	t.queue = 0;
-	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
-	accel_task_prep_copy(&t, &g2, &g1, ACCEL_OUTPUT);
-	t.queue = 1;
-	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+	ASSERT_EQ(0, tg_copy(tg, &g1, &g0, 0));
+	ASSERT_EQ(0, tg_copy(tg, &g2, &g1, 1));
 	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
 	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
 	accel_graph_destroy(g);

@@ -1123,12 +1123,8 @@ TEST_F(tg, cross_queue)
 	EXPECT_EQ(1, s0.deps[2]);			/* WAW, same queue */
 	EXPECT_EQ(1, s0.deps_same_queue);
 	EXPECT_EQ(0, s0.waits);
-	accel_task_prep_copy(&t, &y, &x, ACCEL_OUTPUT);
-	t.queue = 1;
-	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
-	accel_task_prep_copy(&t, &z, &y, ACCEL_OUTPUT);
-	t.queue = 0;
-	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+	ASSERT_EQ(0, tg_copy(tg, &y, &x, 1));
+	ASSERT_EQ(0, tg_copy(tg, &z, &y, 0));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 	accel_tg_get_stats(tg, &s1);
 	EXPECT_EQ(2, s1.deps[0]);			/* RAW x, RAW y */
@@ -1442,9 +1438,7 @@ TEST_F(tg, launch_wakes_waiters)
 	accel_task_prep_fill(&t, &x, ACCEL_OUTPUT, 11);
 	t.queue = 0;
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
-	accel_task_prep_copy(&t, &y, &x, ACCEL_OUTPUT);
-	t.queue = 1;
-	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+	ASSERT_EQ(0, tg_copy(tg, &y, &x, 1));
 	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
 	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
 	for (i = 0; i < 3; i++) {

@@ -66,6 +66,17 @@ static inline int tg_buf(struct accel_device *dev, uint64_t size, struct accel_b
 	return 0;
 }
 
+/* Submit dst = src (an OUTPUT copy) on queue @queue of the first device. */
+static inline int tg_copy(struct accel_tg *tg, struct accel_tensor *dst, struct accel_tensor *src,
+			  uint32_t queue)
+{
+	struct accel_task t;
+
+	accel_task_prep_copy(&t, dst, src, ACCEL_OUTPUT);
+	t.queue = queue;
+	return accel_tg_submit(tg, &t, NULL);
+}
+
 static inline int64_t tg_now_ns(void)
 {
 	struct timespec ts;
