@@ -135,6 +135,75 @@ static uint64_t packets_run(void)
 	return __atomic_load_n(&fake_packets_run, __ATOMIC_RELAXED);
 }
 
+enum work { EAGER, REPLAY, RAW };
+
+struct run {
+	struct accel_tg *tg;
+	struct accel_buffer *buf;
+	struct accel_graph_exec *ge;
+	struct accel_queue *q;
+	struct accel_signal *sig;
+	int chain;
+	unsigned int waits;
+};
+
+/*
+ * One batch of @w with the engine held, so that every dependency is still
+ * in flight when the library looks it up: the library's host ns into *ns,
+ * the backend calls it made into *made; then the engine runs it all.
+ */
+static void held_batch(enum work w, const struct run *r, uint64_t *ns, uint64_t *made)
+{
+	static const char *const what[] = { "eager tasks", "graph launch", "raw path" };
+	uint64_t c0;
+	int ret;
+
+	pause_engine(1);
+	c0 = __atomic_load_n(&calls, __ATOMIC_RELAXED);
+	ret = w == EAGER ? tgw_eager(r->tg, r->buf, TASKS, r->chain, ns) :
+	      w == REPLAY ? tgw_replay(r->ge, 1, ns) : tgw_raw(r->q, r->sig, TASKS, r->waits, ns);
+	*made = __atomic_load_n(&calls, __ATOMIC_RELAXED) - c0;
+	pause_engine(0);
+	if (!ret)
+		ret = w == RAW ? accel_queue_sync(r->q, TGW_TIMEOUT) : accel_tg_sync(r->tg, TGW_TIMEOUT);
+	if (ret)
+		die(what[w], ret);
+}
+
+/*
+ * A warm-up batch, @after_warmup (if not NULL), then BATCHES measured
+ * ones: their ns into @ns; returns the backend calls they made.
+ */
+static uint64_t batches(enum work w, const struct run *r, uint64_t *ns,
+			void (*after_warmup)(void *), void *arg)
+{
+	uint64_t sum = 0, c, x;
+	unsigned int b;
+
+	held_batch(w, r, &x, &c);
+	if (after_warmup)
+		after_warmup(arg);
+	for (b = 0; b < BATCHES; b++) {
+		held_batch(w, r, &ns[b], &c);
+		sum += c;
+	}
+	return sum;
+}
+
+struct mark {
+	struct accel_tg *tg;
+	struct accel_tg_stats st;
+	uint64_t packets;
+};
+
+static void take_mark(void *arg)
+{
+	struct mark *m = arg;
+
+	accel_tg_get_stats(m->tg, &m->st);
+	m->packets = packets_run();
+}
+
 /* Eager and replayed batches of the workload; then its raw baseline. */
 static void measure(struct accel_device *dev, unsigned int queues, int chain, struct figures *f)
 {
@@ -142,96 +211,51 @@ static void measure(struct accel_device *dev, unsigned int queues, int chain, st
 		.size = sizeof(params), .queues_per_device = queues, .ring_size = 4096,
 	};
 	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 4096 };
-	uint64_t e[BATCHES], r[BATCHES], w[BATCHES], ns, pk0 = 0, pk1 = 0, c0, c1 = 0;
-	struct accel_tg_stats st0 = { 0 }, st1;
-	struct accel_graph_exec *ge;
-	struct accel_buffer *buf;
-	struct accel_signal *sig;
+	uint64_t e[BATCHES], r[BATCHES], w[BATCHES], made;
+	struct run run = { .chain = chain };
+	struct accel_tg_stats st1;
 	struct accel_graph *g;
-	struct accel_queue *q;
-	struct accel_tg *tg;
-	unsigned int b, waits;
+	struct mark m0;
 	int ret;
 
-	ret = accel_tg_create(&dev, 1, &params, &tg);
+	ret = accel_tg_create(&dev, 1, &params, &run.tg);
 	if (!ret)
-		ret = tgw_buffer(dev, TASKS, &buf);
+		ret = tgw_buffer(dev, TASKS, &run.buf);
 	if (ret)
 		die("task graph set-up", ret);
-	for (b = 0; b <= BATCHES; b++) {
-		if (b == 1) {
-			accel_tg_get_stats(tg, &st0);
-			pk0 = packets_run();
-		}
-		pause_engine(1);
-		c0 = __atomic_load_n(&calls, __ATOMIC_RELAXED);
-		ret = tgw_eager(tg, buf, TASKS, chain, &ns);
-		if (b)
-			c1 += __atomic_load_n(&calls, __ATOMIC_RELAXED) - c0;
-		pause_engine(0);
-		if (!ret)
-			ret = accel_tg_sync(tg, TGW_TIMEOUT);
-		if (ret)
-			die("eager tasks", ret);
-		if (b)
-			e[b - 1] = ns;
-	}
-	pk1 = packets_run();
-	accel_tg_get_stats(tg, &st1);
+	m0.tg = run.tg;
+	made = batches(EAGER, &run, e, take_mark, &m0);
+	accel_tg_get_stats(run.tg, &st1);
 	f->eager = median_per_task(e, BATCHES);
-	f->calls_per_task = (double)c1 / (BATCHES * TASKS);
-	f->packets_per_task = (double)(pk1 - pk0) / (BATCHES * TASKS);
-	f->waits_per_task = (double)(st1.waits - st0.waits) / (BATCHES * TASKS);
-	f->deps = st1.deps[0] + st1.deps[1] + st1.deps[2] - st0.deps[0] - st0.deps[1] -
-		  st0.deps[2];
-	f->same_queue = st1.deps_same_queue - st0.deps_same_queue;
+	f->calls_per_task = (double)made / (BATCHES * TASKS);
+	f->packets_per_task = (double)(packets_run() - m0.packets) / (BATCHES * TASKS);
+	f->waits_per_task = (double)(st1.waits - m0.st.waits) / (BATCHES * TASKS);
+	f->deps = st1.deps[0] + st1.deps[1] + st1.deps[2] - m0.st.deps[0] - m0.st.deps[1] -
+		  m0.st.deps[2];
+	f->same_queue = st1.deps_same_queue - m0.st.deps_same_queue;
 
-	ret = tgw_capture(tg, buf, TASKS, chain, &g, &ge);
+	ret = tgw_capture(run.tg, run.buf, TASKS, chain, &g, &run.ge);
 	if (ret)
 		die("capture", ret);
-	c1 = 0;
-	for (b = 0; b <= BATCHES; b++) {
-		pause_engine(1);
-		c0 = __atomic_load_n(&calls, __ATOMIC_RELAXED);
-		ret = tgw_replay(ge, 1, &ns);
-		if (b)
-			c1 += __atomic_load_n(&calls, __ATOMIC_RELAXED) - c0;
-		pause_engine(0);
-		if (!ret)
-			ret = accel_tg_sync(tg, TGW_TIMEOUT);
-		if (ret)
-			die("graph launch", ret);
-		if (b)
-			r[b - 1] = ns;
-	}
+	made = batches(REPLAY, &run, r, NULL, NULL);
 	f->replay = median_per_task(r, BATCHES);
-	f->launch_calls = (double)c1 / BATCHES;
-	accel_graph_exec_destroy(ge);
+	f->launch_calls = (double)made / BATCHES;
+	accel_graph_exec_destroy(run.ge);
 	accel_graph_destroy(g);
-	accel_tg_destroy(tg);
-	accel_buffer_destroy(buf);
+	accel_tg_destroy(run.tg);
+	accel_buffer_destroy(run.buf);
 
 	/* The raw path: as many WAITs per task as the library wrote, rounded. */
-	waits = (unsigned int)(f->waits_per_task + 0.5);
-	ret = accel_queue_create(dev, &qp, &q);
+	run.waits = (unsigned int)(f->waits_per_task + 0.5);
+	ret = accel_queue_create(dev, &qp, &run.q);
 	if (!ret)
-		ret = accel_signal_create(dev, &sig);
+		ret = accel_signal_create(dev, &run.sig);
 	if (ret)
 		die("raw queue set-up", ret);
-	for (b = 0; b <= BATCHES; b++) {
-		pause_engine(1);
-		ret = tgw_raw(q, sig, TASKS, waits, &ns);
-		pause_engine(0);
-		if (!ret)
-			ret = accel_queue_sync(q, TGW_TIMEOUT);
-		if (ret)
-			die("raw path", ret);
-		if (b)
-			w[b - 1] = ns;
-	}
+	batches(RAW, &run, w, NULL, NULL);
 	f->raw = median_per_task(w, BATCHES);
-	accel_signal_destroy(sig);
-	accel_queue_destroy(q);
+	accel_signal_destroy(run.sig);
+	accel_queue_destroy(run.q);
 }
 
 int main(int argc, char **argv)
