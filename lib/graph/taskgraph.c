@@ -1271,10 +1271,11 @@ static void host_run(struct accel_tg *tg, struct tg_host *h)
 		r->host_end = t1;
 		pthread_mutex_unlock(&tg->host_lock);
 	}
+	/* counted before it completes: whoever sees it done sees it counted */
+	atomic_fetch_add(&tg->host_tasks_run, 1);
 	ret = accel_signal_write(l->sig, DRM_VACCEL_SIGNAL_MAX, h->value);
 	if (ret)
 		acc_err("host task %s: completing its signal: %s", h->name, strerror(-ret));
-	atomic_fetch_add(&tg->host_tasks_run, 1);
 }
 
 /*

@@ -115,6 +115,13 @@ static uint64_t fake_packets_run, fake_waits, fake_signal_writes;
 /* Complete every packet type (see the top of the file); set before the engine runs. */
 static bool fake_complete_all;
 
+/*
+ * Hold the caller this long after each SIGNAL_WRITE has taken effect:
+ * widens the window in which others see a write its caller has not yet
+ * returned from. May be set at any time.
+ */
+static unsigned int fake_signal_write_delay_us;
+
 /* Hide the fake's own synchronisation and bookkeeping from TSan (nests). */
 static void fake_ignore_begin(void)
 {
@@ -458,6 +465,8 @@ static int f_signal_write(struct drm_vaccel_signal_write *w)
 		return -EINVAL;
 	signal_ref_apply(word, w->op, w->value);
 	__atomic_fetch_add(&fake_signal_writes, 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&fake_signal_write_delay_us, __ATOMIC_RELAXED))
+		usleep(__atomic_load_n(&fake_signal_write_delay_us, __ATOMIC_RELAXED));
 	return 0;
 }
 

@@ -525,12 +525,21 @@ TEST(taskgraph_worker)
 			ASSERT_LE(0, accel_tg_trace_write(tg, devnull));
 		}
 	}
+	/*
+	 * A host task is counted before it completes: with the worker held
+	 * 50 ms after its last SIGNAL_WRITE, sync still sees it counted.
+	 */
+	__atomic_store_n(&fake_signal_write_delay_us, 50000, __ATOMIC_RELAXED);
+	accel_task_prep_host(&t, host_bump, &cell);
+	accel_task_arg(&t, &y, ACCEL_OUTPUT);
+	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
-	ASSERT_EQ(2000, atomic_load(&host_runs));
-	ASSERT_EQ(2000, cell);
 	accel_tg_get_stats(tg, &st);
-	ASSERT_EQ(6000, st.tasks);
-	ASSERT_EQ(2000, st.host_tasks);
+	__atomic_store_n(&fake_signal_write_delay_us, 0, __ATOMIC_RELAXED);
+	ASSERT_EQ(2001, atomic_load(&host_runs));
+	ASSERT_EQ(2001, cell);
+	ASSERT_EQ(6001, st.tasks);
+	ASSERT_EQ(2001, st.host_tasks);
 	ASSERT_LT(0, accel_tg_trace_write(tg, devnull));
 	accel_tg_destroy(tg);
 	__atomic_store_n(&stop_engine, 1, __ATOMIC_RELAXED);
