@@ -486,7 +486,7 @@ int accel_graph_exec_wait(struct accel_graph_exec *ge, int64_t timeout_ns);
 /**
  * struct accel_tg_stats - what a task graph did
  * @tasks: tasks submitted eagerly (device and host)
- * @host_tasks: host tasks run
+ * @host_tasks: host tasks run (a host task seen done is counted)
  * @captured: tasks recorded in graphs
  * @launches: graph launches
  * @deps: dependencies found, by kind (RAW, WAR, WAW)
