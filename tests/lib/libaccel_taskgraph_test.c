@@ -1197,6 +1197,32 @@ TEST_F(tg, dot_dump)
 	accel_buffer_destroy(b);
 }
 
+/* The trace tests' JSON reader: what it keeps, and that it rejects bad syntax. */
+TEST(json_reader)
+{
+	static const char good[] =
+		"{\"traceEvents\": [ {\"ph\":\"X\",\"pid\":0,\"tid\":1,\"ts\":12.5,"
+		"\"dur\":2,\"name\":\"a\",\"args\":{\"task\":\"0x1\"}},\n"
+		"{\"other\": [1, -2.5e3, true, null, \"s\\\"q\"]}, {\"ph\":\"M\"} ]}";
+	static const char *const bad[] = {
+		"", "{", "[1,]", "[1 2]", "{\"a\" 1}", "{\"a\":1,}", "{\"a\":1]",
+		"[\"open]", "{} {}", "[1]x", "{1:2}", "[1", "{\"a\":1", "[[1]",
+	};
+	struct jev ev[4];
+	unsigned int nev, i;
+
+	ASSERT_EQ(0, json_parse(good, strlen(good), ev, 4, &nev));
+	ASSERT_EQ(2, nev);
+	EXPECT_STREQ("X", ev[0].ph);
+	EXPECT_STREQ("1", ev[0].tid);
+	EXPECT_STREQ("a", ev[0].name);
+	EXPECT_EQ(12.5, ev[0].ts);
+	EXPECT_EQ(2.0, ev[0].dur);
+	EXPECT_STREQ("M", ev[1].ph);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		EXPECT_EQ(-1, json_parse(bad[i], strlen(bad[i]), ev, 4, &nev)) TH_LOG("%s", bad[i]);
+}
+
 /*
  * Trace: valid JSON, one track per queue used, a slice per task with its
  * name; written records are forgotten.

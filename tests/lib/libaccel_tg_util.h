@@ -9,6 +9,7 @@
 #ifndef LIBACCEL_TG_UTIL_H
 #define LIBACCEL_TG_UTIL_H
 
+#include <stddef.h>
 #include <time.h>
 
 #include "libaccel_test.h"
@@ -119,8 +120,29 @@ struct jp {
 
 static inline void jp_ws(struct jp *p)
 {
-	while (p->i < p->n && strchr(" \t\r\n", p->s[p->i]))
+	while (p->i < p->n && p->s[p->i] && strchr(" \t\r\n", p->s[p->i]))
 		p->i++;
+}
+
+/* After white space: @c, consumed (1), or something else, left (0). */
+static inline int jp_eat(struct jp *p, char c)
+{
+	jp_ws(p);
+	if (p->i < p->n && p->s[p->i] == c) {
+		p->i++;
+		return 1;
+	}
+	return 0;
+}
+
+/* After a member or element: ',' (1, another follows) or @close (0, the end). */
+static inline int jp_more(struct jp *p, char close)
+{
+	if (jp_eat(p, ','))
+		return 1;
+	if (!jp_eat(p, close))
+		p->err = 1;
+	return 0;
 }
 
 static inline void jp_copy(char *out, size_t len, const char *s, size_t n)
@@ -169,62 +191,43 @@ static inline void jp_value(struct jp *p, char *raw, size_t len, int depth);
 
 static inline void jp_object(struct jp *p, int depth)
 {
+	static const struct {
+		const char *key;
+		size_t off, len;
+	} kept[] = {
+		{ "ph", offsetof(struct jev, ph), sizeof(((struct jev *)0)->ph) },
+		{ "pid", offsetof(struct jev, pid), sizeof(((struct jev *)0)->pid) },
+		{ "tid", offsetof(struct jev, tid), sizeof(((struct jev *)0)->tid) },
+		{ "name", offsetof(struct jev, name), sizeof(((struct jev *)0)->name) },
+		{ "ts", offsetof(struct jev, ts_s), sizeof(((struct jev *)0)->ts_s) },
+		{ "dur", offsetof(struct jev, dur_s), sizeof(((struct jev *)0)->dur_s) },
+	};
 	struct jev ev;
 	char key[32];
-	int has_ph = 0;
+	unsigned int k;
 
 	memset(&ev, 0, sizeof(ev));
 	p->i++;
-	jp_ws(p);
-	if (p->i < p->n && p->s[p->i] == '}') {
-		p->i++;
+	if (jp_eat(p, '}'))
 		return;
-	}
-	while (!p->err) {
+	do {
 		char *raw = NULL;
 		size_t rl = 0;
 
 		jp_ws(p);
 		jp_string(p, key, sizeof(key));
-		jp_ws(p);
-		if (p->err || p->i >= p->n || p->s[p->i] != ':') {
+		if (p->err || !jp_eat(p, ':')) {
 			p->err = 1;
 			return;
 		}
-		p->i++;
-		if (!strcmp(key, "ph")) {
-			raw = ev.ph;
-			rl = sizeof(ev.ph);
-			has_ph = 1;
-		} else if (!strcmp(key, "pid")) {
-			raw = ev.pid;
-			rl = sizeof(ev.pid);
-		} else if (!strcmp(key, "tid")) {
-			raw = ev.tid;
-			rl = sizeof(ev.tid);
-		} else if (!strcmp(key, "name")) {
-			raw = ev.name;
-			rl = sizeof(ev.name);
-		} else if (!strcmp(key, "ts")) {
-			raw = ev.ts_s;
-			rl = sizeof(ev.ts_s);
-		} else if (!strcmp(key, "dur")) {
-			raw = ev.dur_s;
-			rl = sizeof(ev.dur_s);
-		}
+		for (k = 0; k < sizeof(kept) / sizeof(kept[0]); k++)
+			if (!strcmp(key, kept[k].key)) {
+				raw = (char *)&ev + kept[k].off;
+				rl = kept[k].len;
+			}
 		jp_value(p, raw, rl, depth + 1);
-		jp_ws(p);
-		if (p->i < p->n && p->s[p->i] == ',') {
-			p->i++;
-			continue;
-		}
-		if (p->i < p->n && p->s[p->i] == '}') {
-			p->i++;
-			break;
-		}
-		p->err = 1;
-	}
-	if (!p->err && has_ph && p->nev < p->max) {
+	} while (!p->err && jp_more(p, '}'));
+	if (!p->err && ev.ph[0] && p->nev < p->max) {
 		ev.ts = strtod(ev.ts_s, NULL);
 		ev.dur = strtod(ev.dur_s, NULL);
 		p->evs[p->nev++] = ev;
@@ -234,24 +237,11 @@ static inline void jp_object(struct jp *p, int depth)
 static inline void jp_array(struct jp *p, int depth)
 {
 	p->i++;
-	jp_ws(p);
-	if (p->i < p->n && p->s[p->i] == ']') {
-		p->i++;
+	if (jp_eat(p, ']'))
 		return;
-	}
-	while (!p->err) {
+	do
 		jp_value(p, NULL, 0, depth + 1);
-		jp_ws(p);
-		if (p->i < p->n && p->s[p->i] == ',') {
-			p->i++;
-			continue;
-		}
-		if (p->i < p->n && p->s[p->i] == ']') {
-			p->i++;
-			return;
-		}
-		p->err = 1;
-	}
+	while (!p->err && jp_more(p, ']'));
 }
 
 static inline void jp_value(struct jp *p, char *raw, size_t len, int depth)
