@@ -190,6 +190,11 @@ lint: $(LINUX_SRC_STAMP) $(COMPAT_H)
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 W=1 modules 2>&1 | tee $(BUILD)/lint.log
 	@if grep -E '(warning|error):' $(BUILD)/lint.log; then \
 		echo "lint: the W=1 / sparse build is not clean" >&2; exit 1; fi
+	@# "cmd | grep -q" under pipefail fails when grep exits at its match
+	@# before cmd's next write (SIGPIPE): search a captured output instead.
+	@if grep -rlE --exclude-dir=build 'set -[a-z]*o pipefail' .ci tests tools kmod | \
+		xargs grep -nE '^[^#]*[|][[:space:]]*grep[[:space:]]+(-[[:alnum:]]*[qm]|--quiet|--max-count)'; then \
+		echo "lint: a pipefail script pipes into an early-exiting grep" >&2; exit 1; fi
 	@echo "lint: clean"
 
 clean:
