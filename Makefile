@@ -193,7 +193,7 @@ lint: $(LINUX_SRC_STAMP) $(COMPAT_H)
 	@# "cmd | grep -q" under pipefail fails when grep exits at its match
 	@# before cmd's next write (SIGPIPE): search a captured output instead.
 	@if grep -rlE --exclude-dir=build 'set -[a-z]*o pipefail' .ci tests tools kmod | \
-		xargs grep -nE '^[^#]*[|][[:space:]]*grep[[:space:]]+(-[[:alnum:]]*[qm]|--quiet|--max-count)'; then \
+		xargs -r grep -nE '^[^#]*[|][[:space:]]*grep[[:space:]]+(-[[:alnum:]]*[qm]|--quiet|--max-count)'; then \
 		echo "lint: a pipefail script pipes into an early-exiting grep" >&2; exit 1; fi
 	@echo "lint: clean"
 
