@@ -415,6 +415,7 @@ struct tm_node {
 	uint8_t write;
 	uint8_t used;
 	uint32_t bufidx;
+	uint32_t grp;			/* tm_group_begin() group it was inserted in, 0: none */
 	uint64_t task;
 	struct tm_layout lay;
 };
@@ -427,13 +428,22 @@ struct tm_buf {
 	int64_t cstride[ACCEL_TENSOR_MAX_DIMS];
 };
 
+/*
+ * Room: nodes[ncap] (live_entries of them used, the rest on the free
+ * list), and scratch[scap] with scap >= ncap at all times, so that
+ * marking nodes during one walk (each at most once) never allocates:
+ * only node_room() and buf_room() allocate, and both are called before
+ * a call changes anything.
+ */
 struct tensormap {
 	struct tm_node *nodes;
-	uint32_t ncap, nfree_head, nused;
+	uint32_t ncap, nfree_head;
 	struct tm_buf *bufs;
 	uint32_t bcap, nbufs;		/* bcap: power of two */
 	int32_t *scratch;
 	uint32_t scap, sn;
+	uint32_t grp;			/* the open group (tm_group_begin()), 0: none */
+	uint32_t grp_last;		/* the last group id handed out */
 	tm_complete_fn complete;
 	void *carg;
 	uint32_t rng;
@@ -512,6 +522,8 @@ static int buf_grow(struct tensormap *tm)
 	struct tm_buf *old = tm->bufs, *nb;
 	uint32_t ocap = tm->bcap, i, n;
 
+	if (ocap > UINT32_MAX / 4)
+		return -ENOMEM;
 	nb = calloc(ocap * 2, sizeof(*nb));
 	if (!nb)
 		return -ENOMEM;
@@ -528,16 +540,20 @@ static int buf_grow(struct tensormap *tm)
 	return 0;
 }
 
-static struct tm_buf *buf_get(struct tensormap *tm, const struct accel_buffer *buf)
+/* room for @extra more buffers in the table (at most half full) */
+static int buf_room(struct tensormap *tm, uint64_t extra)
 {
-	struct tm_buf *b = buf_find(tm, buf);
-	uint32_t i;
+	while ((tm->nbufs + extra) * 2 > tm->bcap)
+		if (buf_grow(tm))
+			return -ENOMEM;
+	return 0;
+}
 
-	if (b)
-		return b;
-	if ((tm->nbufs + 1) * 2 > tm->bcap && buf_grow(tm))
-		return NULL;
-	i = buf_slot(tm, buf);
+/* a new buffer's index: buf_room() made room for it */
+static struct tm_buf *buf_add(struct tensormap *tm, const struct accel_buffer *buf)
+{
+	uint32_t i = buf_slot(tm, buf);
+
 	tm->bufs[i].buf = buf;
 	tm->bufs[i].root = NIL;
 	tm->bufs[i].live = 0;
@@ -663,31 +679,46 @@ static int32_t t_remove(struct tm_node *N, int32_t r, int32_t x)
 	return r;
 }
 
-static int node_alloc(struct tensormap *tm, int32_t *out)
+/* room for @extra more nodes (and the scratch to mark all of them) */
+static int node_room(struct tensormap *tm, uint64_t extra)
 {
-	uint32_t i;
+	uint64_t want = tm->st.live_entries + extra;
+	uint32_t ncap = tm->ncap ? tm->ncap : 64, i;
+	struct tm_node *n;
+	int32_t *s;
 
-	if (tm->nfree_head == UINT32_MAX) {
-		uint32_t ncap = tm->ncap ? tm->ncap * 2 : 64;
-		struct tm_node *n;
-
-		if (ncap > INT32_MAX / 2)
+	if (want <= tm->ncap)
+		return 0;
+	while (ncap < want) {
+		if (ncap > INT32_MAX / 4)
 			return -ENOMEM;
-		n = realloc(tm->nodes, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		tm->nodes = n;
-		for (i = ncap; i-- > tm->ncap;) {
-			n[i].used = 0;
-			n[i].left = (int32_t)tm->nfree_head;
-			tm->nfree_head = i;
-		}
-		tm->ncap = ncap;
+		ncap *= 2;
 	}
-	i = tm->nfree_head;
-	tm->nfree_head = (uint32_t)tm->nodes[i].left;
-	*out = (int32_t)i;
+	n = realloc(tm->nodes, ncap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	tm->nodes = n;		/* bigger, but ncap is not until the scratch is */
+	s = realloc(tm->scratch, ncap * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	tm->scratch = s;
+	tm->scap = ncap;
+	for (i = ncap; i-- > tm->ncap;) {
+		n[i].used = 0;
+		n[i].left = (int32_t)tm->nfree_head;
+		tm->nfree_head = i;
+	}
+	tm->ncap = ncap;
 	return 0;
+}
+
+/* a free node: node_room() made room for it */
+static int32_t node_alloc(struct tensormap *tm)
+{
+	uint32_t i = tm->nfree_head;
+
+	tm->nfree_head = (uint32_t)tm->nodes[i].left;
+	return (int32_t)i;
 }
 
 static void node_remove(struct tensormap *tm, int32_t i)
@@ -704,19 +735,10 @@ static void node_remove(struct tensormap *tm, int32_t i)
 	tm->st.live_entries--;
 }
 
-static int scratch_push(struct tensormap *tm, int32_t i)
+/* scap >= ncap, and a walk marks a node at most once: always room */
+static inline void scratch_push(struct tensormap *tm, int32_t i)
 {
-	if (tm->sn == tm->scap) {
-		uint32_t cap = tm->scap ? tm->scap * 2 : 64;
-		int32_t *s = realloc(tm->scratch, cap * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		tm->scratch = s;
-		tm->scap = cap;
-	}
 	tm->scratch[tm->sn++] = i;
-	return 0;
 }
 
 static inline int is_complete(const struct tensormap *tm, uint64_t task)
@@ -746,11 +768,7 @@ struct walk {
 	int64_t plo, phi;	/* the argument's phase */
 };
 
-/*
- * Entries of completed tasks found on the way are marked for removal; if
- * the mark cannot be recorded (no memory), the entry stays (and is still
- * skipped): correctness never depends on removal.
- */
+/* entries of completed tasks found on the way are marked for removal */
 static void deps_visit(struct walk *w, int32_t i)
 {
 	struct tensormap *tm = w->tm;
@@ -845,11 +863,13 @@ static void cover_visit(struct tensormap *tm, const struct tm_layout *q, int64_t
 		if (N[i].hi > q->lo) {
 			fb = 0;
 			if (is_complete(tm, N[i].task)) {
-				if (!scratch_push(tm, i))
-					tm->st.dropped++;
+				scratch_push(tm, i);
+				tm->st.dropped++;
+			} else if (tm->grp && N[i].grp == tm->grp) {
+				/* a sibling of the open group: never retired by it */
 			} else if (tm_layout_covers(q, &N[i].lay, &fb)) {
-				if (!scratch_push(tm, i))
-					tm->st.retired++;
+				scratch_push(tm, i);
+				tm->st.retired++;
 			} else {
 				tm->st.fallbacks += fb;
 			}
@@ -866,9 +886,8 @@ static void sweep(struct tensormap *tm)
 	if (!tm->complete)
 		return;
 	for (i = 0; i < tm->ncap; i++)
-		if (tm->nodes[i].used && is_complete(tm, tm->nodes[i].task) &&
-		    scratch_push(tm, (int32_t)i))
-			break;
+		if (tm->nodes[i].used && is_complete(tm, tm->nodes[i].task))
+			scratch_push(tm, (int32_t)i);
 	tm->st.dropped += tm->sn;
 	scratch_flush(tm, &none);
 }
@@ -900,13 +919,16 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	uint64_t none = 0;
 	int64_t plo, phi;
 	int32_t i;
-	int ret;
 
 	if (q.empty)
 		return 0;
-	b = buf_get(tm, buf);
-	if (!b)
+	/* check: room for the buffer's index and the node, before any change */
+	b = buf_find(tm, buf);
+	if ((!b && buf_room(tm, 1)) || node_room(tm, 1))
 		return -ENOMEM;
+	/* commit: nothing below fails */
+	if (!b)
+		b = buf_add(tm, buf);
 	if (acc != ACCEL_INPUT) {
 		phase(b, &q, &plo, &phi);
 		cover_visit(tm, &q, plo, phi, b->root);
@@ -915,9 +937,7 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	/* after the removals: an emptied tree has lost its class */
 	class_set(b, &q);
 	phase(b, &q, &plo, &phi);
-	ret = node_alloc(tm, &i);
-	if (ret)
-		return ret;
+	i = node_alloc(tm);
 	n = &tm->nodes[i];
 	n->lo = q.lo;
 	n->hi = q.hi;
@@ -935,6 +955,7 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	n->write = acc != ACCEL_INPUT;
 	n->used = 1;
 	n->bufidx = (uint32_t)(b - tm->bufs);
+	n->grp = tm->grp;
 	n->task = task;
 	n->lay = q;
 	b->root = t_insert(tm->nodes, b->root, i);
@@ -945,6 +966,32 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	if (tm->st.live_entries >= tm->sweep_at)
 		tm_reclaim(tm);
 	return 0;
+}
+
+int tm_reserve(struct tensormap *tm, const struct accel_buffer *const *bufs, unsigned int n)
+{
+	uint64_t fresh = 0;
+	unsigned int i;
+
+	/* a buffer listed twice counts twice: more room than needed, never less */
+	for (i = 0; i < n; i++)
+		fresh += !buf_find(tm, bufs[i]);
+	if (buf_room(tm, fresh) || node_room(tm, n))
+		return -ENOMEM;
+	return 0;
+}
+
+void tm_group_begin(struct tensormap *tm)
+{
+	/* 0 is "no group"; after 2^32 - 1 groups ids repeat (see tensormap.h) */
+	if (!++tm->grp_last)
+		tm->grp_last = 1;
+	tm->grp = tm->grp_last;
+}
+
+void tm_group_end(struct tensormap *tm)
+{
+	tm->grp = 0;
 }
 
 void tm_forget_buffer(struct tensormap *tm, const struct accel_buffer *buf)

@@ -5,6 +5,13 @@
  * Internal to libaccel (the task graph uses it); pure logic, no device
  * access, no threads, not thread-safe (one per task graph).
  *
+ * Which calls can fail: tm_create() and tm_reserve() (-ENOMEM),
+ * tm_layout_make() (a bad view), tm_deps() (a bad view only: it never
+ * allocates), tm_insert() (a bad view, or -ENOMEM) and tm_insert_layout()
+ * (-ENOMEM only, and not at all for inserts covered by a tm_reserve()).
+ * A call that fails changes nothing. Everything else returns void or an
+ * answer and cannot fail.
+ *
  * Copyright (C) 2026 The vaccel authors
  */
 #ifndef ACCEL_GRAPH_TENSORMAP_H
@@ -94,6 +101,49 @@ struct tensormap;
 int tm_create(tm_complete_fn complete, void *complete_arg, struct tensormap **out);
 void tm_destroy(struct tensormap *tm);
 
+/**
+ * tm_reserve() - make room for the next inserts, before anything changes
+ * @tm: the map
+ * @bufs: the buffers of the inserts to come, one per insert (a buffer may
+ *	repeat)
+ * @n: how many
+ *
+ * After it returns 0, the next @n calls of tm_insert_layout() (or of
+ * tm_insert() with a valid view), one for each listed buffer in any order,
+ * cannot fail: the node pool, the buffers' index table and the scratch
+ * space of the walks all have room. Calls of tm_deps(), tm_reclaim(),
+ * tm_forget_buffer() and the group calls in between do not use that room
+ * up. So a caller that must insert several entries all or nothing (the
+ * arguments of a task, the summaries of a graph launch) reserves first and
+ * fails before it has changed anything.
+ *
+ * Return: 0, or -ENOMEM (the map is unchanged, but maybe for capacity).
+ */
+int tm_reserve(struct tensormap *tm, const struct accel_buffer *const *bufs, unsigned int n);
+
+/**
+ * tm_group_begin() - open a group of sibling inserts
+ * @tm: the map
+ *
+ * Until tm_group_end(), every inserted entry belongs to the group, and a
+ * writer inserted in the group never retires an entry of the same group
+ * (it still retires the covered entries that were inserted before the
+ * group began, or in another group, and drops those of completed tasks).
+ * For entries that are unordered with each other: the per-(queue, buffer)
+ * summaries of one graph launch, where one queue's write summary must not
+ * hide another queue's summary of the same launch from later tasks.
+ * Lookups (tm_deps()) see group entries like any other: look up all the
+ * siblings before inserting the first. Groups do not nest: a
+ * tm_group_begin() inside a group ends it and opens a new one. Group ids
+ * are 32 bits; after 2^32 - 1 groups an id repeats, and an old entry with
+ * the id of the open group is then not retired by it (a conservative
+ * answer: a dependency too many, never one too few). Cannot fail.
+ */
+void tm_group_begin(struct tensormap *tm);
+
+/* close the open group (nothing if none is open); cannot fail */
+void tm_group_end(struct tensormap *tm);
+
 /*
  * Report (through @fn) every earlier task that the argument @t, accessed
  * as @acc by @task, depends on: INPUT gets RAW on every overlapping live
@@ -104,6 +154,11 @@ void tm_destroy(struct tensormap *tm);
  * register the argument: call tm_deps() for all arguments of a task,
  * then tm_insert() for all of them.
  *
+ * No semantic side effect: the only change it makes is dropping entries
+ * of completed tasks it passes (idempotent cleanup, which any later call
+ * would also do; it changes no answer). It never allocates, so it fails
+ * only for a bad view.
+ *
  * Return: the number of reports, or -EINVAL / -EOVERFLOW for a bad view.
  */
 int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_access acc,
@@ -111,9 +166,11 @@ int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_acces
 
 /*
  * Register the argument: a reader entry for INPUT, a writer entry
- * otherwise. A writer retires every entry whose bytes it covers.
+ * otherwise. A writer retires every entry whose bytes it covers (but its
+ * siblings of an open group: tm_group_begin()).
  *
- * Return: 0, -ENOMEM, or -EINVAL / -EOVERFLOW for a bad view.
+ * Return: 0, -ENOMEM (not after a tm_reserve() that counted this insert),
+ * or -EINVAL / -EOVERFLOW for a bad view. On failure the map is unchanged.
  */
 int tm_insert(struct tensormap *tm, const struct accel_tensor *t, enum accel_access acc,
 	      uint64_t task);
