@@ -288,6 +288,7 @@ int main(void)
 	t_host = now_ns() - t0;
 	if (check("eager", &m[0], ref[0]))
 		bad++;
+	st.size = sizeof(st);
 	accel_tg_get_stats(tg, &st);
 	printf("tiled_matmul: eager: %llu tasks, dependencies %llu RAW %llu WAR %llu WAW, %llu WAITs, heap high water %llu KiB, %llu blocks reclaimed\n",
 	       (unsigned long long)st.tasks, (unsigned long long)st.deps[0],

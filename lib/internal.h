@@ -203,6 +203,24 @@ struct accel_queue {
 	struct acc_fr_entry fr[ACC_FR_SIZE];
 };
 
+/* --- internal buffer references (TEMPORARY shim until the core's lands) --- */
+struct acc_pin {
+	struct list node;
+	void (*orphaned)(struct acc_pin *pin);
+};
+void acc_buffer_pin(struct accel_buffer *buf, struct acc_pin *pin);
+void acc_buffer_unpin(struct accel_buffer *buf, struct acc_pin *pin);
+bool acc_buffer_orphaned(const struct accel_buffer *buf);
+int acc_buffer_import_pinned(struct accel_device *dev, int fd, struct acc_pin *pin,
+			     struct accel_buffer **out);
+static inline bool acc_dev_forked(const struct accel_device *dev)
+{
+	(void)dev;
+	return false;
+}
+int acc_copy_struct(void *dst, size_t dst_size, const void *src, size_t src_size,
+		    size_t min_size);
+
 /* --- internal calls between files --- */
 /* accel_device_open_path() over another transport backend (native tests) */
 int acc_device_open_ops(const struct tp_ops *ops, const char *path, struct accel_device **out);
@@ -212,6 +230,14 @@ int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, u
 void acc_buffer_free(struct accel_buffer *buf);
 int acc_buffer_import_internal(struct accel_device *dev, int fd, struct accel_buffer **out);
 int acc_signal_new(struct accel_device *dev, bool internal, struct accel_signal **out);
+/*
+ * A signal on slot @slot of @pg, a signal page its caller owns (it must
+ * outlive the signal): the task graph's timelines, on pages of their own
+ * that start at 0.
+ */
+#define ACC_PAGE_FOREIGN	(~0u)
+int acc_signal_at(struct accel_device *dev, struct acc_sigpage *pg, unsigned int slot,
+		  struct accel_signal **out);
 void acc_signal_free(struct accel_signal *sig);
 /* The signal's page as seen by @dev (imported once): handle and VA base. */
 int acc_signal_on(struct accel_device *dev, const struct accel_signal *sig, uint32_t *handle,

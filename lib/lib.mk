@@ -24,7 +24,9 @@ LIBACCEL_LIBS = $(shell pkg-config --libs libdrm) -pthread
 
 LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c va.c slots.c buffer.c signal.c queue.c \
 	describe.c error.c version.c graph/tensormap.c graph/heap.c graph/lower.c graph/taskgraph.c \
-	graph/graph.c graph/trace.c)
+	graph/registry.c graph/validate.c graph/deps.c graph/outputs.c graph/submit.c graph/host.c \
+	graph/maps.c graph/wait.c graph/stats.c graph/capture.c graph/instantiate.c graph/launch.c \
+	graph/dot.c graph/trace.c)
 LIBACCEL_HDRS := $(wildcard lib/*.h lib/graph/*.h lib/include/accel/*.h) uapi/drm/vaccel_accel.h
 LIBACCEL_OBJS := $(patsubst lib/%.c,$(LIBACCEL_DIR)/obj/%.o,$(LIBACCEL_SRCS))
 LIBACCEL_PIC_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -fPIC -fvisibility=hidden \

@@ -119,9 +119,39 @@ void acc_signal_free(struct accel_signal *s)
 
 	pthread_mutex_lock(&dev->lock);
 	list_del(&s->node);
-	slots_free(&dev->slots, s->pageno, s->slot);
+	if (s->pageno != ACC_PAGE_FOREIGN)
+		slots_free(&dev->slots, s->pageno, s->slot);
 	pthread_mutex_unlock(&dev->lock);
 	free(s);
+}
+
+int acc_signal_at(struct accel_device *dev, struct acc_sigpage *pg, unsigned int slot,
+		  struct accel_signal **out)
+{
+	struct accel_signal *s;
+	int err;
+
+	if (slot >= ACC_SLOTS_PER_PAGE)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->dev = dev;
+	s->page = pg;
+	s->pageno = ACC_PAGE_FOREIGN;
+	s->slot = slot;
+	s->offset = (uint64_t)slot * ACC_SIGNAL_STRIDE;
+	s->va = pg->buf->va + s->offset;
+	s->word = (const volatile uint64_t *)((const volatile char *)pg->host + s->offset);
+	s->internal = true;
+	list_init(&s->node);
+	atomic_store(&s->next, acc_signal_load(s, &err));
+	if (err) {
+		free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
 }
 
 ACCEL_API int accel_signal_create(struct accel_device *dev, struct accel_signal **out)

@@ -249,12 +249,14 @@ static void tg_tasks(struct accel_device *dev, int chain, double *eager, double 
 	if (ret)
 		die("task graph set-up", ret);
 	for (b = 0; b <= TG_BATCHES; b++) {
+		st0.size = sizeof(st0);
 		accel_tg_get_stats(tg, &st0);
 		ret = tgw_eager(tg, buf, TG_TASKS, chain, &ns);
 		if (!ret)
 			ret = accel_tg_sync(tg, TGW_TIMEOUT);
 		if (ret)
 			die("eager tasks", ret);
+		st1.size = sizeof(st1);
 		accel_tg_get_stats(tg, &st1);
 		if (b)
 			e[b - 1] = ns;

@@ -200,6 +200,7 @@ static void take_mark(void *arg)
 {
 	struct mark *m = arg;
 
+	m->st.size = sizeof(m->st);
 	accel_tg_get_stats(m->tg, &m->st);
 	m->packets = packets_run();
 }
@@ -225,6 +226,7 @@ static void measure(struct accel_device *dev, unsigned int queues, int chain, st
 		die("task graph set-up", ret);
 	m0.tg = run.tg;
 	made = batches(EAGER, &run, e, take_mark, &m0);
+	st1.size = sizeof(st1);
 	accel_tg_get_stats(run.tg, &st1);
 	f->eager = median_per_task(e, BATCHES);
 	f->calls_per_task = (double)made / (BATCHES * TASKS);

@@ -320,6 +320,18 @@ int gheap_find(const struct gheap *h, uint64_t offset, uint64_t *block, uint64_t
 	return 0;
 }
 
+int gheap_query(const struct gheap *h, uint64_t block, uint64_t *offset, uint64_t *size)
+{
+	const struct gblock *b;
+
+	if (block < h->tail_id || block >= h->head_id)
+		return -ENOENT;
+	b = blk(h, block);
+	*offset = b->start % h->capacity;
+	*size = b->size;
+	return b->refs[REF_HELD] ? 1 : 0;
+}
+
 void gheap_get_stats(const struct gheap *h, struct gheap_stats *st)
 {
 	*st = h->st;

@@ -105,6 +105,13 @@ int gheap_unpin(struct gheap *h, uint64_t block);
  */
 int gheap_find(const struct gheap *h, uint64_t offset, uint64_t *block, uint64_t *start);
 
+/*
+ * Where live block @block is: *offset, *size. Returns 1 if the program
+ * still holds it, 0 if it was released (still live: tasks or graphs use
+ * it), -ENOENT if it is not live (reclaimed, or never allocated). O(1).
+ */
+int gheap_query(const struct gheap *h, uint64_t block, uint64_t *offset, uint64_t *size);
+
 void gheap_get_stats(const struct gheap *h, struct gheap_stats *st);
 
 #endif /* ACCEL_GRAPH_HEAP_H */

@@ -1,7 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The task graph's private declarations (taskgraph.c, lower.c, graph.c,
- * trace.c).
+ * The task graph's private declarations. One concern per file:
+ *
+ *   taskgraph.c   create, destroy, lines (timelines) and task ids
+ *   registry.c    the buffers the task graph has seen: pins, imports on
+ *                 other devices, last uses, buffers the program destroyed
+ *   validate.c    checking a task: views, layouts, the operation's rules,
+ *                 the line it goes to (pure, no state changes)
+ *   deps.c        dependency collection for one submission (per line the
+ *                 latest value needed) and the WAITs it turns into
+ *   outputs.c     the output heaps: OUTPUT_NEW placement, heap tensor
+ *                 identity, holds of in-flight tasks, release
+ *   submit.c      eager submission: validate, find dependencies, place
+ *                 outputs, lower, then commit (the only stage that changes
+ *                 state, and it cannot fail)
+ *   host.c        host tasks and the worker; the re-entry guard
+ *   maps.c        host maps
+ *   wait.c        waits, sync, faults, status, abort, recovery
+ *   stats.c       statistics
+ *   capture.c     graph capture
+ *   instantiate.c graphs to sealed packet lists
+ *   launch.c      graph launches
+ *   dot.c         Graphviz output
+ *   lower.c       packets of each operation
+ *   trace.c       Chrome/Perfetto traces
+ *   tensormap.c   the dependency index (pure)
+ *   heap.c        the output heap ring (pure)
+ *
+ * Threads: one thread at a time calls a task graph's functions (the
+ * program's rule); the worker thread runs host tasks and touches only the
+ * host list (host_lock), the host line's signal and the host trace records
+ * (host_lock). accel_tg_abort() may come from any thread or a signal
+ * handler: it touches only @aborted and the abort signal. Buffers destroyed
+ * by other threads reach the task graph through the lock-free orphan stack.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -15,23 +46,32 @@
 /*
  * Timelines ("lines"). Every place work completes in order has one: each
  * device queue of the task graph, the host (host tasks, in submission
- * order) and each host map slot. A line is a signal that only grows; work
- * on the line n values after its base completes when the signal reaches
- * base + n.
+ * order) and each host map slot. A line is a signal of a page of the task
+ * graph's own, so it starts at 0; the n-th piece of work on it completes
+ * when the signal reaches n (values 1, 2, ...; a graph launch may skip
+ * values, see launch.c).
  *
- * A task id is (line << 48 | n): the TensorMap stores ids, and "is this
- * task complete" or "wait for this task" needs nothing but the id.
+ * A task id is (line << 48 | value): the TensorMap stores ids, and "is this
+ * task complete" or "wait for this task" needs nothing but the id. Values
+ * never reach 2^48 (tg_take() refuses with -EOVERFLOW), so ids neither
+ * overflow nor alias.
  */
-#define TG_REL_BITS	48
-#define TG_REL_MASK	((1ull << TG_REL_BITS) - 1)
-#define TG_ID(line, rel)	((uint64_t)(line) << TG_REL_BITS | (rel))
-#define TG_ID_LINE(id)		((uint32_t)((id) >> TG_REL_BITS))
-#define TG_ID_REL(id)		((id) & TG_REL_MASK)
+#define TG_VALUE_BITS	48
+#define TG_VALUE_MAX	((1ull << TG_VALUE_BITS) - 1)
+#define TG_ID_LINE(id)	((uint32_t)((id) >> TG_VALUE_BITS))
+#define TG_ID_VALUE(id)	((id) & TG_VALUE_MAX)
+
+static inline uint64_t tg_id(uint32_t line, uint64_t value)
+{
+	return (uint64_t)line << TG_VALUE_BITS | value;
+}
 
 #define TG_TRACE_SLOTS		4096u	/* trace records per line */
 #define TG_DESC_SLOTS		256u	/* eager MATMUL descriptors per queue line */
 #define TG_MAX_TASK_PACKETS	1024u	/* packets one task may lower to */
 #define TG_NAME_LEN		32u
+#define TG_LAST_USES		4u	/* lines remembered per buffer (registry.c) */
+#define TG_FAULT_CHECK_EVERY	64u	/* submissions between two fault checks */
 
 enum tg_line_kind { TG_LINE_QUEUE, TG_LINE_HOST, TG_LINE_MAP };
 
@@ -53,29 +93,64 @@ struct tg_trace_rec {
 	uint32_t ge_line, ge_slot;
 };
 
+/*
+ * What went into a queue line's ring at value @value: ring indices
+ * [@first, @last] (for fault reports: which task a faulted packet belongs
+ * to). Indexed by value & (ring size - 1): a task takes at least one slot.
+ */
+struct tg_ring_rec {
+	uint64_t value;
+	uint64_t first, last;
+	const struct accel_graph_exec *ge;	/* a launch (NULL: an eager task) */
+	char name[24];
+};
+
+/* a page of timeline signals, and its imports into the other devices */
+struct tg_sigpage {
+	struct acc_sigpage pg;		/* pg.buf NULL: unused */
+	struct accel_buffer *import[ACCEL_TG_MAX_DEVICES];
+	struct acc_pin pin[ACCEL_TG_MAX_DEVICES];
+};
+
 struct tg_line {
 	enum tg_line_kind kind;
+	struct tg_sigpage *lp;		/* the page of @sig */
 	uint32_t devi;			/* device of the queue / of the signal */
 	uint32_t qi;			/* queue index on its device */
 	struct accel_queue *q;		/* TG_LINE_QUEUE */
 	struct accel_signal *sig;
-	uint64_t base;			/* value of relative 0 */
-	uint64_t next;			/* next absolute value to hand out */
+	uint64_t next;			/* next value to hand out */
 	uint64_t va_on[ACCEL_TG_MAX_DEVICES];	/* sig's address on each device, 0: unknown */
+	uint32_t handle_on[ACCEL_TG_MAX_DEVICES];	/* and its page's handle there */
 	/* heap holds of eager tasks, in value order (the line completes in order) */
 	struct tg_hold *holds;
 	size_t hhead, htail, hcap;
 	/* TG_LINE_QUEUE: eager MATMUL descriptors, TG_DESC_SLOTS of 64 bytes */
 	struct accel_buffer *desc;
+	struct tg_ring_rec *recs;	/* TG_LINE_QUEUE: ring size records */
 	/* ACCEL_TG_TRACE: device timestamps (2 per record) and the records */
 	struct accel_buffer *tsbuf;
 	struct tg_trace_rec *trace;
 };
 
-/* a buffer the task graph has indexed: holds a reference, caches imports */
+/* registry.c: a buffer the task graph has indexed */
 struct tg_buf {
-	struct accel_buffer *buf;	/* NULL: empty slot */
+	struct accel_tg *tg;
+	struct accel_buffer *buf;
+	struct acc_pin pin;		/* keeps @buf alive while entries or work use it */
 	struct accel_buffer *import[ACCEL_TG_MAX_DEVICES];
+	struct acc_pin import_pin[ACCEL_TG_MAX_DEVICES];
+	/* the last value of each line that used it; @nlast > TG_LAST_USES: many */
+	uint32_t nlast;
+	uint32_t last_line[TG_LAST_USES];
+	uint64_t last_value[TG_LAST_USES];
+	uint64_t *snapshot;		/* orphaned with many lines: every line's next - 1 */
+	bool orphaned;			/* the program destroyed it */
+	bool fresh;			/* registered by the submission being staged */
+	bool dead;			/* freed while on the orphan stack */
+	_Atomic bool queued;		/* on tg->orphans */
+	struct tg_buf *onext;		/* tg->orphans */
+	struct list pending;		/* tg->pending_drop */
 };
 
 struct tg_heap {
@@ -91,12 +166,34 @@ struct tg_host {
 	void *arg;
 	uint32_t ndeps;
 	uint64_t *deps;			/* task ids */
+	/* a task of a graph launch: the buffers bound for that launch */
+	const struct accel_graph_exec *ge;
+	struct tg_bindings *bind;
 	char name[TG_NAME_LEN];
+};
+
+/* the bindings of one launch, shared by its host tasks */
+struct tg_bindings {
+	unsigned int refs;		/* under host_lock */
+	unsigned int n;
+	struct accel_binding b[];
 };
 
 struct tg_map {
 	void *ptr;			/* NULL: slot free */
 	uint64_t value;
+	struct accel_buffer *buf;
+	uint64_t lo, hi;		/* the mapped view's byte hull */
+};
+
+/* deps.c: the dependencies of one submission, per line the latest value */
+struct tg_deps {
+	uint64_t *need;			/* per line, 0: none */
+	uint32_t *touched, ntouched;
+	uint32_t line;			/* the submission's own line */
+	uint64_t id;			/* the submission's id */
+	uint32_t nwaits;		/* after tg_deps_resolve(): WAITs to write */
+	uint64_t found[TM_DEP_KINDS], same_line;	/* statistics, committed later */
 };
 
 struct accel_tg {
@@ -111,16 +208,27 @@ struct accel_tg {
 	uint32_t map_line;		/* nq + 1 .. nq + ACCEL_TG_MAX_MAPS */
 	uint32_t nlines;
 	struct tg_line *lines;
+	/* the lines' signals: pages of the task graph's own (fresh, 0) */
+	struct tg_sigpage lpages[ACCEL_TG_MAX_DEVICES][2];
+	/* raised by accel_tg_abort(), one per device (host waits sleep on them) */
+	struct accel_signal *abort_sig[ACCEL_TG_MAX_DEVICES];
+	_Atomic uint64_t abort_level;	/* abort_sig value that means "aborted" */
+	atomic_bool aborted;
 	struct tensormap *tm;
 	struct tg_heap heaps[ACCEL_TG_MAX_DEVICES];
-	struct tg_buf *bufs;
+	/* registry.c: buffer pointer -> struct tg_buf *, open addressing */
+	struct tg_buf **bufs;
 	uint32_t bcap, nbufs;
-	uint64_t submits_since_sweep;
-	/* dependency collection: per line the latest value needed */
-	uint64_t *need;
-	uint32_t *touched, ntouched;
-	uint64_t cur_id;
-	uint32_t cur_line;
+	struct tg_buf **staged;		/* registered by the call being staged */
+	uint32_t nstaged, stagedcap;
+	struct tg_buf *_Atomic orphans;	/* pushed by accel_buffer_destroy() */
+	struct list pending_drop;	/* orphaned, uses not yet complete */
+	struct tg_deps deps;
+	struct drm_vaccel_packet *pk;	/* lowering scratch, TG_MAX_TASK_PACKETS */
+	uint32_t submits;		/* for the periodic fault check */
+	/* the fault that stopped the task graph: 0 or -EIO / -ENODEV */
+	int fault;
+	uint32_t fault_line;
 	/* host tasks: list and worker, under host_lock */
 	pthread_mutex_t host_lock;
 	pthread_cond_t host_cond;
@@ -146,13 +254,20 @@ struct tg_gtask {
 	void (*fn)(void *arg);		/* host tasks */
 	void *arg;
 	char name[TG_NAME_LEN];
-	uint32_t ndeps, depcap;
+	uint32_t ndeps;
 	struct tg_gdep *deps;
 };
 
 struct tg_gdep {
 	uint32_t task;			/* index in the graph */
 	uint32_t kind;			/* TM_DEP_* */
+};
+
+/* a buffer a graph uses: a reference, and the end of the graph's use */
+struct tg_gbuf {
+	struct accel_buffer *buf;
+	struct acc_pin pin;
+	uint64_t hi;
 };
 
 struct accel_graph {
@@ -163,19 +278,31 @@ struct accel_graph {
 	struct tg_gtask *tasks;
 	uint32_t ntasks, tcap;
 	struct tensormap *tm;		/* capture-local dependencies */
-	/* distinct buffers, a reference each, and the end of the graph's use */
-	struct tg_gbuf { struct accel_buffer *buf; uint64_t hi; } *bufs;
+	struct tg_gbuf **bufs;		/* stable: each holds a pin */
 	uint32_t nbufs, bufcap;
 	struct { uint32_t devi; uint64_t block; } *pins;
 	uint32_t npins, pincap;
+	/* capture.c: the dependencies of the task being captured */
+	struct tg_gdep *scratch;
+	uint32_t nscratch, scratchcap;
+	int scratch_err;
 };
 
 /* per (buffer, line) of an executable: the hull of what the line's tasks touch */
 struct tg_summary {
 	uint32_t line;
+	uint32_t exec_line;		/* index in ge->lines */
 	uint32_t buf;			/* index in graph->bufs */
 	uint64_t lo, hi;
 	bool write, read;
+	uint32_t access;		/* ACCEL_INPUT, _OUTPUT or _INOUT */
+	struct tm_layout lay;		/* [lo, hi) as bytes */
+};
+
+/* a WAIT a launch writes before a line's EXEC: found in its first pass */
+struct tg_lwait {
+	uint32_t line;
+	uint64_t value;
 };
 
 struct tg_exec_line {
@@ -183,7 +310,12 @@ struct tg_exec_line {
 	uint32_t npoints;
 	uint64_t npk;
 	struct accel_buffer *body;
-	uint64_t last_value;		/* absolute value of the last launch's end, 0: none */
+	uint32_t *task_of;		/* per body packet: the graph task, or UINT32_MAX */
+	uint64_t last_value;		/* value of the last launch's end, 0: none */
+	/* launch.c scratch: the WAITs of the launch being staged */
+	struct tg_lwait *waits;
+	uint32_t nwaits;
+	uint64_t found[TM_DEP_KINDS], same_line;
 };
 
 #define TG_TABLES		64u	/* binding tables per device, reused in turn */
@@ -201,6 +333,8 @@ struct accel_graph_exec {
 	struct accel_buffer *tables[ACCEL_TG_MAX_DEVICES];	/* TG_TABLES x 16 addresses */
 	uint64_t *table_last;		/* per table: per exec line, the value it waits for */
 	uint64_t launches;
+	uint32_t nhost;			/* host tasks of the graph */
+	bool zombie;			/* destroyed by the program while it may still run */
 	/*
 	 * ACCEL_TG_TRACE: binding entry @trace_bind (-1: none, the table is
 	 * full) points each launch at its slot of @tstamps, where the lists
@@ -211,62 +345,237 @@ struct accel_graph_exec {
 	struct accel_buffer *tstamps[ACCEL_TG_MAX_DEVICES];
 };
 
-/* taskgraph.c */
-bool tg_id_done(struct accel_tg *tg, uint64_t id);
-uint64_t tg_value(const struct accel_tg *tg, uint64_t id);
-int tg_wait_id(struct accel_tg *tg, uint64_t id, int64_t deadline, const char *what);
-int tg_line_va(struct accel_tg *tg, uint32_t line, uint32_t devi, uint64_t *va);
-int tg_buf_va(struct accel_tg *tg, struct accel_buffer *buf, uint32_t devi, uint64_t *va);
-int tg_buf_index(struct accel_tg *tg, struct accel_buffer *buf);
-void tg_buffer_get(struct accel_buffer *buf);
+static inline int tg_reduce_dtype(enum accel_dtype d)
+{
+	switch (d) {
+	case ACCEL_DTYPE_F32:
+		return DRM_VACCEL_DTYPE_F32;
+	case ACCEL_DTYPE_F16:
+		return DRM_VACCEL_DTYPE_F16;
+	case ACCEL_DTYPE_BF16:
+		return DRM_VACCEL_DTYPE_BF16;
+	case ACCEL_DTYPE_I32:
+		return DRM_VACCEL_DTYPE_I32;
+	case ACCEL_DTYPE_I64:
+		return DRM_VACCEL_DTYPE_I64;
+	case ACCEL_DTYPE_U8:
+		return DRM_VACCEL_DTYPE_U8;
+	default:
+		return -1;
+	}
+}
+
+static inline uint64_t tg_nelems(const struct accel_tensor *t)
+{
+	uint64_t n = 1;
+	uint32_t i;
+
+	for (i = 0; i < t->ndims; i++)
+		n *= t->shape[i];
+	return n;
+}
+
+/* rows of contiguous bytes: innermost stride 1 (or shape 1), or contiguous */
+static inline bool tg_rows_ok(const struct accel_tensor *t)
+{
+	return t->strides[t->ndims - 1] == 1 || t->shape[t->ndims - 1] == 1 ||
+	       accel_tensor_is_contiguous(t);
+}
+
+static inline bool tg_reads(uint32_t a)
+{
+	return a == ACCEL_INPUT || a == ACCEL_INOUT;
+}
+
+static inline bool tg_writes(uint32_t a)
+{
+	return a != ACCEL_INPUT;
+}
+
+/* --- taskgraph.c --- */
+/*
+ * The common checks of every public entry point: @tg not NULL, not called
+ * from one of its own host tasks (-EDEADLK), not in a forked child, not
+ * aborted (-ECANCELED).
+ */
+#define TG_E_ABORT	0x1	/* also fail with -ECANCELED once aborted */
+#define TG_E_FAULT	0x2	/* also fail with the fault that stopped it */
+int tg_enter(struct accel_tg *tg, unsigned int flags, const char *fn);
 int tg_devi_of(const struct accel_tg *tg, const struct accel_device *dev);
-/* @lay: if not NULL, the layouts of the arguments not OUTPUT_NEW */
-int tg_check_task(struct accel_tg *tg, const struct accel_task *task, uint32_t *line,
-		  struct tm_layout *lay);
-int tg_alloc_outputs(struct accel_tg *tg, struct accel_task *task, uint32_t devi);
-void tg_deps_begin(struct accel_tg *tg, uint32_t line, uint64_t id);
-int tg_deps_arg(struct accel_tg *tg, struct tensormap *tm, const struct accel_tensor *t,
-		uint32_t access);
-int tg_reserve(struct accel_tg *tg, struct tg_line *l, unsigned int n);
-/* the WAITs collected since tg_deps_begin(): count and resolve, then write */
-int tg_prepare_waits(struct accel_tg *tg, struct tg_line *l);
-void tg_emit_waits(struct accel_tg *tg, struct tg_line *l);
-int tg_heap_block(struct accel_tg *tg, const struct accel_tensor *t, uint32_t *devi,
-		  uint64_t *block);
-/* the device whose output heap @buf is, or -1 */
-int tg_heap_of(const struct accel_tg *tg, const struct accel_buffer *buf);
+/* the TensorMap's "is this task complete" */
+int tg_tm_done(void *arg, uint64_t id);
+/* @l's signal address (and page handle) on device @devi, importing it once */
+int tg_line_va(struct accel_tg *tg, uint32_t line, uint32_t devi, uint64_t *va);
+int tg_line_handle(struct accel_tg *tg, uint32_t line, uint32_t devi, uint32_t *handle);
+/* may @n more values be handed out on @l? 0 or -EOVERFLOW */
+int tg_line_room(const struct tg_line *l, uint64_t n, const char *what);
 /*
  * Room for @need elements of @size bytes in @arr, whose capacity *@cap
  * doubles from @min: the (maybe moved) array, or NULL (then @arr is
  * unchanged and still owned by the caller).
  */
 void *tg_grow(void *arr, uint32_t *cap, uint32_t need, size_t size, uint32_t min);
-void tg_retire_holds(struct accel_tg *tg);
-void tg_run_host_tasks(struct accel_tg *tg, bool block);
 
+/* --- registry.c --- */
+/* the entry of @buf, registering it (marked fresh) if new: NULL on -ENOMEM */
+struct tg_buf *tg_buf_get(struct accel_tg *tg, struct accel_buffer *buf, int *err);
+struct tg_buf *tg_buf_find(const struct accel_tg *tg, const struct accel_buffer *buf);
+/* a staged submission failed: forget the entries it registered */
+void tg_buf_unstage(struct accel_tg *tg);
+/* it committed: its entries stay */
+void tg_buf_commit_staged(struct accel_tg *tg);
+/* @buf's address on device @devi (importing it there once) */
+int tg_buf_va(struct accel_tg *tg, struct tg_buf *b, uint32_t devi, uint64_t *va);
+/* line @line uses @b up to @value */
+void tg_buf_used(struct tg_buf *b, uint32_t line, uint64_t value);
+/* drop the buffers the program destroyed whose last uses completed */
+void tg_bufs_collect(struct accel_tg *tg);
+void tg_bufs_fini(struct accel_tg *tg);
+
+/* --- validate.c --- */
+/* one argument of a task being submitted */
+struct tg_arg {
+	struct accel_tensor *t;		/* the program's (OUTPUT_NEW: filled at commit) */
+	struct accel_tensor v;		/* the view used (OUTPUT_NEW: as placed) */
+	struct tm_layout lay;
+	uint32_t access;
+	struct tg_buf *b;
+	int32_t heap;			/* heap tensor: its device, else -1 */
+	uint64_t block;
+	bool placed;			/* OUTPUT_NEW block allocated by this call */
+};
+
+struct tg_task {
+	struct accel_task tk;		/* the program's task, size-normalized */
+	uint64_t u0;			/* fill pattern, redop, accumulate, ns */
+	uint32_t line;
+	uint32_t nargs;
+	struct tg_arg a[ACCEL_TASK_MAX_ARGS];
+};
+
+const char *tg_name(const struct accel_task *task);
 /*
- * lower.c: a task's packets. @addr turns (buffer, byte offset) into a
- * device address for the packets; @desc places a MATMUL descriptor in
- * device memory and returns its address.
+ * Copy the program's task (any size from the first release on) into
+ * @tt->tk: 0, -EINVAL (size below the first release), -E2BIG (unknown
+ * non-zero bytes past what this library knows).
+ */
+int tg_task_copy(struct tg_task *tt, const struct accel_task *task);
+/*
+ * Check a task and make each argument's layout (once); picks its line
+ * (without advancing the round-robin). OUTPUT_NEW views are checked for
+ * dtype and shape only. No state changes.
+ */
+int tg_validate(struct accel_tg *tg, struct tg_task *tt, const struct accel_task *task);
+/* the round-robin choice of tg_validate() is taken */
+void tg_commit_line(struct accel_tg *tg, const struct tg_task *tt);
+int tg_check_view(const char *name, uint32_t i, const struct accel_tensor *t,
+		  struct tm_layout *lay);
+int tg_validate_op(uint32_t op, uint32_t nargs, const struct accel_tensor *const *t,
+		   const struct tm_layout *const *lay, const uint32_t *access, uint64_t u0,
+		   const char *name);
+
+/* --- deps.c --- */
+void tg_deps_begin(struct accel_tg *tg, uint32_t line, uint64_t id);
+/* report of the TensorMap (tm_dep_fn) */
+void tg_dep_cb(void *arg, uint64_t task, enum tm_dep_kind kind);
+/*
+ * Drop what completed; import the signals of the rest on device @devi
+ * (cached). Sets deps.nwaits. 0 or -errno; nothing is written.
+ */
+int tg_deps_resolve(struct accel_tg *tg, uint32_t devi);
+/* write deps.nwaits WAITs into reserved ring slots of queue line @l */
+void tg_deps_emit(struct accel_tg *tg, struct tg_line *l);
+/* commit the statistics of what was found */
+void tg_deps_count(struct accel_tg *tg);
+
+/* --- outputs.c --- */
+int tg_heap_get(struct accel_tg *tg, uint32_t devi, struct tg_heap **out);
+/* the device whose output heap @buf is, or -1 */
+int tg_heap_of(const struct accel_tg *tg, const struct accel_buffer *buf);
+/*
+ * Check a heap tensor argument (not OUTPUT_NEW): its block is live, its
+ * generation matches (-ESTALE) and the program still holds it (-EINVAL).
+ */
+int tg_heap_check(struct accel_tg *tg, struct tg_arg *a, const char *name, uint32_t i);
+/* place every OUTPUT_NEW argument (may wait for heap space); undone by tg_outputs_undo() */
+int tg_outputs_place(struct accel_tg *tg, struct tg_task *tt, uint32_t devi);
+void tg_outputs_undo(struct accel_tg *tg, struct tg_task *tt);
+/* write the placed views into the program's tensors */
+void tg_outputs_commit(struct tg_task *tt);
+/* room for the holds of @tt on @l, so that tg_holds_commit() cannot fail */
+int tg_holds_room(struct tg_line *l, const struct tg_task *tt);
+void tg_holds_commit(struct accel_tg *tg, struct tg_line *l, const struct tg_task *tt,
+		     uint64_t value);
+void tg_retire_holds(struct accel_tg *tg);
+/* drop every hold (recovery: the tasks were abandoned) */
+void tg_holds_abandon(struct accel_tg *tg);
+void tg_heaps_fini(struct accel_tg *tg);
+
+/* --- submit.c --- */
+/* lowering into tg->pk: packets, or -errno */
+int tg_lower_eager(struct accel_tg *tg, struct tg_task *tt, struct tg_line *l, uint64_t value);
+
+/* --- host.c --- */
+/* the task graph whose host task this thread runs, or NULL */
+struct accel_tg *tg_in_host_task(void);
+void tg_run_host_tasks(struct accel_tg *tg, bool block);
+void tg_host_free(struct tg_host *h);
+void tg_host_queue(struct accel_tg *tg, struct list *batch);
+void tg_bindings_put(struct accel_tg *tg, struct tg_bindings *b);
+void tg_host_abandon(struct accel_tg *tg);
+void tg_worker_stop(struct accel_tg *tg);
+
+/* --- wait.c --- */
+bool tg_id_done(struct accel_tg *tg, uint64_t id);
+/*
+ * Wait until @id has completed, running ready host tasks meanwhile (unless
+ * the worker does): 0, -ETIMEDOUT, -ECANCELED (aborted), -EIO (a queue of
+ * the task graph faulted), -ENODEV. @what names it in the timeout message.
+ */
+int tg_wait_id(struct accel_tg *tg, uint64_t id, int64_t deadline, const char *what);
+/*
+ * Sleep until @id completes, the deadline passes or the task graph is
+ * aborted (no fault check, no host tasks run): 0, -ETIMEDOUT, -ECANCELED,
+ * -ENODEV. Any thread.
+ */
+int tg_sleep(struct accel_tg *tg, uint64_t id, int64_t deadline);
+/* publish every queue's packets not yet published (a batch about to wait) */
+void tg_flush(struct accel_tg *tg);
+/* wait for @n free slots on a queue line, at most the timeout */
+int tg_reserve(struct accel_tg *tg, struct tg_line *l, unsigned int n);
+/* look at every queue of the task graph: 0, or the fault (logged once) */
+int tg_check_faults(struct accel_tg *tg);
+
+/* --- lower.c --- */
+/*
+ * A task's packets. @addr turns (buffer, byte offset) into a device
+ * address for the packets; @desc places a MATMUL descriptor in device
+ * memory and returns its address.
  */
 struct tg_lower {
 	struct accel_tg *tg;
 	uint32_t devi;
-	int (*addr)(struct tg_lower *lw, struct accel_buffer *buf, uint64_t off, uint64_t *va);
+	int (*addr)(struct tg_lower *lw, const struct tg_arg *a, uint64_t off, uint64_t *va);
 	int (*desc)(struct tg_lower *lw, const struct drm_vaccel_matmul *m, uint64_t *va);
 	void *priv;
 };
 
-int tg_lower_task(struct tg_lower *lw, uint32_t op, struct accel_tensor *const *t, uint64_t u0,
+/* @a: the task's arguments (views and registry entries) */
+int tg_lower_task(struct tg_lower *lw, uint32_t op, const struct tg_arg *a, uint64_t u0,
 		  struct drm_vaccel_packet *out, unsigned int max, const char *name);
-int tg_validate_op(uint32_t op, uint32_t nargs, const struct accel_tensor *const *t,
-		   const uint32_t *access, uint64_t u0, const char *name);
 
-/* graph.c */
-int tg_capture_task(struct accel_tg *tg, struct accel_task *task, uint32_t line);
+/* --- capture.c --- */
+int tg_capture_task(struct accel_tg *tg, struct tg_task *tt);
+const char *tg_op_name(uint32_t op);
 void tg_graph_put(struct accel_graph *g);
+/* index of @buf in g->bufs, g->nbufs if the graph does not use it */
+uint32_t tg_graph_buf_index(const struct accel_graph *g, const struct accel_buffer *buf);
 
-/* trace.c */
+/* --- instantiate.c --- */
+/* free an executable without waiting (task graph teardown) */
+void tg_exec_free(struct accel_graph_exec *ge);
+
+/* --- trace.c --- */
 int tg_trace_init(struct accel_tg *tg, struct tg_line *l);
 void tg_trace_fini(struct tg_line *l);
 /* the TIMESTAMP packet of record @value, @end 0 (start) or 1 (end) */

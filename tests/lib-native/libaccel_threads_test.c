@@ -31,6 +31,15 @@ const char *__tsan_default_options(void)
 #define MAILS		8	/* see worker(): how far a neighbour can run ahead, and more */
 #define SEC		1000000000ll
 
+/* accel_tg_get_stats() with the size set */
+static void tg_stats(const struct accel_tg *tg, struct accel_tg_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	if (accel_tg_get_stats(tg, st))
+		abort();
+}
+
 static struct accel_device *dev;
 static struct accel_signal *box[WORKERS];
 static uint64_t mail[WORKERS][MAILS];	/* plain: ordered by the box signals */
@@ -521,7 +530,7 @@ TEST(taskgraph_worker)
 		if (i % 100 == 0) {
 			ASSERT_EQ(0, accel_tg_map(tg, &y, ACCEL_MAP_READ, 5 * SEC, &m));
 			ASSERT_EQ(0, accel_tg_unmap(tg, m));
-			accel_tg_get_stats(tg, &st);
+			tg_stats(tg, &st);
 			ASSERT_LE(0, accel_tg_trace_write(tg, devnull));
 		}
 	}
@@ -534,7 +543,7 @@ TEST(taskgraph_worker)
 	accel_task_arg(&t, &y, ACCEL_OUTPUT);
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	__atomic_store_n(&fake_signal_write_delay_us, 0, __ATOMIC_RELAXED);
 	ASSERT_EQ(2001, atomic_load(&host_runs));
 	ASSERT_EQ(2001, cell);

@@ -121,7 +121,7 @@ TEST_F_TIMEOUT(seed, i_fan_in, 120)
 		t.queue = r % 2 ? Q - 1 : ACCEL_TG_AUTO;
 		ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL)) TH_LOG("reader %u", r);
 	}
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_LE(R * W, st.deps[0]) TH_LOG("RAW dependencies: %llu",
 					    (unsigned long long)st.deps[0]);
 	ASSERT_EQ(0, accel_tg_sync(tg, 30 * SEC));
@@ -231,7 +231,7 @@ TEST_F_TIMEOUT(seed, ii_lagging_reclaim, 180)
 		ASSERT_EQ(0, accel_tg_submit(tg, &t, &cons[c])) TH_LOG("consumer %u", c);
 		ASSERT_EQ(0, accel_tg_release(tg, &nt[c]));
 	}
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	TH_LOG("before sync: allocs %llu reclaimed %llu stall_heap %llu high water %llu",
 	       (unsigned long long)st.heap_allocs, (unsigned long long)st.heap_reclaimed,
 	       (unsigned long long)st.stall_heap, (unsigned long long)st.heap_high_water);
@@ -256,7 +256,7 @@ TEST_F_TIMEOUT(seed, ii_lagging_reclaim, 180)
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
 	ASSERT_EQ(0, accel_tg_release(tg, &nt[0]));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_LE(N, st.heap_reclaimed);
 	EXPECT_GE(HEAP, st.heap_high_water);
 	accel_tg_destroy(tg);
@@ -425,7 +425,7 @@ TEST_F_TIMEOUT(seed, iv_eager_waits_on_replayed_signals, 600)
 				TH_LOG("task %llu done earlier, not done after launch %u",
 				       (unsigned long long)old_ids[k], i);
 	}
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_EQ(LAUNCHES, st.launches);
 	EXPECT_EQ(2 * LAUNCHES, st.tasks);
 	EXPECT_LE(LAUNCHES, st.waits);
@@ -514,7 +514,7 @@ TEST_F_TIMEOUT(seed, vii_one_ring_slot_per_launch, 300)
 	t0 = tg_now_ns();
 	for (i = 0; i < 48; i++)
 		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0)) TH_LOG("launch %u", i);
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	pk1 = accel_queue_submitted(q);
 	TH_LOG("48 launches submitted in %lld ms behind the DELAY: %llu packets",
 	       (long long)(tg_now_ns() - t0) / MS, (unsigned long long)(pk1 - pk0));
@@ -525,7 +525,7 @@ TEST_F_TIMEOUT(seed, vii_one_ring_slot_per_launch, 300)
 	EXPECT_EQ(0, accel_tg_task_done(tg, did));
 	for (i = 0; i < 20; i++)
 		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0)) TH_LOG("launch %u", i);
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_LT(0, st.stall_ring);
 	ASSERT_EQ(0, accel_tg_sync(tg, 120 * SEC));
 	TH_LOG("68 launches of %u tasks done in %lld ms", TASKS,
@@ -592,7 +592,7 @@ static void vii_replay(struct __test_metadata *_metadata, struct accel_device *d
 					TH_LOG("launch %u, history %u, element %u", i, k, j);
 		memset(hist, 0, HIST * fills * 4);
 	}
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	TH_LOG("%u launches of %u tasks: %lld ms, stall_ring %llu, waits %llu", launches,
 	       tasks, (long long)(tg_now_ns() - t0) / MS, (unsigned long long)st.stall_ring,
 	       (unsigned long long)st.waits);

@@ -267,7 +267,7 @@ TEST_F(tg, submit_errors)
 	accel_task_prep_fill(&t, &z, ACCEL_OUTPUT_NEW, 1);
 	EXPECT_EQ(-EINVAL, accel_tg_submit(tg, &t, &id));
 
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_EQ(0, st.tasks);
 	EXPECT_EQ(0, st.heap_allocs);
 	EXPECT_EQ(77, id);					/* untouched on failure */
@@ -829,7 +829,7 @@ TEST_F(tg, output_new_reuse)
 	for (r = 0; r < ROUNDS; r++)
 		for (i = 0; i < ELEMS; i++)
 			ASSERT_EQ(0x1000 + r, out[r * ELEMS + i]) TH_LOG("round %u elem %u", r, i);
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_EQ(0, st.heap_used);
 	EXPECT_EQ(ROUNDS, st.heap_allocs);
 	EXPECT_EQ(ROUNDS, st.heap_reclaimed);
@@ -864,14 +864,14 @@ TEST_F(tg, output_new_reuse)
 	for (i = 0; i < held; i++)
 		ASSERT_EQ(0, accel_tg_release(tg, &n[i]));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_EQ(0, st.heap_used);
 	/* and the heap works again */
 	extra.shape[0] = ELEMS;
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
 	ASSERT_EQ(0, accel_tg_release(tg, &extra));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_EQ(0, st.heap_used);
 	accel_tg_destroy(tg);
 	accel_buffer_destroy(ob);
@@ -953,7 +953,7 @@ static void host_tasks(struct __test_metadata *_metadata, struct accel_device *d
 	EXPECT_EQ(41, rec.seen);			/* after the fill */
 	for (i = 0; i < N; i++)
 		ASSERT_EQ(42, u[2 * N + i]) TH_LOG("copy of the host's output, %u", i);
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_EQ(1, st.host_tasks);
 	EXPECT_EQ(4, st.tasks);
 	EXPECT_LE(1, st.waits);			/* queue 1 waits for the host task */
@@ -1030,7 +1030,7 @@ TEST_F(tg, map_waits_exactly)
 	ASSERT_EQ(0, accel_tg_map(tg, &x, ACCEL_MAP_WRITE, 10 * SEC, (void **)&p));
 	EXPECT_EQ(1, accel_tg_task_done(tg, rx));
 	EXPECT_EQ(0, accel_tg_unmap(tg, p));
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_LE(2, st.stall_map);
 	accel_tg_destroy(tg);
 	accel_buffer_destroy(b);
@@ -1119,14 +1119,14 @@ TEST_F(tg, cross_queue)
 	accel_task_prep_fill(&t, &x, ACCEL_OUTPUT, 77);
 	t.queue = 0;
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
-	accel_tg_get_stats(tg, &s0);
+	tg_stats(tg, &s0);
 	EXPECT_EQ(1, s0.deps[2]);			/* WAW, same queue */
 	EXPECT_EQ(1, s0.deps_same_queue);
 	EXPECT_EQ(0, s0.waits);
 	ASSERT_EQ(0, tg_copy(tg, &y, &x, 1));
 	ASSERT_EQ(0, tg_copy(tg, &z, &y, 0));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
-	accel_tg_get_stats(tg, &s1);
+	tg_stats(tg, &s1);
 	EXPECT_EQ(2, s1.deps[0]);			/* RAW x, RAW y */
 	EXPECT_EQ(2, s1.waits);
 	EXPECT_EQ(1, s1.deps_same_queue);
@@ -1172,7 +1172,7 @@ TEST_F(tg, dot_dump)
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
 	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
 	EXPECT_EQ(3, accel_graph_num_tasks(g));
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_EQ(3, st.captured);
 	EXPECT_EQ(0, st.tasks);
 	f = open_memstream(&dot, &len);
@@ -1393,7 +1393,7 @@ TEST_F(tg, stats_numbers)
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
 	accel_task_prep_fill(&t, &x, ACCEL_OUTPUT, 2);		/* T3: WAR T2, WAW T1 */
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_EQ(4, st.tasks);
 	EXPECT_EQ(1, st.deps[0]);
 	EXPECT_EQ(1, st.deps[1]);
@@ -1425,7 +1425,7 @@ TEST_F(tg, stats_numbers)
 	accel_task_arg(&t, &il, ACCEL_INPUT);
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_EQ(6, st.tasks);
 	EXPECT_LE(1, st.fallbacks);
 	EXPECT_LE(2, st.deps[0]);
@@ -1547,7 +1547,7 @@ TEST(two_devices)
 		ASSERT_EQ(0xD00D, u1[N + i]) TH_LOG("device 1 fill %u", i);
 		ASSERT_EQ(0xC0FFEE, u0[i]) TH_LOG("device 0 copy back %u", i);
 	}
-	accel_tg_get_stats(tg, &st);
+	tg_stats(tg, &st);
 	EXPECT_LE(2, st.waits);				/* 0 -> 1 and 1 -> 0 */
 
 	/*

@@ -16,6 +16,15 @@
 
 #define MS		1000000ll
 
+/* accel_tg_get_stats() with the size set */
+static inline void tg_stats(const struct accel_tg *tg, struct accel_tg_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	if (accel_tg_get_stats(tg, st))
+		abort();
+}
+
 /* A contiguous 1-D view of @n elements at byte @off. */
 static inline struct accel_tensor tv1(struct accel_buffer *b, uint64_t off,
 				      enum accel_dtype dt, uint64_t n)

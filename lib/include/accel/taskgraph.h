@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <accel/queue.h>
 #include <accel/tensor.h>
 
 #ifdef __cplusplus
@@ -162,6 +163,10 @@ enum accel_task_op {
 
 /**
  * struct accel_task - a task to submit
+ * @size: sizeof(struct accel_task), set by accel_task_init(): a task of a
+ *	program built against an older release keeps working, one of a newer
+ *	release is accepted if the fields this library does not know are zero
+ *	(else -E2BIG)
  * @op: enum accel_task_op
  * @device: index of the device (in accel_tg_create()'s @devs), or
  *	ACCEL_TG_AUTO: the device of the first argument's buffer (device 0
@@ -180,6 +185,7 @@ enum accel_task_op {
  * @host: ACCEL_TASK_HOST: the function and its argument
  */
 struct accel_task {
+	uint32_t size;
 	uint32_t op;
 	uint32_t device;
 	uint32_t queue;
@@ -199,6 +205,7 @@ struct accel_task {
 static inline void accel_task_init(struct accel_task *task, uint32_t op, const char *name)
 {
 	memset(task, 0, sizeof(*task));
+	task->size = sizeof(*task);
 	task->op = op;
 	task->device = ACCEL_TG_AUTO;
 	task->queue = ACCEL_TG_AUTO;
@@ -277,7 +284,8 @@ static inline void accel_task_prep_host(struct accel_task *task, void (*fn)(void
 /**
  * accel_tg_submit() - submit (eager) or record (capturing) a task
  * @tg: the task graph
- * @task: the task; OUTPUT_NEW arguments' tensors are filled in
+ * @task: the task (accel_task_init() or a prep helper sets its size);
+ *	OUTPUT_NEW arguments' tensors are filled in
  * @id: if not NULL, the task's id (for accel_tg_task_wait()); 0 while
  *	capturing; left alone on failure
  *
@@ -286,16 +294,44 @@ static inline void accel_task_prep_host(struct accel_task *task, void (*fn)(void
  * into its queue's ring and publishes them (waiting for ring room at most
  * the timeout). A host task is queued and run when ready.
  *
- * Return: 0; -EINVAL for a bad task (op, argument count, access, view,
- * dtype, shape mismatch; the log names the task and argument); -ENOENT
- * for a buffer of a device the task graph does not have; -E2BIG for a
- * task needing more packets than a ring holds, or an OUTPUT_NEW tensor
- * larger than the output heap; -EDEADLK when heap space
- * can never come back (the log names the tensor or task holding it);
- * -ETIMEDOUT; -EIO if a queue faulted; -ENOMEM; -ENODEV. No syscall on the
- * usual path.
+ * A submission that fails changes nothing: no dependency is registered, no
+ * heap block kept, no ring slot used, the program's tensors are untouched.
+ *
+ * Return: 0; -EINVAL for a bad task (size, op, argument count, access,
+ * view, dtype, shape mismatch, overlapping COPY operands, an accumulating
+ * MATMUL whose C is not INOUT; the log names the task and argument);
+ * -ENOENT for a buffer of a device the task graph does not have; -ESTALE
+ * for a heap tensor that was released or whose block was reclaimed;
+ * -E2BIG for a task needing more packets than its ring holds (at most
+ * min(1024, ring size) packets, a strided view lowers to one per row), an
+ * OUTPUT_NEW tensor larger than the output heap, or a @task of a newer
+ * release with fields this one does not know set; -EDEADLK when heap space
+ * can never come back (the log names the block and what holds it), or when
+ * called from one of the task graph's own host tasks; -ETIMEDOUT;
+ * -ECANCELED after accel_tg_abort(); -EIO after a fault of one of its
+ * queues (accel_tg_status()); -ECHILD in a forked child; -EOVERFLOW when a
+ * queue's timeline values are exhausted (2^48); -ENOMEM; -ENODEV. No
+ * syscall on the usual path.
  */
 int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint64_t *id);
+
+/**
+ * accel_tg_submit_batch() - submit several tasks, one doorbell per queue
+ * @tg: the task graph
+ * @tasks: @n tasks, submitted in order (later ones depend on earlier ones
+ *	like separate submissions)
+ * @n: how many
+ * @ids: if not NULL, @n ids (as accel_tg_submit())
+ *
+ * Each task is checked and committed as by accel_tg_submit(); the queues'
+ * doorbells are rung once at the end (or before any wait for room). A task
+ * that fails stops the batch: the ones before it stay submitted.
+ *
+ * Return: the number of tasks submitted (@n when all were), or, when the
+ * first one failed, its error as accel_tg_submit().
+ */
+int accel_tg_submit_batch(struct accel_tg *tg, struct accel_task *const *tasks, unsigned int n,
+			  uint64_t *ids);
 
 /**
  * accel_tg_release() - give up an OUTPUT_NEW tensor
@@ -305,8 +341,12 @@ int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint64_t *id);
  * Its heap block is reclaimed once every task that read or wrote it has
  * completed (or, for a graph's tensor, when the graph is destroyed).
  *
- * Return: 0; -ENOENT if @t is not in a live heap block; -EINVAL if it was
- * already released. No syscall.
+ * Return: 0; -ENOENT if @t is not a view of the task graph's output heap;
+ * -EINVAL if it was already released (its block still in use) or carries
+ * no generation (a view must be derived from the tensor accel_tg_submit()
+ * filled: slice, permute, transpose, reshape keep the generation);
+ * -ESTALE if its block was reclaimed since (the memory may belong to
+ * another tensor now: nothing is freed). No syscall.
  */
 int accel_tg_release(struct accel_tg *tg, const struct accel_tensor *t);
 
@@ -324,7 +364,11 @@ int accel_tg_task_done(struct accel_tg *tg, uint64_t id);
  *
  * Runs ready host tasks meanwhile (unless a worker does).
  *
- * Return: 0, -ETIMEDOUT, -EIO, -EINVAL, -ENODEV. May sleep.
+ * Return: 0; -ETIMEDOUT; -EIO when a queue of the task graph faulted (the
+ * task graph's own queues only: a fault of another queue on the same device
+ * does not end the wait); -ECANCELED after accel_tg_abort(); -EINVAL for an
+ * id never handed out; -EDEADLK from a host task of the same task graph;
+ * -ENODEV. May sleep.
  */
 int accel_tg_task_wait(struct accel_tg *tg, uint64_t id, int64_t timeout_ns);
 
@@ -341,10 +385,23 @@ int accel_tg_sync(struct accel_tg *tg, int64_t timeout_ns);
  * accel_tg_start_worker() - run host tasks on a thread of the library's
  * @tg: the task graph
  *
- * Return: 0, -EBUSY if one runs, -EAGAIN (pthread_create). The worker
- * stops in accel_tg_destroy().
+ * Return: 0, -EBUSY if one runs, -ENOMEM (no thread could be created). The
+ * worker stops in accel_tg_destroy().
  */
 int accel_tg_start_worker(struct accel_tg *tg);
+
+/**
+ * accel_tg_host_buffer() - inside a host task: the buffer bound for its launch
+ * @captured: a buffer the captured graph uses
+ *
+ * A host task of a graph launch may read or write the graph's buffers; a
+ * launch may bind others in their place (struct accel_binding). Called
+ * from within the host task, this returns the buffer that stands for
+ * @captured in the launch that runs it (@captured itself when it is not
+ * rebound, when the task is an eager one, or outside a host task). No
+ * syscall.
+ */
+struct accel_buffer *accel_tg_host_buffer(struct accel_buffer *captured);
 
 #define ACCEL_MAP_READ		(1u << 0)
 #define ACCEL_MAP_WRITE		(1u << 1)
@@ -363,9 +420,12 @@ int accel_tg_start_worker(struct accel_tg *tg);
  * read it) wait for the unmap: the host's access is ordered before them.
  *
  * Return: 0; -EINVAL (flags, view); -ENOENT for a buffer of a device the
- * task graph does not have; -EBUSY with ACCEL_TG_MAX_MAPS maps open;
- * -ETIMEDOUT; -EIO; -ENOMEM (RLIMIT_MEMLOCK, the host mapping pins the
- * buffer). May sleep.
+ * task graph does not have; -EACCES for ACCEL_MAP_WRITE of a sealed or
+ * read-only buffer; -ESTALE for a released heap tensor; -EBUSY with
+ * ACCEL_TG_MAX_MAPS maps open; -EDEADLK when it would wait for another
+ * open map of the task graph (unmap that one first: only this thread
+ * could); -ETIMEDOUT; -EIO; -ECANCELED; -ENOMEM (RLIMIT_MEMLOCK, the host
+ * mapping pins the buffer). May sleep.
  */
 int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, uint32_t flags,
 		 int64_t timeout_ns, void **ptr);
@@ -485,7 +545,11 @@ int accel_graph_exec_wait(struct accel_graph_exec *ge, int64_t timeout_ns);
 
 /**
  * struct accel_tg_stats - what a task graph did
- * @tasks: tasks submitted eagerly (device and host)
+ * @size: in: sizeof(struct accel_tg_stats) as the program knows it (at
+ *	least the first release's); out: unchanged
+ * @tasks: tasks submitted eagerly (device and host; the tasks of graph
+ *	launches are not counted here, nor in @deps, @waits or the stalls:
+ *	the statistics count eager work, and launches as launches)
  * @host_tasks: host tasks run (a host task seen done is counted)
  * @captured: tasks recorded in graphs
  * @launches: graph launches
@@ -494,6 +558,8 @@ int accel_graph_exec_wait(struct accel_graph_exec *ge, int64_t timeout_ns);
  * @waits: WAIT packets written (cross-queue, cross-device and host deps,
  *	after collapsing several producers of one queue to the latest)
  * @fallbacks: overlap decisions made by the conservative byte-hull test
+ * @capped: of which because an exact decision would have taken too many
+ *	steps (two strided views with very many blocks)
  * @tm_live: TensorMap entries alive now
  * @tm_max_live: the most there have been
  * @heap_used: output heap bytes in use now (all devices)
@@ -503,20 +569,103 @@ int accel_graph_exec_wait(struct accel_graph_exec *ge, int64_t timeout_ns);
  * @stall_ring: submissions that waited for ring room
  * @stall_heap: allocations that waited for heap space
  * @stall_map: maps that waited for tasks
+ * @buffers: buffers the task graph keeps an index of now (those the
+ *	program destroyed go once their last uses completed)
  */
 struct accel_tg_stats {
+	uint32_t size;
+	uint32_t pad;
 	uint64_t tasks, host_tasks, captured, launches;
 	uint64_t deps[3];
 	uint64_t deps_same_queue;
 	uint64_t waits;
-	uint64_t fallbacks;
+	uint64_t fallbacks, capped;
 	uint64_t tm_live, tm_max_live;
 	uint64_t heap_used, heap_high_water, heap_allocs, heap_reclaimed;
 	uint64_t stall_ring, stall_heap, stall_map;
+	uint64_t buffers;
 };
 
-/** accel_tg_get_stats() - a snapshot of the statistics. No syscall. */
-void accel_tg_get_stats(const struct accel_tg *tg, struct accel_tg_stats *st);
+/**
+ * accel_tg_get_stats() - a snapshot of the statistics
+ * @tg: the task graph
+ * @st: filled; the caller sets @st->size first
+ *
+ * Return: 0, or -EINVAL for NULL or a size below the first release's. No
+ * syscall.
+ */
+int accel_tg_get_stats(const struct accel_tg *tg, struct accel_tg_stats *st);
+
+/**
+ * struct accel_tg_status - why a task graph stopped
+ * @size: in: sizeof(struct accel_tg_status) as the program knows it (at
+ *	least the first release's); out: unchanged
+ * @error: 0 (running), -EIO (a queue faulted), -ECANCELED (aborted),
+ *	-ENODEV (a device was removed)
+ * @device: the faulted queue's device (an index of the task graph's)
+ * @queue: and its queue index on that device
+ * @graph_task: inside a graph launch, the index of the graph's task whose
+ *	packet faulted (UINT32_MAX: not in a launch, or not known)
+ * @task: the id of the task (or launch) whose packet faulted, 0 if not known
+ * @task_name: its name, or that of the graph's task
+ * @fault: the queue's fault record (code, ring index, packet, address, EXEC
+ *	depth)
+ */
+struct accel_tg_status {
+	uint32_t size;
+	int32_t error;
+	uint32_t device, queue;
+	uint32_t graph_task;
+	uint32_t pad;
+	uint64_t task;
+	char task_name[32];
+	struct accel_queue_fault fault;
+};
+
+/**
+ * accel_tg_status() - is the task graph running, and if not, why
+ * @tg: the task graph
+ * @st: filled; the caller sets @st->size first
+ *
+ * Reads the queues' control pages (no syscall). The first time a fault is
+ * seen it is also logged with the task's name.
+ *
+ * Return: @st->error (0: running), or -EINVAL for NULL or a too small size.
+ */
+int accel_tg_status(struct accel_tg *tg, struct accel_tg_status *st);
+
+/**
+ * accel_tg_abort() - make every wait of the task graph return now
+ * @tg: the task graph
+ *
+ * From any thread, and from a signal handler (one atomic store and one
+ * SIGNAL_WRITE ioctl per device, nothing else): every host wait of the
+ * task graph (task waits, sync, maps, waits for ring room or heap space,
+ * the worker's) returns -ECANCELED within a few milliseconds, and every
+ * later call that submits or waits fails with -ECANCELED until
+ * accel_tg_recover(). Work already on the devices is not stopped (a
+ * recovery does that).
+ *
+ * Return: 0, -EINVAL for NULL.
+ */
+int accel_tg_abort(struct accel_tg *tg);
+
+/**
+ * accel_tg_recover() - abandon the in-flight work and start again
+ * @tg: the task graph, stopped by a fault or an abort (or not)
+ *
+ * Replaces every queue of the task graph by a new one (the old ones stop;
+ * their work and host tasks not yet run are abandoned), counts the
+ * abandoned work as done on every timeline (so nothing waits for it),
+ * empties the dependency state and lets the heap take back what in-flight
+ * tasks held. Buffers, heap tensors the program holds, graphs and
+ * executables stay usable. The new queues are made first: a recovery that
+ * fails changes nothing.
+ *
+ * Return: 0; -EBUSY while a map is open; as accel_queue_create(). Some
+ * syscalls.
+ */
+int accel_tg_recover(struct accel_tg *tg);
 
 /**
  * accel_tg_trace_write() - Chrome/Perfetto trace of executed tasks

@@ -91,6 +91,11 @@ enum accel_access {
  * @ndims: number of dimensions, 1 to ACCEL_TENSOR_MAX_DIMS
  * @shape: elements per dimension
  * @strides: element strides per dimension, each > 0
+ * @gen: for a tensor the task graph placed in its output heap
+ *	(ACCEL_OUTPUT_NEW), the generation of its heap block, set by the
+ *	library; views derived with accel_tensor_slice(), _permute(),
+ *	_transpose() and _reshape() keep it; 0 for every other view
+ *	(accel_tensor_init() sets 0)
  */
 struct accel_tensor {
 	struct accel_buffer *buf;
@@ -99,6 +104,7 @@ struct accel_tensor {
 	uint32_t ndims;
 	uint64_t shape[ACCEL_TENSOR_MAX_DIMS];
 	uint64_t strides[ACCEL_TENSOR_MAX_DIMS];
+	uint64_t gen;
 };
 
 /** accel_dtype_size() - bytes per element of @dtype, 0 for an unknown type */
@@ -180,6 +186,7 @@ static inline int accel_tensor_init(struct accel_tensor *t, struct accel_buffer 
 	t->offset = offset;
 	t->dtype = dtype;
 	t->ndims = ndims;
+	t->gen = 0;
 	for (i = ndims; i-- > 0;) {
 		t->shape[i] = shape[i];
 		t->strides[i] = stride;
@@ -310,8 +317,9 @@ static inline int accel_tensor_is_contiguous(const struct accel_tensor *t)
 static inline int accel_tensor_reshape(struct accel_tensor *t, uint32_t ndims,
 				       const uint64_t *shape)
 {
-	uint64_t n0 = 1, n1 = 1;
+	uint64_t n0 = 1, n1 = 1, gen = t->gen;
 	uint32_t i;
+	int ret;
 
 	if (ndims < 1 || ndims > ACCEL_TENSOR_MAX_DIMS || !accel_tensor_is_contiguous(t))
 		return -EINVAL;
@@ -324,7 +332,9 @@ static inline int accel_tensor_reshape(struct accel_tensor *t, uint32_t ndims,
 	}
 	if (n0 != n1)
 		return -EINVAL;
-	return accel_tensor_init(t, t->buf, t->offset, t->dtype, ndims, shape);
+	ret = accel_tensor_init(t, t->buf, t->offset, t->dtype, ndims, shape);
+	t->gen = gen;
+	return ret;
 }
 
 #ifdef __cplusplus
