@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Buffers: create, destroy, host mapping, sealing, dma-buf export and
- * import. Every buffer gets a device address from the device's VA
- * allocator and is bound there (VM_BIND) with the access it needs; the
- * unbind is automatic. Imports are deduplicated by GEM handle (handles are
- * per file: closing one copy would close them all).
+ * import, and the library's own references (pins). Every buffer gets a
+ * device address from the device's VA allocator and is bound there
+ * (VM_BIND) with the access it needs; the unbind is automatic. Imports are
+ * deduplicated by GEM handle (handles are per file: closing one copy would
+ * close them all). See struct accel_buffer for who holds a buffer and the
+ * locking.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -90,6 +92,8 @@ static int map_locked(struct accel_buffer *b, int prot)
 	return 0;
 }
 
+void (*acc_test_hook)(int where, const void *obj);
+
 int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, uint32_t vm_flags,
 		   int map_prot, bool internal, struct accel_buffer **out)
 {
@@ -110,8 +114,10 @@ int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, u
 	b->handle = c.handle;
 	b->size = c.size;
 	b->vm_flags = vm_flags;
-	b->refs = 1;
+	/* the program's buffer, or the library's own (a ring, a signal page) */
+	b->refs = internal ? 0 : 1;
 	b->internal = internal;
+	list_init(&b->pins);
 	pthread_mutex_lock(&dev->lock);
 	ret = place(b);
 	if (!ret && map_prot)
@@ -133,13 +139,18 @@ int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, u
 	return 0;
 }
 
-/* Unmap, unbind, close, free: the last reference. */
-void acc_buffer_free(struct accel_buffer *b)
+/*
+ * The last holder went: unlink, unmap, unbind and close the handle, all
+ * under dev->lock (held), so that no import can find the buffer once its
+ * handle may be closed, and no import can get the handle back from the
+ * kernel while the buffer is still in the table. The caller frees @b
+ * after unlocking.
+ */
+static void release_locked(struct accel_buffer *b)
 {
 	struct accel_device *dev = b->dev;
 	int ret;
 
-	pthread_mutex_lock(&dev->lock);
 	list_del(&b->node);
 	by_handle_del(dev, b);
 	if (b->host)
@@ -152,8 +163,79 @@ void acc_buffer_free(struct accel_buffer *b)
 		va_free(&dev->va, b->va);
 	}
 	tp_gem_close(&dev->tp, b->handle);
+}
+
+static bool held_locked(const struct accel_buffer *b)
+{
+	return b->refs || b->internal || !list_empty(&b->pins);
+}
+
+/*
+ * The library lets go of its own buffer (a ring, a signal page): freed now
+ * unless the program imported it too (then it is the program's from here).
+ */
+void acc_buffer_free(struct accel_buffer *b)
+{
+	struct accel_device *dev = b->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	if (b->internal) {
+		b->internal = false;
+		if (held_locked(b)) {
+			list_del(&b->node);
+			list_add_tail(&dev->buffers, &b->node);
+			pthread_mutex_unlock(&dev->lock);
+			return;
+		}
+	}
+	release_locked(b);
 	pthread_mutex_unlock(&dev->lock);
 	free(b);
+}
+
+/* accel_device_close(): free @b whoever holds it (dev->lock held). */
+void acc_buffer_release_all_locked(struct accel_buffer *b)
+{
+	while (!list_empty(&b->pins))
+		list_del(b->pins.next);	/* the pin's node is self-linked again */
+	b->refs = 0;
+	b->internal = false;
+	release_locked(b);
+	free(b);
+}
+
+void acc_buffer_pin(struct accel_buffer *buf, struct acc_pin *pin)
+{
+	pthread_mutex_lock(&buf->dev->lock);
+	list_add_tail(&buf->pins, &pin->node);
+	pthread_mutex_unlock(&buf->dev->lock);
+}
+
+void acc_buffer_unpin(struct accel_buffer *buf, struct acc_pin *pin)
+{
+	struct accel_device *dev = buf->dev;
+	bool freed = false;
+
+	pthread_mutex_lock(&dev->lock);
+	list_del(&pin->node);
+	if (!held_locked(buf)) {
+		release_locked(buf);
+		freed = true;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (freed)
+		free(buf);
+}
+
+bool acc_buffer_orphaned(const struct accel_buffer *buf)
+{
+	struct accel_device *dev = buf->dev;
+	bool orphaned;
+
+	pthread_mutex_lock(&dev->lock);
+	orphaned = !buf->refs;
+	pthread_mutex_unlock(&dev->lock);
+	return orphaned;
 }
 
 ACCEL_API int accel_buffer_create(struct accel_device *dev, uint64_t size, uint32_t flags,
@@ -187,19 +269,40 @@ ACCEL_API int accel_buffer_create(struct accel_device *dev, uint64_t size, uint3
 ACCEL_API void accel_buffer_destroy(struct accel_buffer *buf)
 {
 	struct accel_device *dev;
+	struct list *l;
+	bool freed = false;
 
 	if (!buf)
 		return;
 	dev = buf->dev;
+	/* the decision and the unlink in one critical section (see release_locked()) */
 	pthread_mutex_lock(&dev->lock);
-	if (buf->refs > 1) {
-		buf->refs--;
+	if (!buf->refs) {
+		pthread_mutex_unlock(&dev->lock);
+		acc_err("buffer_destroy: %s: buffer 0x%llx has no reference of the program left",
+			dev->path, (unsigned long long)buf->va);
+		return;
+	}
+	if (--buf->refs) {
 		pthread_mutex_unlock(&dev->lock);
 		return;
 	}
+	ACC_HOOK(ACC_HOOK_BUFFER_LAST_REF, buf);
+	for (l = buf->pins.next; l != &buf->pins; l = l->next) {
+		struct acc_pin *pin = container_of(l, struct acc_pin, node);
+
+		if (pin->orphaned)
+			pin->orphaned(pin);
+	}
+	if (!held_locked(buf)) {
+		release_locked(buf);
+		freed = true;
+	}
 	pthread_mutex_unlock(&dev->lock);
-	acc_trace("%s: destroy buffer 0x%llx", dev->path, (unsigned long long)buf->va);
-	acc_buffer_free(buf);
+	acc_trace("%s: destroy buffer 0x%llx%s", dev->path, (unsigned long long)buf->va,
+		  freed ? "" : " (pinned by the library: kept)");
+	if (freed)
+		free(buf);
 }
 
 ACCEL_API uint64_t accel_buffer_va(const struct accel_buffer *buf)
@@ -314,8 +417,11 @@ ACCEL_API int accel_buffer_export(struct accel_buffer *buf, uint32_t flags, int 
 	return ret;
 }
 
-/* An import, placed (or an existing buffer with one more reference). */
-static int import(struct accel_device *dev, int fd, uint32_t flags, bool internal,
+/*
+ * An import, placed (or an existing buffer found by its GEM handle): with
+ * one more reference of the program, or pinned by @pin for the library.
+ */
+static int import(struct accel_device *dev, int fd, uint32_t flags, struct acc_pin *pin,
 		  struct accel_buffer **out)
 {
 	struct drm_vaccel_bo_info info = { 0 };
@@ -336,8 +442,14 @@ static int import(struct accel_device *dev, int fd, uint32_t flags, bool interna
 	}
 	b = by_handle_find(dev, handle);
 	if (b) {
-		/* the same dma-buf (or our own buffer) again: one more reference */
-		b->refs++;
+		/*
+		 * the same dma-buf (or our own buffer) again: one more holder
+		 * (a buffer only pinned gets a reference of the program back)
+		 */
+		if (pin)
+			list_add_tail(&b->pins, &pin->node);
+		else
+			b->refs++;
 		*out = b;
 		goto out;
 	}
@@ -359,8 +471,11 @@ static int import(struct accel_device *dev, int fd, uint32_t flags, bool interna
 	b->handle = handle;
 	b->size = info.size;
 	b->imported = true;
-	b->internal = internal;
-	b->refs = 1;
+	list_init(&b->pins);
+	if (pin)
+		list_add_tail(&b->pins, &pin->node);
+	else
+		b->refs = 1;
 	b->sealed = info.status & DRM_VACCEL_BO_STATUS_SEALED;
 	b->read_only = ro || b->sealed || flags & ACCEL_BUFFER_DEVICE_READ_ONLY;
 	b->flags = flags;
@@ -375,12 +490,14 @@ static int import(struct accel_device *dev, int fd, uint32_t flags, bool interna
 		ret = place(b);
 	}
 	if (ret) {
+		if (pin)
+			list_del(&pin->node);
 		tp_gem_close(&dev->tp, handle);
 		free(b);
 		goto out;
 	}
 	by_handle_add(dev, b);
-	list_add_tail(internal ? &dev->internal : &dev->buffers, &b->node);
+	list_add_tail(&dev->buffers, &b->node);
 	*out = b;
 out:
 	pthread_mutex_unlock(&dev->lock);
@@ -398,12 +515,21 @@ ACCEL_API int accel_buffer_import(struct accel_device *dev, int fd, uint32_t fla
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
-	return import(dev, fd, flags, false, out);
+	return import(dev, fd, flags, NULL, out);
 }
 
-int acc_buffer_import_internal(struct accel_device *dev, int fd, struct accel_buffer **out)
+int acc_buffer_import_pinned(struct accel_device *dev, int fd, struct acc_pin *pin,
+			     struct accel_buffer **out)
 {
-	return import(dev, fd, 0, true, out);
+	int ret = acc_check_dev(dev, "buffer_import");
+
+	if (ret)
+		return ret;
+	if (!pin || !out)
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+	return import(dev, fd, 0, pin, out);
 }
 
 /* TEMPORARY shim: pins count as references */

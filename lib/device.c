@@ -237,24 +237,28 @@ ACCEL_API void accel_device_close(struct accel_device *dev)
 
 	if (!dev)
 		return;
+	/* the queues first: nothing runs on what is unbound next */
 	while (!list_empty(&dev->queues))
 		accel_queue_destroy(container_of(dev->queues.next, struct accel_queue, node));
 	while (!list_empty(&dev->signals))
 		accel_signal_destroy(container_of(dev->signals.next, struct accel_signal, node));
-	while (!list_empty(&dev->buffers)) {
-		struct accel_buffer *b = container_of(dev->buffers.next, struct accel_buffer, node);
-
-		b->refs = 1;	/* every import reference goes with the device */
-		accel_buffer_destroy(b);
-	}
 	acc_device_remove_sigimports(dev);
-	for (i = 0; i < dev->npages; i++) {
-		acc_buffer_free(dev->pages[i]->buf);
-		free(dev->pages[i]);
-	}
-	free(dev->pages);
+	/*
+	 * Every buffer goes, whatever references and pins it still has: the
+	 * program's and imported ones, then the signal pages and anything
+	 * else of the library's own.
+	 */
+	pthread_mutex_lock(&dev->lock);
+	while (!list_empty(&dev->buffers))
+		acc_buffer_release_all_locked(container_of(dev->buffers.next, struct accel_buffer,
+							   node));
 	while (!list_empty(&dev->internal))
-		acc_buffer_free(container_of(dev->internal.next, struct accel_buffer, node));
+		acc_buffer_release_all_locked(container_of(dev->internal.next, struct accel_buffer,
+							   node));
+	pthread_mutex_unlock(&dev->lock);
+	for (i = 0; i < dev->npages; i++)
+		free(dev->pages[i]);
+	free(dev->pages);
 	slots_fini(&dev->slots);
 	va_fini(&dev->va);
 	tp_close(&dev->tp);

@@ -70,6 +70,20 @@ void acc_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 #define acc_trace(...)	\
 	do { if (acc_log_enabled(ACCEL_LOG_TRACE)) acc_log(ACCEL_LOG_TRACE, __VA_ARGS__); } while (0)
 
+/*
+ * Test hooks: tests/lib/ sets acc_test_hook (a hidden symbol, reachable
+ * from a program linked statically with libaccel.a) to stop a thread at a
+ * fixed point and widen a race window deterministically. NULL otherwise:
+ * one predictable branch.
+ */
+enum acc_hook {
+	ACC_HOOK_BUFFER_LAST_REF,	/* the program's last reference is going (buffer) */
+	ACC_HOOK_SIGIMPORT_MISS,	/* a signal page is not imported yet (page uid) */
+};
+extern void (*acc_test_hook)(int where, const void *obj);
+#define ACC_HOOK(where, obj) \
+	do { if (__builtin_expect(acc_test_hook != NULL, 0)) acc_test_hook(where, obj); } while (0)
+
 /* ACCEL_SPIN_NS: how long host waits spin before they sleep (default 20 us) */
 int64_t acc_spin_ns(void);
 
@@ -108,10 +122,36 @@ static inline bool acc_ge(uint64_t v, uint64_t target)
 }
 
 /* --- objects --- */
+
+/*
+ * A pin: the library's own hold on a buffer (see acc_buffer_pin()). The
+ * holder embeds it; @node is on the buffer's pin list while it pins.
+ */
+struct acc_pin {
+	struct list node;
+	void (*orphaned)(struct acc_pin *pin);
+};
+
+/*
+ * A buffer lives while anything holds it: the program's references
+ * (@refs: accel_buffer_create() and each accel_buffer_import() of the same
+ * dma-buf, deduplicated by GEM handle), the library's pins (@pins) and,
+ * for a ring or a signal page, the library's ownership (@internal). When
+ * the last holder goes, the buffer is unlinked from the handle table,
+ * unmapped, unbound and its handle closed in one critical section under
+ * dev->lock, so that an import racing with it either finds a live buffer
+ * with a valid handle or does not find it at all.
+ *
+ * Locking: @refs, @pins, @internal, @node, @hnext, @host, @host_prot,
+ * @vm_flags and @sealed are protected by dev->lock. @dev, @handle, @size,
+ * @va, @imported, @read_only and @flags are set before the buffer is
+ * published (handle table, lists, the caller's pointer) and never change.
+ */
 struct accel_buffer {
 	struct accel_device *dev;
 	struct list node;		/* dev->buffers or dev->internal */
 	struct accel_buffer *hnext;	/* dev->by_handle chain */
+	struct list pins;		/* struct acc_pin.node */
 	uint32_t handle;
 	uint32_t flags;			/* ACCEL_BUFFER_* */
 	uint32_t vm_flags;		/* DRM_VACCEL_VM_* it is bound with */
@@ -119,11 +159,11 @@ struct accel_buffer {
 	uint64_t va;
 	void *host;
 	int host_prot;
-	unsigned int refs;		/* imports of the same dma-buf share one */
+	unsigned int refs;		/* the program's references */
 	bool imported;
 	bool read_only;			/* a read-only import */
 	bool sealed;
-	bool internal;			/* a ring or a signal page */
+	bool internal;			/* the library owns it: a ring or a signal page */
 };
 
 /* A page of signal slots: a DRM_VACCEL_BO_SIGNAL buffer. */
@@ -138,6 +178,7 @@ struct acc_sigimport {
 	struct list node;
 	uint64_t uid;
 	struct accel_buffer *buf;
+	struct acc_pin pin;		/* on @buf */
 };
 
 struct accel_signal {
@@ -227,8 +268,34 @@ int acc_device_open_ops(const struct tp_ops *ops, const char *path, struct accel
 int acc_check_dev(const struct accel_device *dev, const char *fn);
 int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, uint32_t vm_flags,
 		   int map_prot, bool internal, struct accel_buffer **out);
+/* The library lets go of a buffer of its own (acc_buffer_new(.., internal = true, ..)). */
 void acc_buffer_free(struct accel_buffer *buf);
-int acc_buffer_import_internal(struct accel_device *dev, int fd, struct accel_buffer **out);
+/* accel_device_close(): free @buf whoever holds it; dev->lock held. */
+void acc_buffer_release_all_locked(struct accel_buffer *buf);
+
+/*
+ * Internal buffer references (the task graph's and the signal imports'),
+ * counted apart from the program's.
+ *
+ * acc_buffer_pin() - keep @buf alive (object, VA binding, host mapping)
+ * after the program's last accel_buffer_destroy(). @pin->orphaned, if not
+ * NULL, is called each time the program's last reference goes (once per
+ * such event: an import can give the program a reference again), under
+ * dev->lock, from the thread that dropped it: it must only record the fact
+ * (push onto a lock-free list, set an atomic flag) and call nothing of the
+ * library. @pin must not be pinning anything already.
+ */
+void acc_buffer_pin(struct accel_buffer *buf, struct acc_pin *pin);
+/* Drop a pin: frees the buffer if the program has dropped it and no pin is left. */
+void acc_buffer_unpin(struct accel_buffer *buf, struct acc_pin *pin);
+/* The program holds no reference to @buf (it is alive through pins only). */
+bool acc_buffer_orphaned(const struct accel_buffer *buf);
+/*
+ * An import for the library itself: pins the (maybe already known) buffer
+ * with @pin and gives the program no reference. 0 or -errno.
+ */
+int acc_buffer_import_pinned(struct accel_device *dev, int fd, struct acc_pin *pin,
+			     struct accel_buffer **out);
 int acc_signal_new(struct accel_device *dev, bool internal, struct accel_signal **out);
 /*
  * A signal on slot @slot of @pg, a signal page its caller owns (it must

@@ -259,20 +259,21 @@ int acc_signal_on(struct accel_device *dev, const struct accel_signal *sig, uint
 		}
 	}
 	pthread_mutex_unlock(&dev->lock);
+	si = calloc(1, sizeof(*si));
+	if (!si)
+		return -ENOMEM;
 	ret = tp_export(&sig->dev->tp, sig->page->buf->handle, 1, &fd);
 	if (ret) {
 		acc_err("%s: export of signal page 0x%llx: %s", sig->dev->path,
 			(unsigned long long)sig->page->buf->va, strerror(-ret));
+		free(si);
 		return ret;
 	}
-	ret = acc_buffer_import_internal(dev, fd, &b);
+	ret = acc_buffer_import_pinned(dev, fd, &si->pin, &b);
 	tp_close_fd(fd);
-	if (ret)
+	if (ret) {
+		free(si);
 		return ret;
-	si = calloc(1, sizeof(*si));
-	if (!si) {
-		accel_buffer_destroy(b);
-		return -ENOMEM;
 	}
 	si->uid = sig->page->uid;
 	si->buf = b;
@@ -293,7 +294,7 @@ void acc_device_remove_sigimports(struct accel_device *dev)
 							struct acc_sigimport, node);
 
 		list_del(&si->node);
-		accel_buffer_destroy(si->buf);
+		acc_buffer_unpin(si->buf, &si->pin);
 		free(si);
 	}
 }

@@ -9,9 +9,12 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <pthread.h>
+#include <sched.h>
 
 #include <accel/accel.h>
 
+/* white-box tests of the internal buffer references and the test hooks */
+#include "../../lib/internal.h"
 #include "../kselftest/vaccel_common.h"
 #include "kselftest_harness.h"
 
@@ -569,6 +572,286 @@ TEST(threads_share_a_device)
 		EXPECT_TRUE(w[i].ok);
 	}
 	accel_device_close(dev);
+	NO_LEAKS();
+}
+
+/* ---- internal buffer references (pins) and the destroy/import race ---- */
+
+/* Run one FILL of @bytes at @va on @q; 0, or the fault code (+ 1000). */
+static int fill_at(struct accel_queue *q, uint64_t va, uint64_t bytes, uint8_t v)
+{
+	struct accel_queue_fault f;
+	struct drm_vaccel_packet *p = accel_queue_get_packet(q);
+	int ret;
+
+	if (!p)
+		return -EAGAIN;
+	accel_prep_fill(p, va, bytes, v, 1);
+	ret = accel_queue_submit(q);
+	if (ret < 0)
+		return ret;
+	ret = accel_queue_sync(q, 10 * 1000000000ll);
+	if (ret == -EIO && accel_queue_status(q, &f) == -EIO)
+		return 1000 + (int)f.code;
+	return ret;
+}
+
+struct pin_count {
+	struct acc_pin pin;
+	int orphaned;
+};
+
+static void count_orphaned(struct acc_pin *pin)
+{
+	container_of(pin, struct pin_count, pin)->orphaned++;
+}
+
+/*
+ * A pin keeps a buffer (object, binding, mapping) after the program's last
+ * destroy; the orphaned callback runs once per orphaning; an import gives
+ * the program a reference again; the last unpin frees it.
+ */
+TEST(pins_keep_buffers)
+{
+	struct pin_count pa = { .pin.orphaned = count_orphaned }, pb = { .pin.orphaned = count_orphaned };
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 64 };
+	struct accel_buffer *b, *imp, *other_buf, *pinned;
+	struct accel_device *dev, *other;
+	struct accel_queue *q;
+	uint64_t va, used0, used1;
+	long bos0;
+	char *host;
+	int fd, fd2;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, open_new(ID_A, NULL, &dev));
+	ASSERT_EQ(0, open_new(ID_B, NULL, &other));
+	bos0 = vaccel_objects("bos");
+	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
+	ASSERT_EQ(0, accel_device_memory_used(dev, &used0));
+	ASSERT_EQ(0, accel_buffer_create(dev, 65536, ACCEL_BUFFER_HOST, &b));
+	host = accel_buffer_host(b);
+	va = accel_buffer_va(b);
+	acc_buffer_pin(b, &pa.pin);
+	EXPECT_FALSE(acc_buffer_orphaned(b));
+	accel_buffer_destroy(b);
+	EXPECT_EQ(1, pa.orphaned);
+	EXPECT_TRUE(acc_buffer_orphaned(b));
+	/* still bound and mapped: the device writes it, the host reads it */
+	EXPECT_EQ(0, fill_at(q, va, 65536, 0x5c));
+	EXPECT_EQ(0x5c, host[65535]);
+	/* an import of its export gives the program a reference again */
+	ASSERT_EQ(0, accel_buffer_export(b, 0, &fd));
+	ASSERT_EQ(0, accel_buffer_import(dev, fd, 0, &imp));
+	EXPECT_EQ(b, imp);
+	EXPECT_FALSE(acc_buffer_orphaned(b));
+	acc_buffer_unpin(b, &pa.pin);	/* the program holds it: stays */
+	EXPECT_EQ(0, fill_at(q, va, 4096, 0x5d));
+	EXPECT_EQ(0x5d, host[0]);
+	acc_buffer_pin(b, &pa.pin);
+	acc_buffer_pin(b, &pb.pin);
+	accel_buffer_destroy(imp);
+	EXPECT_EQ(2, pa.orphaned);	/* once per orphaning */
+	EXPECT_EQ(1, pb.orphaned);
+	acc_buffer_unpin(b, &pa.pin);
+	EXPECT_EQ(0, fill_at(q, va, 4096, 0x5e));
+	acc_buffer_unpin(b, &pb.pin);	/* the last holder: freed, unbound */
+	EXPECT_EQ(1000 + DRM_VACCEL_FAULT_UNMAPPED, fill_at(q, va, 4096, 0x5f));
+	close(fd);	/* the dma-buf held the object too */
+	ASSERT_EQ(0, accel_device_memory_used(dev, &used1));
+	EXPECT_EQ(used0, used1);
+	accel_queue_destroy(q);
+
+	/* a pinned import: no reference of the program until it imports too */
+	ASSERT_EQ(0, accel_buffer_create(other, 8192, 0, &other_buf));
+	ASSERT_EQ(0, accel_buffer_export(other_buf, 0, &fd2));
+	EXPECT_EQ(-EINVAL, acc_buffer_import_pinned(dev, fd2, NULL, &pinned));
+	EXPECT_EQ(-EBADF, acc_buffer_import_pinned(dev, -1, &pa.pin, &pinned));
+	ASSERT_EQ(0, acc_buffer_import_pinned(dev, fd2, &pa.pin, &pinned));
+	EXPECT_TRUE(acc_buffer_orphaned(pinned));
+	ASSERT_EQ(0, accel_buffer_import(dev, fd2, 0, &imp));
+	EXPECT_EQ(pinned, imp);
+	EXPECT_FALSE(acc_buffer_orphaned(pinned));
+	acc_buffer_unpin(pinned, &pa.pin);
+	accel_buffer_destroy(imp);	/* the last holder */
+	/* the device closes with a pinned buffer and a pinned import left */
+	ASSERT_EQ(0, accel_buffer_create(dev, 4096, 0, &b));
+	acc_buffer_pin(b, &pb.pin);
+	ASSERT_EQ(0, acc_buffer_import_pinned(dev, fd2, &pa.pin, &pinned));
+	close(fd2);
+	accel_device_close(dev);
+	accel_device_close(other);
+	if (bos0 >= 0)
+		EXPECT_EQ(bos0, vaccel_objects_wait("bos", bos0, 5000));
+	vaccel_del_device(ID_A);
+	vaccel_del_device(ID_B);
+	NO_LEAKS();
+}
+
+/*
+ * Defect 3: accel_buffer_destroy() of the last reference racing with an
+ * accel_buffer_import() of the same dma-buf. A test hook stops the
+ * destroying thread right after it took its last reference for 300 ms and
+ * lets the importer go meanwhile: the importer must get a buffer that is
+ * alive and whose handle and binding work, not the dying one.
+ */
+static struct {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	const void *target;
+	int stage;
+} race = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0 };
+
+static void race_hook(int where, const void *obj)
+{
+	struct timespec until;
+
+	if (where != ACC_HOOK_BUFFER_LAST_REF || obj != race.target)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 300000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&race.m);
+	race.stage = 1;
+	pthread_cond_broadcast(&race.c);
+	while (race.stage < 2 && !pthread_cond_timedwait(&race.c, &race.m, &until))
+		;
+	pthread_mutex_unlock(&race.m);
+}
+
+struct importer {
+	struct accel_device *dev;
+	struct accel_buffer *buf;
+	int fd, ret;
+};
+
+static void *race_import(void *arg)
+{
+	struct importer *im = arg;
+
+	pthread_mutex_lock(&race.m);
+	while (race.stage < 1)
+		pthread_cond_wait(&race.c, &race.m);
+	pthread_mutex_unlock(&race.m);
+	im->ret = accel_buffer_import(im->dev, im->fd, 0, &im->buf);
+	pthread_mutex_lock(&race.m);
+	race.stage = 2;
+	pthread_cond_broadcast(&race.c);
+	pthread_mutex_unlock(&race.m);
+	return NULL;
+}
+
+TEST(destroy_races_import)
+{
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 64 };
+	struct importer im = { 0 };
+	struct accel_device *dev;
+	struct accel_buffer *b;
+	struct accel_queue *q;
+	pthread_t t;
+	void *map;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, open_new(ID_A, NULL, &dev));
+	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
+	ASSERT_EQ(0, accel_buffer_create(dev, 8192, ACCEL_BUFFER_HOST, &b));
+	memset(accel_buffer_host(b), 0x33, 8192);
+	ASSERT_EQ(0, accel_buffer_export(b, 0, &im.fd));
+	im.dev = dev;
+	race.target = b;
+	race.stage = 0;
+	acc_test_hook = race_hook;
+	ASSERT_EQ(0, pthread_create(&t, NULL, race_import, &im));
+	accel_buffer_destroy(b);	/* the last reference */
+	pthread_join(t, NULL);
+	acc_test_hook = NULL;
+	ASSERT_EQ(0, im.ret);
+	/* the import is alive: its handle maps, its address is bound */
+	ASSERT_EQ(0, accel_buffer_map(im.buf, &map));
+	EXPECT_EQ(0x33, ((unsigned char *)map)[8191]);
+	EXPECT_EQ(0, fill_at(q, accel_buffer_va(im.buf), 8192, 0x44));
+	EXPECT_EQ(0x44, ((unsigned char *)map)[100]);
+	accel_buffer_destroy(im.buf);
+	close(im.fd);
+	accel_device_close(dev);
+	vaccel_del_device(ID_A);
+	NO_LEAKS();
+}
+
+/*
+ * The same race as a stress test: threads importing and destroying one
+ * dma-buf, each last reference sleeping 200 us at the hook (so that the
+ * other threads run where the race window was).
+ */
+static void yield_hook(int where, const void *obj)
+{
+	(void)obj;
+	if (where == ACC_HOOK_BUFFER_LAST_REF)
+		usleep(200);
+}
+
+struct churn {
+	struct accel_device *dev;
+	int fd, rounds, bad;
+	pthread_t t;
+};
+
+static void *churn_main(void *arg)
+{
+	struct churn *c = arg;
+	struct accel_buffer *b;
+	void *map;
+	int i;
+
+	for (i = 0; i < c->rounds; i++) {
+		if (accel_buffer_import(c->dev, c->fd, 0, &b)) {
+			c->bad++;
+			continue;
+		}
+		/* a dying buffer's handle would be closed: BO_INFO/mmap fail */
+		if (accel_buffer_map(b, &map) || ((volatile unsigned char *)map)[4095] != 0x77)
+			c->bad++;
+		accel_buffer_destroy(b);
+	}
+	return NULL;
+}
+
+TEST(destroy_import_churn)
+{
+	struct churn c[4];
+	struct accel_device *dev;
+	struct accel_buffer *b;
+	uint64_t used0, used1;
+	int fd, i;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, open_new(ID_A, NULL, &dev));
+	ASSERT_EQ(0, accel_device_memory_used(dev, &used0));
+	ASSERT_EQ(0, accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &b));
+	memset(accel_buffer_host(b), 0x77, 4096);
+	ASSERT_EQ(0, accel_buffer_export(b, 0, &fd));
+	accel_buffer_destroy(b);	/* only the dma-buf holds the object now */
+	acc_test_hook = yield_hook;
+	for (i = 0; i < 4; i++) {
+		c[i] = (struct churn){ .dev = dev, .fd = fd, .rounds = 2000 };
+		ASSERT_EQ(0, pthread_create(&c[i].t, NULL, churn_main, &c[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(c[i].t, NULL);
+		EXPECT_EQ(0, c[i].bad);
+	}
+	acc_test_hook = NULL;
+	close(fd);
+	ASSERT_EQ(0, accel_device_memory_used(dev, &used1));
+	EXPECT_EQ(used0, used1);
+	accel_device_close(dev);
+	vaccel_del_device(ID_A);
 	NO_LEAKS();
 }
 
