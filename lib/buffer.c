@@ -532,34 +532,7 @@ int acc_buffer_import_pinned(struct accel_device *dev, int fd, struct acc_pin *p
 	return import(dev, fd, 0, pin, out);
 }
 
-/* TEMPORARY shim: pins count as references */
-void acc_buffer_pin(struct accel_buffer *buf, struct acc_pin *pin)
-{
-	(void)pin;
-	pthread_mutex_lock(&buf->dev->lock);
-	buf->refs++;
-	pthread_mutex_unlock(&buf->dev->lock);
-}
-
-void acc_buffer_unpin(struct accel_buffer *buf, struct acc_pin *pin)
-{
-	(void)pin;
-	accel_buffer_destroy(buf);
-}
-
-bool acc_buffer_orphaned(const struct accel_buffer *buf)
-{
-	(void)buf;
-	return false;
-}
-
-int acc_buffer_import_pinned(struct accel_device *dev, int fd, struct acc_pin *pin,
-			     struct accel_buffer **out)
-{
-	(void)pin;
-	return acc_buffer_import_internal(dev, fd, out);
-}
-
+/* TEMPORARY shim until the abi branch lands */
 int acc_copy_struct(void *dst, size_t dst_size, const void *src, size_t src_size,
 		    size_t min_size)
 {

@@ -244,16 +244,7 @@ struct accel_queue {
 	struct acc_fr_entry fr[ACC_FR_SIZE];
 };
 
-/* --- internal buffer references (TEMPORARY shim until the core's lands) --- */
-struct acc_pin {
-	struct list node;
-	void (*orphaned)(struct acc_pin *pin);
-};
-void acc_buffer_pin(struct accel_buffer *buf, struct acc_pin *pin);
-void acc_buffer_unpin(struct accel_buffer *buf, struct acc_pin *pin);
-bool acc_buffer_orphaned(const struct accel_buffer *buf);
-int acc_buffer_import_pinned(struct accel_device *dev, int fd, struct acc_pin *pin,
-			     struct accel_buffer **out);
+/* TEMPORARY shims until the core and abi branches land */
 static inline bool acc_dev_forked(const struct accel_device *dev)
 {
 	(void)dev;
