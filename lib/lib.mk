@@ -6,14 +6,17 @@
 # Variables for other fragments (tools, examples, tests linked with the
 # library):
 #   LIBACCEL_A       build/lib/libaccel.a
-#   LIBACCEL_SO      build/lib/libaccel.so (the link name; soname libaccel.so.0)
+#   LIBACCEL_SO      build/lib/libaccel.so (the link name; soname libaccel.so.1)
 #   LIBACCEL_CFLAGS  include paths: lib/include, uapi/ and libdrm's
 #   LIBACCEL_LIBS    what a program linked with the library needs besides it
 #                    (libdrm, -pthread)
 # e.g.  $(CC) $(LIBACCEL_CFLAGS) -o prog prog.c $(LIBACCEL_A) $(LIBACCEL_LIBS)
 
-LIBACCEL_VERSION := 0.1.0
-LIBACCEL_SONAME := libaccel.so.0
+# The version is lib/include/accel/version.h's; the soname carries its major.
+LIBACCEL_VERSION := $(shell awk '/^\#define ACCEL_VERSION_(MAJOR|MINOR|PATCH)/ { v[$$2] = $$3 } \
+	END { print v["ACCEL_VERSION_MAJOR"] "." v["ACCEL_VERSION_MINOR"] "." v["ACCEL_VERSION_PATCH"] }' \
+	lib/include/accel/version.h)
+LIBACCEL_SONAME := libaccel.so.$(firstword $(subst ., ,$(LIBACCEL_VERSION)))
 LIBACCEL_DIR := $(BUILD)/lib
 LIBACCEL_A := $(LIBACCEL_DIR)/libaccel.a
 LIBACCEL_SO := $(LIBACCEL_DIR)/libaccel.so
@@ -23,8 +26,8 @@ LIBACCEL_CFLAGS = -I$(TOP)/lib/include -I$(TOP)/uapi $(shell pkg-config --cflags
 LIBACCEL_LIBS = $(shell pkg-config --libs libdrm) -pthread
 
 LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c va.c slots.c buffer.c signal.c queue.c \
-	describe.c error.c version.c graph/tensormap.c graph/heap.c graph/lower.c graph/taskgraph.c \
-	graph/graph.c graph/trace.c)
+	describe.c error.c version.c copy_struct.c ffi.c graph/tensormap.c graph/heap.c \
+	graph/lower.c graph/taskgraph.c graph/graph.c graph/trace.c)
 LIBACCEL_HDRS := $(wildcard lib/*.h lib/graph/*.h lib/include/accel/*.h) uapi/drm/vaccel_accel.h
 LIBACCEL_OBJS := $(patsubst lib/%.c,$(LIBACCEL_DIR)/obj/%.o,$(LIBACCEL_SRCS))
 LIBACCEL_PIC_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -fPIC -fvisibility=hidden \

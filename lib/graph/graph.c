@@ -858,7 +858,7 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 		return -EBUSY;
 	}
 	for (i = 0; i < tg->nq; i++)
-		if (accel_queue_status(tg->lines[i].q, NULL))
+		if (accel_queue_status(tg->lines[i].q, NULL, 0))
 			return -EIO;
 	for (i = 0; i < g->nbufs; i++) {
 		ret = tg_buf_index(tg, actual(ge, i, bindings, n));

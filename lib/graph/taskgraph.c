@@ -534,7 +534,7 @@ ACCEL_API int accel_tg_sync(struct accel_tg *tg, int64_t timeout_ns)
 		}
 	}
 	for (i = 0; i < tg->nq; i++) {
-		ret = accel_queue_status(tg->lines[i].q, NULL);
+		ret = accel_queue_status(tg->lines[i].q, NULL, 0);
 		if (ret)
 			return ret;
 	}
@@ -1103,7 +1103,7 @@ ACCEL_API int accel_tg_submit(struct accel_tg *tg, struct accel_task *task, uint
 	l = &tg->lines[line];
 	host = l->kind == TG_LINE_HOST;
 	for (i = 0; i < tg->nq; i++)
-		if (tg->lines[i].q && accel_queue_status(tg->lines[i].q, NULL)) {
+		if (tg->lines[i].q && accel_queue_status(tg->lines[i].q, NULL, 0)) {
 			acc_err("%s: queue %u of %s has faulted", tname(task), tg->lines[i].qi,
 				tg->devs[tg->lines[i].devi]->path);
 			return -EIO;

@@ -75,6 +75,9 @@ struct accel_tg_params {
 	int64_t timeout_ns;
 };
 
+/* Size in the first stable release (1.0): the smallest a caller passes. */
+#define ACCEL_TG_PARAMS_SIZE_1_0	32
+
 /**
  * accel_tg_create() - create a task graph over devices
  * @devs: @ndevs open devices (not owned; they must outlive the task graph)
@@ -162,6 +165,10 @@ enum accel_task_op {
 
 /**
  * struct accel_task - a task to submit
+ * @size: sizeof(struct accel_task), as accel_task_init() (and so every
+ *	accel_task_prep_*()) sets it: the structure may grow at its end in
+ *	later releases, and the library reads only the fields of the size
+ *	the program was built with
  * @op: enum accel_task_op
  * @device: index of the device (in accel_tg_create()'s @devs), or
  *	ACCEL_TG_AUTO: the device of the first argument's buffer (device 0
@@ -180,6 +187,7 @@ enum accel_task_op {
  * @host: ACCEL_TASK_HOST: the function and its argument
  */
 struct accel_task {
+	uint32_t size;
 	uint32_t op;
 	uint32_t device;
 	uint32_t queue;
@@ -195,10 +203,19 @@ struct accel_task {
 	};
 };
 
-/* Prepare a task (all fields zeroed, device and queue ACCEL_TG_AUTO). */
-static inline void accel_task_init(struct accel_task *task, uint32_t op, const char *name)
+/* Size in the first stable release (1.0): the smallest a caller passes. */
+#define ACCEL_TASK_SIZE_1_0		176
+
+/*
+ * Prepare a task: all fields zeroed, @size sizeof(struct accel_task), device
+ * and queue ACCEL_TG_AUTO. The task builders below and every other helper
+ * are ACCEL_INLINE (<accel/version.h>): inline in C programs, and exported
+ * by the library under the same names.
+ */
+ACCEL_INLINE void accel_task_init(struct accel_task *task, uint32_t op, const char *name)
 {
 	memset(task, 0, sizeof(*task));
+	task->size = sizeof(*task);
 	task->op = op;
 	task->device = ACCEL_TG_AUTO;
 	task->queue = ACCEL_TG_AUTO;
@@ -206,8 +223,8 @@ static inline void accel_task_init(struct accel_task *task, uint32_t op, const c
 }
 
 /** accel_task_arg() - append an argument; -E2BIG past ACCEL_TASK_MAX_ARGS */
-static inline int accel_task_arg(struct accel_task *task, struct accel_tensor *t,
-				 uint32_t access)
+ACCEL_INLINE int accel_task_arg(struct accel_task *task, struct accel_tensor *t,
+				uint32_t access)
 {
 	if (task->nargs >= ACCEL_TASK_MAX_ARGS)
 		return -E2BIG;
@@ -218,8 +235,8 @@ static inline int accel_task_arg(struct accel_task *task, struct accel_tensor *t
 }
 
 /** accel_task_prep_copy() - dst = src */
-static inline void accel_task_prep_copy(struct accel_task *task, struct accel_tensor *dst,
-					struct accel_tensor *src, uint32_t dst_access)
+ACCEL_INLINE void accel_task_prep_copy(struct accel_task *task, struct accel_tensor *dst,
+				       struct accel_tensor *src, uint32_t dst_access)
 {
 	accel_task_init(task, ACCEL_TASK_COPY, "copy");
 	accel_task_arg(task, dst, dst_access);
@@ -227,8 +244,8 @@ static inline void accel_task_prep_copy(struct accel_task *task, struct accel_te
 }
 
 /** accel_task_prep_fill() - every element of dst = pattern */
-static inline void accel_task_prep_fill(struct accel_task *task, struct accel_tensor *dst,
-					uint32_t dst_access, uint64_t pattern)
+ACCEL_INLINE void accel_task_prep_fill(struct accel_task *task, struct accel_tensor *dst,
+				       uint32_t dst_access, uint64_t pattern)
 {
 	accel_task_init(task, ACCEL_TASK_FILL, "fill");
 	accel_task_arg(task, dst, dst_access);
@@ -236,9 +253,9 @@ static inline void accel_task_prep_fill(struct accel_task *task, struct accel_te
 }
 
 /** accel_task_prep_reduce() - dst = a op b (op: DRM_VACCEL_REDOP_*) */
-static inline void accel_task_prep_reduce(struct accel_task *task, struct accel_tensor *dst,
-					  uint32_t dst_access, struct accel_tensor *a,
-					  struct accel_tensor *b, uint32_t op)
+ACCEL_INLINE void accel_task_prep_reduce(struct accel_task *task, struct accel_tensor *dst,
+					 uint32_t dst_access, struct accel_tensor *a,
+					 struct accel_tensor *b, uint32_t op)
 {
 	accel_task_init(task, ACCEL_TASK_REDUCE, "reduce");
 	accel_task_arg(task, dst, dst_access);
@@ -248,9 +265,9 @@ static inline void accel_task_prep_reduce(struct accel_task *task, struct accel_
 }
 
 /** accel_task_prep_matmul() - c = a x b, or c += a x b with @accumulate */
-static inline void accel_task_prep_matmul(struct accel_task *task, struct accel_tensor *c,
-					  uint32_t c_access, struct accel_tensor *a,
-					  struct accel_tensor *b, int accumulate)
+ACCEL_INLINE void accel_task_prep_matmul(struct accel_task *task, struct accel_tensor *c,
+					 uint32_t c_access, struct accel_tensor *a,
+					 struct accel_tensor *b, int accumulate)
 {
 	accel_task_init(task, ACCEL_TASK_MATMUL, "matmul");
 	accel_task_arg(task, c, c_access);
@@ -260,14 +277,14 @@ static inline void accel_task_prep_matmul(struct accel_task *task, struct accel_
 }
 
 /** accel_task_prep_delay() - a modelled kernel of @ns; add its arguments after */
-static inline void accel_task_prep_delay(struct accel_task *task, uint64_t ns)
+ACCEL_INLINE void accel_task_prep_delay(struct accel_task *task, uint64_t ns)
 {
 	accel_task_init(task, ACCEL_TASK_DELAY, "delay");
 	task->delay.ns = ns;
 }
 
 /** accel_task_prep_host() - @fn(@arg) on the host; add its arguments after */
-static inline void accel_task_prep_host(struct accel_task *task, void (*fn)(void *), void *arg)
+ACCEL_INLINE void accel_task_prep_host(struct accel_task *task, void (*fn)(void *), void *arg)
 {
 	accel_task_init(task, ACCEL_TASK_HOST, "host");
 	task->host.fn = fn;
