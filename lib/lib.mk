@@ -37,7 +37,7 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 
-.PHONY: lib install-lib uninstall-lib
+.PHONY: lib install-lib uninstall-lib check-symbols
 
 all: lib
 lib: $(LIBACCEL_SO) $(LIBACCEL_A) $(LIBACCEL_PC)
@@ -90,6 +90,11 @@ uninstall-lib:
 		$(DESTDIR)$(LIBDIR)/libaccel.so.$(LIBACCEL_VERSION) \
 		$(DESTDIR)$(LIBDIR)/$(LIBACCEL_SONAME) $(DESTDIR)$(LIBDIR)/libaccel.so \
 		$(DESTDIR)$(LIBDIR)/libaccel.a $(DESTDIR)$(LIBDIR)/pkgconfig/libaccel.pc
+
+# The ABI: the public headers, lib/libaccel.map, lib/libaccel.symbols and
+# nm -D of the library agree (also a check of tests/run-all).
+check-symbols: $(LIBACCEL_SO)
+	tests/lib/symbols-check --lib $(LIBACCEL_SO)
 
 # ---- tests ----
 
