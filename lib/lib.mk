@@ -103,9 +103,11 @@ check-symbols: $(LIBACCEL_SO)
 # such as accel_queue_describe()).
 # (libaccel_threads_test is built apart, with TSan: see below)
 LIB_TSAN_SRC := tests/lib-native/libaccel_threads_test.c
-LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC),$(wildcard tests/lib-native/*_test.c))
+# (libaccel_abi_test is built apart too, over the whole library: see below)
+LIB_ABI_SRC := tests/lib-native/libaccel_abi_test.c
+LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_ABI_SRC),$(wildcard tests/lib-native/*_test.c))
 LIB_NATIVE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_NATIVE_SRCS))
-LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c \
+LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c lib/copy_struct.c \
 	lib/transport.c
 
 $(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LIBSRCS) \
@@ -126,6 +128,23 @@ $(LIB_TSAN_TEST): $(LIB_TSAN_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h 
 		$(LIBACCEL_CFLAGS) -o $@ $< $(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_TSAN_TEST)
+
+# The stable-ABI rules (structure sizes, tensor and task rules) under ASan
+# and UBSan: the whole library over the fake kernel, like the TSan test.
+LIB_ABI_TEST := $(BUILD)/host-tests/libaccel_abi_test
+
+$(LIB_ABI_TEST): $(LIB_ABI_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h \
+		tests/lib-native/prng.h tests/include/signal_ref.h $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
+
+# The inline helpers' exported twins: the test dlopen()s the built library.
+$(BUILD)/host-tests/libaccel_ffi_test: $(LIBACCEL_SO_REAL)
+$(BUILD)/host-tests/libaccel_ffi_test: LIB_NATIVE_LIBSRCS += \
+	-DLIBACCEL_SO_PATH='"$(LIBACCEL_DIR)/$(LIBACCEL_SONAME)"' -ldl
+
+tests: $(LIB_ABI_TEST)
 
 # VM tests of the library, linked statically against libaccel.a.
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)
