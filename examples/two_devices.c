@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 	}
 
 	/* What A pays to reach B's memory: B's entry in A's row. */
-	accel_device_topology(dev, 2, link);
+	accel_device_topology(dev, 2, link, sizeof(*link));
 	if (link[1].bandwidth_mbps)
 		printf("two_devices: A -> B link: %" PRIu64 " MB/s, %" PRIu64 " ns\n",
 		       link[1].bandwidth_mbps, link[1].latency_ns);

@@ -531,19 +531,3 @@ int acc_buffer_import_pinned(struct accel_device *dev, int fd, struct acc_pin *p
 		return -EBADF;
 	return import(dev, fd, 0, pin, out);
 }
-
-/* TEMPORARY shim until the abi branch lands */
-int acc_copy_struct(void *dst, size_t dst_size, const void *src, size_t src_size,
-		    size_t min_size)
-{
-	const unsigned char *p;
-
-	if (src_size < min_size)
-		return -EINVAL;
-	for (p = (const unsigned char *)src + dst_size; p < (const unsigned char *)src + src_size; p++)
-		if (*p)
-			return -E2BIG;
-	memset(dst, 0, dst_size);
-	memcpy(dst, src, src_size < dst_size ? src_size : dst_size);
-	return 0;
-}

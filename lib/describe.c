@@ -188,7 +188,7 @@ ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_
 		return -EINVAL;
 	if (!buf)
 		len = 0;
-	st = accel_queue_status(q, &f);
+	st = accel_queue_status(q, &f, sizeof(f));
 	put(buf, len, &pos, "queue %u on %s (device %u): ring 0x%llx of %u, submitted %llu, "
 	    "taken %llu, completed %llu, marks every %u on signal 0x%llx, %s\n", q->id,
 	    q->dev->path, q->dev->props.id, X(q->ring_buf ? q->ring_buf->va : 0), q->size,

@@ -75,17 +75,29 @@ static int scan(struct accel_device_info **out)
 	return (int)n;
 }
 
-ACCEL_API int accel_device_list(struct accel_device_info *list, unsigned int max)
+ACCEL_API int accel_device_list(struct accel_device_info *list, unsigned int max,
+				size_t elem_size)
 {
 	struct accel_device_info *all;
-	int n = scan(&all);
+	unsigned int i;
+	int n, ret;
 
+	if (max) {
+		ret = list ? acc_struct_size_check(elem_size, ACCEL_DEVICE_INFO_SIZE_1_0) : -EINVAL;
+		if (ret) {
+			acc_err("device list: list %p of %u entries of %zu bytes: %s", (void *)list,
+				max, elem_size, strerror(-ret));
+			return ret;
+		}
+	}
+	n = scan(&all);
 	if (n < 0) {
 		acc_err("device list: cannot read %s: %s", SYS_ACCEL, strerror(-n));
 		return n;
 	}
-	if (list)
-		memcpy(list, all, (n < (int)max ? (size_t)n : max) * sizeof(*list));
+	for (i = 0; i < max && i < (unsigned int)n; i++)
+		acc_put_struct((char *)list + i * elem_size, elem_size, &all[i], sizeof(all[i]),
+			       ACCEL_DEVICE_INFO_SIZE_1_0);
 	free(all);
 	return n;
 }
@@ -283,18 +295,21 @@ ACCEL_API int accel_device_fd(const struct accel_device *dev)
 	return dev ? dev->tp.fd : -EINVAL;
 }
 
-/* the structure as of libaccel 0.1; later versions only grow it */
-#define PROPS_V1_SIZE	sizeof(struct accel_device_props)
-
 ACCEL_API int accel_device_query(const struct accel_device *dev, struct accel_device_props *props)
 {
 	uint32_t size;
+	int ret;
 
-	if (!dev || !props || props->size < PROPS_V1_SIZE)
+	if (!dev || !props)
 		return -EINVAL;
-	size = props->size < sizeof(*props) ? props->size : (uint32_t)sizeof(*props);
-	memcpy((char *)props + sizeof(props->size), (const char *)&dev->props + sizeof(props->size),
-	       size - sizeof(props->size));
+	size = props->size;
+	ret = acc_put_struct(props, size, &dev->props, sizeof(dev->props),
+			     ACCEL_DEVICE_PROPS_SIZE_1_0);
+	if (ret) {
+		acc_err("%s: device query: props size %u: %s", dev->path, size, strerror(-ret));
+		return ret;
+	}
+	props->size = size;
 	return 0;
 }
 
@@ -313,26 +328,35 @@ ACCEL_API int accel_device_memory_used(struct accel_device *dev, uint64_t *bytes
 }
 
 ACCEL_API int accel_device_topology(struct accel_device *const *devs, unsigned int n,
-				    struct accel_link *matrix)
+				    struct accel_link *matrix, size_t elem_size)
 {
 	unsigned int i, j;
+	int ret;
 
 	if (!devs || (n && !matrix))
 		return -EINVAL;
 	for (i = 0; i < n; i++)
 		if (!devs[i])
 			return -EINVAL;
+	if (n) {
+		ret = acc_struct_size_check(elem_size, ACCEL_LINK_SIZE_1_0);
+		if (ret) {
+			acc_err("topology: matrix entries of %zu bytes: %s", elem_size,
+				strerror(-ret));
+			return ret;
+		}
+	}
 	for (i = 0; i < n; i++)
 		for (j = 0; j < n; j++) {
-			struct accel_link *l = &matrix[i * n + j];
+			struct accel_link l = { .local = true };
 
-			if (devs[i]->props.id == devs[j]->props.id) {
-				*l = (struct accel_link){ .local = true };
-			} else {
-				l->bandwidth_mbps = devs[i]->props.link_bandwidth_mbps;
-				l->latency_ns = devs[i]->props.link_latency_ns;
-				l->local = false;
+			if (devs[i]->props.id != devs[j]->props.id) {
+				l.bandwidth_mbps = devs[i]->props.link_bandwidth_mbps;
+				l.latency_ns = devs[i]->props.link_latency_ns;
+				l.local = false;
 			}
+			acc_put_struct((char *)matrix + ((size_t)i * n + j) * elem_size, elem_size,
+				       &l, sizeof(l), ACCEL_LINK_SIZE_1_0);
 		}
 	return 0;
 }

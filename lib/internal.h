@@ -244,14 +244,12 @@ struct accel_queue {
 	struct acc_fr_entry fr[ACC_FR_SIZE];
 };
 
-/* TEMPORARY shims until the core and abi branches land */
+/* TEMPORARY shim until the core branch's fork detection lands */
 static inline bool acc_dev_forked(const struct accel_device *dev)
 {
 	(void)dev;
 	return false;
 }
-int acc_copy_struct(void *dst, size_t dst_size, const void *src, size_t src_size,
-		    size_t min_size);
 
 /* --- internal calls between files --- */
 /* accel_device_open_path() over another transport backend (native tests) */
@@ -310,5 +308,29 @@ void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b);
 /* Entry @idx (an fr_next value) if it is complete and still there. */
 bool acc_fr_read(const struct accel_queue *q, unsigned int idx, struct acc_fr_entry *out);
 const char *acc_fr_name(uint32_t op);
+
+/*
+ * --- structures that grow (copy_struct.c; the rule of <accel/accel.h>) ---
+ * @min_size is the structure's size in the first stable release (1.0).
+ */
+#define ACC_STRUCT_MAX	4096	/* the largest size a caller may pass */
+/* 0; -EINVAL for @size below @min_size; -E2BIG above ACC_STRUCT_MAX */
+int acc_struct_size_check(size_t size, size_t min_size);
+/*
+ * Take a caller's input structure (@src, @src_size bytes as it says) into
+ * the library's @dst (@dst_size bytes): a shorter one is zero-filled; of a
+ * longer one, the bytes past @dst_size must be zero (-E2BIG). Returns 0 or
+ * as acc_struct_size_check() for @src_size; on failure @dst is unchanged.
+ */
+int acc_copy_struct(void *dst, size_t dst_size, const void *src, size_t src_size,
+		    size_t min_size);
+/*
+ * Give the library's @src (@src_size bytes) to a caller's output structure
+ * @dst of @dst_size bytes: what fits is copied, the rest of @dst zeroed.
+ * Returns 0 or as acc_struct_size_check() for @dst_size; on failure @dst
+ * is not written.
+ */
+int acc_put_struct(void *dst, size_t dst_size, const void *src, size_t src_size,
+		   size_t min_size);
 
 #endif /* ACCEL_INTERNAL_H */

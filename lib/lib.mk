@@ -6,14 +6,17 @@
 # Variables for other fragments (tools, examples, tests linked with the
 # library):
 #   LIBACCEL_A       build/lib/libaccel.a
-#   LIBACCEL_SO      build/lib/libaccel.so (the link name; soname libaccel.so.0)
+#   LIBACCEL_SO      build/lib/libaccel.so (the link name; soname libaccel.so.1)
 #   LIBACCEL_CFLAGS  include paths: lib/include, uapi/ and libdrm's
 #   LIBACCEL_LIBS    what a program linked with the library needs besides it
 #                    (libdrm, -pthread)
 # e.g.  $(CC) $(LIBACCEL_CFLAGS) -o prog prog.c $(LIBACCEL_A) $(LIBACCEL_LIBS)
 
-LIBACCEL_VERSION := 0.1.0
-LIBACCEL_SONAME := libaccel.so.0
+# The version is lib/include/accel/version.h's; the soname carries its major.
+LIBACCEL_VERSION := $(shell awk '/^\#define ACCEL_VERSION_(MAJOR|MINOR|PATCH)/ { v[$$2] = $$3 } \
+	END { print v["ACCEL_VERSION_MAJOR"] "." v["ACCEL_VERSION_MINOR"] "." v["ACCEL_VERSION_PATCH"] }' \
+	lib/include/accel/version.h)
+LIBACCEL_SONAME := libaccel.so.$(firstword $(subst ., ,$(LIBACCEL_VERSION)))
 LIBACCEL_DIR := $(BUILD)/lib
 LIBACCEL_A := $(LIBACCEL_DIR)/libaccel.a
 LIBACCEL_SO := $(LIBACCEL_DIR)/libaccel.so
@@ -23,10 +26,10 @@ LIBACCEL_CFLAGS = -I$(TOP)/lib/include -I$(TOP)/uapi $(shell pkg-config --cflags
 LIBACCEL_LIBS = $(shell pkg-config --libs libdrm) -pthread
 
 LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c va.c slots.c buffer.c signal.c queue.c \
-	describe.c error.c version.c graph/tensormap.c graph/heap.c graph/lower.c graph/taskgraph.c \
-	graph/registry.c graph/validate.c graph/deps.c graph/outputs.c graph/submit.c graph/host.c \
-	graph/maps.c graph/wait.c graph/stats.c graph/capture.c graph/instantiate.c graph/launch.c \
-	graph/dot.c graph/trace.c)
+	describe.c error.c version.c copy_struct.c ffi.c graph/tensormap.c graph/heap.c \
+	graph/lower.c graph/taskgraph.c graph/registry.c graph/validate.c graph/deps.c \
+	graph/outputs.c graph/submit.c graph/host.c graph/maps.c graph/wait.c graph/stats.c \
+	graph/capture.c graph/instantiate.c graph/launch.c graph/dot.c graph/trace.c)
 LIBACCEL_HDRS := $(wildcard lib/*.h lib/graph/*.h lib/include/accel/*.h) uapi/drm/vaccel_accel.h
 LIBACCEL_OBJS := $(patsubst lib/%.c,$(LIBACCEL_DIR)/obj/%.o,$(LIBACCEL_SRCS))
 LIBACCEL_PIC_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -fPIC -fvisibility=hidden \
@@ -36,7 +39,7 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 
-.PHONY: lib install-lib uninstall-lib
+.PHONY: lib install-lib uninstall-lib check-symbols
 
 all: lib
 lib: $(LIBACCEL_SO) $(LIBACCEL_A) $(LIBACCEL_PC)
@@ -90,6 +93,11 @@ uninstall-lib:
 		$(DESTDIR)$(LIBDIR)/$(LIBACCEL_SONAME) $(DESTDIR)$(LIBDIR)/libaccel.so \
 		$(DESTDIR)$(LIBDIR)/libaccel.a $(DESTDIR)$(LIBDIR)/pkgconfig/libaccel.pc
 
+# The ABI: the public headers, lib/libaccel.map, lib/libaccel.symbols and
+# nm -D of the library agree (also a check of tests/run-all).
+check-symbols: $(LIBACCEL_SO)
+	tests/lib/symbols-check --lib $(LIBACCEL_SO)
+
 # ---- tests ----
 
 # Native tests (no device) under ASan/UBSan: the pure parts of the library
@@ -97,9 +105,11 @@ uninstall-lib:
 # such as accel_queue_describe()).
 # (libaccel_threads_test is built apart, with TSan: see below)
 LIB_TSAN_SRC := tests/lib-native/libaccel_threads_test.c
-LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC),$(wildcard tests/lib-native/*_test.c))
+# (libaccel_abi_test is built apart too, over the whole library: see below)
+LIB_ABI_SRC := tests/lib-native/libaccel_abi_test.c
+LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_ABI_SRC),$(wildcard tests/lib-native/*_test.c))
 LIB_NATIVE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_NATIVE_SRCS))
-LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c \
+LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c lib/copy_struct.c \
 	lib/transport.c
 
 $(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LIBSRCS) \
@@ -120,6 +130,23 @@ $(LIB_TSAN_TEST): $(LIB_TSAN_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h 
 		$(LIBACCEL_CFLAGS) -o $@ $< $(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_TSAN_TEST)
+
+# The stable-ABI rules (structure sizes, tensor and task rules) under ASan
+# and UBSan: the whole library over the fake kernel, like the TSan test.
+LIB_ABI_TEST := $(BUILD)/host-tests/libaccel_abi_test
+
+$(LIB_ABI_TEST): $(LIB_ABI_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h \
+		tests/lib-native/prng.h tests/include/signal_ref.h $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
+
+# The inline helpers' exported twins: the test dlopen()s the built library.
+$(BUILD)/host-tests/libaccel_ffi_test: $(LIBACCEL_SO_REAL)
+$(BUILD)/host-tests/libaccel_ffi_test: LIB_NATIVE_LIBSRCS += \
+	-DLIBACCEL_SO_PATH='"$(LIBACCEL_DIR)/$(LIBACCEL_SONAME)"' -ldl
+
+tests: $(LIB_ABI_TEST)
 
 # VM tests of the library, linked statically against libaccel.a.
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)

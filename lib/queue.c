@@ -507,15 +507,22 @@ ACCEL_API uint64_t accel_queue_completed(const struct accel_queue *q)
 	return __atomic_load_n(&q->ctrl->read_index, __ATOMIC_ACQUIRE);
 }
 
-ACCEL_API int accel_queue_status(const struct accel_queue *q, struct accel_queue_fault *fault)
+ACCEL_API int accel_queue_status(const struct accel_queue *q, struct accel_queue_fault *fault,
+				 size_t fault_size)
 {
 	struct accel_queue *mq = (struct accel_queue *)q;
 	struct acc_tp *tp;
 	struct accel_queue_fault f;
 	uint32_t st;
+	int ret;
 
 	if (!q)
 		return -EINVAL;
+	if (fault) {
+		ret = acc_struct_size_check(fault_size, ACCEL_QUEUE_FAULT_SIZE_1_0);
+		if (ret)
+			return ret;
+	}
 	tp = &q->dev->tp;
 	if (tp_is_gone(tp))
 		return -ENODEV;
@@ -535,7 +542,7 @@ ACCEL_API int accel_queue_status(const struct accel_queue *q, struct accel_queue
 		return q_faulted(mq);	/* -ENODEV, not a fault of the program */
 	f.packet = q->ring[f.ring_index & q->mask];
 	if (fault)
-		*fault = f;
+		acc_put_struct(fault, fault_size, &f, sizeof(f), ACCEL_QUEUE_FAULT_SIZE_1_0);
 	(void)mq;
 	return -EIO;
 }
@@ -560,12 +567,14 @@ ACCEL_API int accel_queue_create(struct accel_device *dev, const struct accel_qu
 	if (!out)
 		return -EINVAL;
 	if (params) {
-		if (params->size < sizeof(p) || params->flags || params->reserved) {
-			acc_err("queue_create: %s: params size %u flags 0x%x: invalid", dev->path,
-				params->size, params->flags);
-			return -EINVAL;
+		ret = acc_copy_struct(&p, sizeof(p), params, params->size,
+				      ACCEL_QUEUE_PARAMS_SIZE_1_0);
+		if (ret || p.flags || p.reserved) {
+			acc_err("queue_create: %s: params size %u flags 0x%x: invalid%s", dev->path,
+				params->size, ret ? 0 : p.flags,
+				ret == -E2BIG ? " (a field this library does not know is set)" : "");
+			return ret ? ret : -EINVAL;
 		}
-		p = *params;
 	}
 	if (!p.ring_size)
 		p.ring_size = 1024;

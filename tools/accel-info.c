@@ -223,7 +223,7 @@ static void print_text(struct dev *d, unsigned int n, bool debugfs)
 	m = calloc((size_t)n * n, sizeof(*m));
 	for (i = 0; i < n; i++)
 		devs[i] = d[i].dev;
-	if (m && !accel_device_topology(devs, n, m)) {
+	if (m && !accel_device_topology(devs, n, m, sizeof(*m))) {
 		printf("\ntopology: what the row's device pays to reach the column's memory\n");
 		printf("%8s", "");
 		for (j = 0; j < n; j++)
@@ -331,7 +331,7 @@ static void print_json(struct dev *d, unsigned int n, bool debugfs)
 	m = calloc((size_t)n * n, sizeof(*m));
 	for (i = 0; i < n; i++)
 		devs[i] = d[i].dev;
-	if (m && n && !accel_device_topology(devs, n, m)) {
+	if (m && n && !accel_device_topology(devs, n, m, sizeof(*m))) {
 		for (i = 0; i < n; i++) {
 			printf("%s\n  [", i ? "," : "");
 			for (j = 0; j < n; j++) {
@@ -394,7 +394,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	total = accel_device_list(list, MAX_DEVICES);
+	total = accel_device_list(list, MAX_DEVICES, sizeof(*list));
 	if (total < 0) {
 		fprintf(stderr, "accel-info: cannot list devices: %s\n", accel_strerror(total));
 		return 1;

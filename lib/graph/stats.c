@@ -21,10 +21,14 @@ ACCEL_API int accel_tg_get_stats(const struct accel_tg *tg, struct accel_tg_stat
 	struct gheap_stats hs;
 	unsigned int d;
 	uint32_t size;
+	int ret;
 
-	if (!tg || !st || st->size < STATS_SIZE_1_0)
+	if (!tg || !st)
 		return -EINVAL;
 	size = st->size;
+	ret = acc_struct_size_check(size, STATS_SIZE_1_0);
+	if (ret)
+		return ret;
 	s = tg->st;
 	s.size = (uint32_t)sizeof(s);
 	s.host_tasks = atomic_load(&((struct accel_tg *)tg)->host_tasks_run);
@@ -46,9 +50,7 @@ ACCEL_API int accel_tg_get_stats(const struct accel_tg *tg, struct accel_tg_stat
 		s.heap_reclaimed += hs.reclaimed;
 	}
 	s.buffers = tg->nbufs;
-	memcpy(st, &s, sizeof(s));
-	if (size > sizeof(s))
-		memset((char *)st + sizeof(s), 0, size - sizeof(s));
+	acc_put_struct(st, size, &s, sizeof(s), STATS_SIZE_1_0);
 	st->size = size;
 	return 0;
 }

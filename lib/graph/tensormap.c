@@ -53,7 +53,8 @@ static inline int view_surely_ok(const struct accel_tensor *t, uint32_t esz_log2
 	uint64_t last = 0;
 	uint32_t i;
 
-	if (t->ndims < 1 || t->ndims > ACCEL_TENSOR_MAX_DIMS || t->offset > (1ull << 61))
+	if (t->ndims < 1 || t->ndims > ACCEL_TENSOR_MAX_DIMS || t->offset > (1ull << 61) ||
+	    t->offset & ((1ull << esz_log2) - 1))
 		return 0;
 	for (i = 0; i < t->ndims; i++) {
 		if (!t->strides[i])

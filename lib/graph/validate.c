@@ -28,25 +28,16 @@ const char *tg_name(const struct accel_task *task)
 
 int tg_task_copy(struct tg_task *tt, const struct accel_task *task)
 {
-	size_t n = task->size;
-	const unsigned char *p;
+	int ret = acc_copy_struct(&tt->tk, sizeof(tt->tk), task, task->size, TASK_SIZE_1_0);
 
-	if (n < TASK_SIZE_1_0) {
+	if (ret == -EINVAL)
 		acc_err("task: struct accel_task size %u: accel_task_init() sets it (at least %zu)",
 			task->size, TASK_SIZE_1_0);
-		return -EINVAL;
-	}
-	/* a newer program's task: what this library does not know must be zero */
-	for (p = (const unsigned char *)task + sizeof(*task);
-	     p < (const unsigned char *)task + n; p++)
-		if (*p) {
-			acc_err("%s: struct accel_task of %zu bytes: byte %zu is set, and this library knows %zu",
-				tg_nm(task->name), n, (size_t)(p - (const unsigned char *)task),
-				sizeof(*task));
-			return -E2BIG;
-		}
-	memcpy(&tt->tk, task, sizeof(*task));
-	return 0;
+	else if (ret)
+		acc_err("%s: struct accel_task of %u bytes: fields past the %zu this library knows are set",
+			task->size >= TASK_SIZE_1_0 ? tg_nm(task->name) : "task", task->size,
+			sizeof(*task));
+	return ret;
 }
 
 int tg_check_view(const char *name, uint32_t i, const struct accel_tensor *t,

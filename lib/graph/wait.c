@@ -115,7 +115,7 @@ int tg_check_faults(struct accel_tg *tg)
 
 		if (!l->q)
 			continue;
-		ret = accel_queue_status(l->q, &f);
+		ret = accel_queue_status(l->q, &f, sizeof(f));
 		if (!ret)
 			continue;
 		tg->fault = ret;
@@ -287,9 +287,12 @@ ACCEL_API int accel_tg_status(struct accel_tg *tg, struct accel_tg_status *st)
 
 	if (ret)
 		return ret;
-	if (!st || st->size < STATUS_SIZE_1_0)
+	if (!st)
 		return -EINVAL;
 	size = st->size;
+	ret = acc_struct_size_check(size, STATUS_SIZE_1_0);
+	if (ret)
+		return ret;
 	memset(&s, 0, sizeof(s));
 	s.size = (uint32_t)sizeof(s);
 	s.graph_task = UINT32_MAX;
@@ -301,7 +304,7 @@ ACCEL_API int accel_tg_status(struct accel_tg *tg, struct accel_tg_status *st)
 		s.error = tg->fault;
 		s.device = l->devi;
 		s.queue = l->qi;
-		if (tg->fault == -EIO && l->q && accel_queue_status(l->q, &f) == -EIO) {
+		if (tg->fault == -EIO && l->q && accel_queue_status(l->q, &f, sizeof(f)) == -EIO) {
 			s.fault = f;
 			r = fault_rec(l, f.ring_index);
 			if (r) {
@@ -314,9 +317,7 @@ ACCEL_API int accel_tg_status(struct accel_tg *tg, struct accel_tg_status *st)
 			}
 		}
 	}
-	memcpy(st, &s, sizeof(s));
-	if (size > sizeof(s))
-		memset((char *)st + sizeof(s), 0, size - sizeof(s));
+	acc_put_struct(st, size, &s, sizeof(s), STATUS_SIZE_1_0);
 	st->size = size;
 	return s.error;
 }

@@ -59,7 +59,7 @@ static void gen_view(struct accel_tensor *t, struct accel_buffer *buf, uint64_t 
 		prod /= shape[0];
 		shape[0] = 1;
 	}
-	off = rn(size - prod * esz + 1);
+	off = rn((size - prod * esz) / esz + 1) * esz;	/* element-aligned */
 	if (accel_tensor_init(t, buf, off, dt, nd, shape))
 		abort();
 	ops = (uint32_t)rn(4);
@@ -131,7 +131,7 @@ static void gen_any_view(struct accel_tensor *t, struct accel_buffer *buf, uint6
 		if ((last + 1) * esz <= size)
 			break;
 	}
-	t->offset = rn(size - (last + 1) * esz + 1);
+	t->offset = rn((size - (last + 1) * esz) / esz + 1) * esz;
 }
 
 /*
@@ -285,7 +285,8 @@ static void layout_pairs(struct __test_metadata *_metadata, uint64_t seed, int a
 			gen_view(&a, NULL, BUFSZ / 4 + rn(3 * BUFSZ / 4));
 			gen_view(&b, NULL, BUFSZ / 4 + rn(3 * BUFSZ / 4));
 			if (rn(3) == 0)
-				b = a, b.offset = a.offset + rn(16);	/* same strides */
+				b = a, b.offset = a.offset +	/* same strides */
+					rn(16) * accel_dtype_size(a.dtype);
 		}
 		ASSERT_EQ(0, tm_layout_make(&a, &la));
 		if (tm_layout_make(&b, &lb))

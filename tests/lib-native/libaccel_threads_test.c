@@ -239,7 +239,7 @@ static void *reader(void *arg)
 			CHECK(c >= last[j], "completed went back from %llu to %llu",
 			      (unsigned long long)last[j], (unsigned long long)c);
 			last[j] = c;
-			ret = accel_queue_status(queues[j], &f);
+			ret = accel_queue_status(queues[j], &f, sizeof(f));
 			CHECK(!ret, "status: %d", ret);
 			if (round % 4)
 				continue;
@@ -326,7 +326,7 @@ static void *fault_reader(void *arg)
 
 	(void)arg;
 	for (seen = 0; seen < 100; seen++) {
-		ret = accel_queue_status(faulted, &f);
+		ret = accel_queue_status(faulted, &f, sizeof(f));
 		if (!ret) {
 			CHECK(fake_now() < deadline, "no fault seen in 5 s");
 			seen--;
@@ -376,7 +376,7 @@ TEST(faulted_queue)
 	__atomic_store_n(&stop_engine, 1, __ATOMIC_RELAXED);
 	pthread_join(eng, NULL);
 	ASSERT_EQ(0, failures);
-	ASSERT_EQ(-EIO, accel_queue_status(faulted, &f));
+	ASSERT_EQ(-EIO, accel_queue_status(faulted, &f, sizeof(f)));
 	ASSERT_EQ(DRM_VACCEL_FAULT_BAD_PACKET, f.code);
 	ASSERT_EQ(5, f.ring_index);
 	ASSERT_EQ(0xff, f.packet.header);
@@ -451,11 +451,11 @@ TEST(complete_all)
 	accel_prep_exec(p, accel_buffer_va(plain), 3, 1);
 	accel_prep_exec_bindings(p, accel_buffer_va(table), 2);
 	ASSERT_EQ(1, accel_queue_submit(q2));
-	for (i = 0; i < 5000 && !accel_queue_status(q2, &f); i++)
+	for (i = 0; i < 5000 && !accel_queue_status(q2, &f, sizeof(f)); i++)
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	__atomic_store_n(&stop_engine, 1, __ATOMIC_RELAXED);
 	pthread_join(eng, NULL);
-	ASSERT_EQ(-EIO, accel_queue_status(q2, &f));
+	ASSERT_EQ(-EIO, accel_queue_status(q2, &f, sizeof(f)));
 	EXPECT_EQ(DRM_VACCEL_FAULT_BAD_PACKET, f.code);
 	EXPECT_EQ(base[0] + 205, accel_signal_read(sig[0]));
 

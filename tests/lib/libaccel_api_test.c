@@ -83,10 +83,10 @@ TEST_F(lib, device_errors)
 	char path[64];
 	int n;
 
-	n = accel_device_list(NULL, 0);
+	n = accel_device_list(NULL, 0, 0);
 	ASSERT_LE(1, n);
 	/* a short list still reports the full count */
-	EXPECT_EQ(n, accel_device_list(&one, 1));
+	EXPECT_EQ(n, accel_device_list(&one, 1, sizeof(one)));
 	EXPECT_EQ(0, strncmp(one.path, "/dev/accel/accel", 16));
 	EXPECT_LE(0, lib_index_of(LIB_ID_A));
 
@@ -107,8 +107,8 @@ TEST_F(lib, device_errors)
 	EXPECT_LT(0, self->props.max_queues);
 	EXPECT_LE(0, accel_device_fd(self->dev));
 
-	EXPECT_EQ(-EINVAL, accel_device_topology(devs, 2, m));
-	ASSERT_EQ(0, accel_device_topology(devs, 1, m));
+	EXPECT_EQ(-EINVAL, accel_device_topology(devs, 2, m, sizeof(*m)));
+	ASSERT_EQ(0, accel_device_topology(devs, 1, m, sizeof(*m)));
 	EXPECT_TRUE(m[0].local);
 
 	ASSERT_EQ(0, accel_device_memory_used(self->dev, &used0));
@@ -269,7 +269,7 @@ TEST_F(lib, queue_params)
 	p.size = sizeof(p);
 	ASSERT_EQ(0, accel_queue_create(self->dev, &p, &q));
 	EXPECT_EQ(self->dev, accel_queue_device(q));
-	EXPECT_EQ(0, accel_queue_status(q, NULL));
+	EXPECT_EQ(0, accel_queue_status(q, NULL, 0));
 	accel_queue_destroy(q);
 	accel_queue_destroy(NULL);
 	ASSERT_EQ(0, accel_queue_create(self->dev, NULL, &q));
@@ -330,7 +330,7 @@ TEST_F(lib, ring_full)
 	ASSERT_EQ(0, accel_queue_sync(q, 10 * SEC));
 	EXPECT_EQ(accel_queue_submitted(q), accel_queue_completed(q));
 	EXPECT_LE(1 + taken + 100, accel_queue_submitted(q));
-	EXPECT_EQ(0, accel_queue_status(q, NULL));
+	EXPECT_EQ(0, accel_queue_status(q, NULL, 0));
 	accel_signal_destroy(sig);
 	accel_queue_destroy(q);
 }
@@ -358,7 +358,7 @@ TEST_F(lib, fault_report)
 	ASSERT_EQ(3, accel_queue_submit(q));
 	EXPECT_EQ(-EIO, accel_queue_sync(q, 10 * SEC));
 	memset(&f, 0xff, sizeof(f));
-	EXPECT_EQ(-EIO, accel_queue_status(q, &f));
+	EXPECT_EQ(-EIO, accel_queue_status(q, &f, sizeof(f)));
 	EXPECT_EQ(DRM_VACCEL_FAULT_UNMAPPED, f.code);
 	EXPECT_EQ(2, f.ring_index);
 	EXPECT_EQ(0, f.depth);
@@ -391,7 +391,7 @@ TEST_F(lib, fault_report)
 	       vaccel_now_ms() - t0 < 10000)
 		usleep(1000);
 	EXPECT_EQ(accel_queue_submitted(q2), accel_queue_completed(q2));
-	EXPECT_EQ(0, accel_queue_status(q2, NULL));
+	EXPECT_EQ(0, accel_queue_status(q2, NULL, 0));
 
 	accel_queue_destroy(q2);
 	accel_queue_destroy(q);
@@ -421,7 +421,7 @@ TEST_F(lib, fault_in_exec)
 	exec = *p;
 	ASSERT_EQ(2, accel_queue_submit(q));
 	EXPECT_EQ(-EIO, accel_queue_sync(q, 10 * SEC));
-	ASSERT_EQ(-EIO, accel_queue_status(q, &f));
+	ASSERT_EQ(-EIO, accel_queue_status(q, &f, sizeof(f)));
 	EXPECT_EQ(1, f.ring_index);
 	EXPECT_EQ(1, f.depth);
 	EXPECT_EQ(1, f.exec_index);

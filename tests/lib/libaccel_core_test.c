@@ -61,7 +61,7 @@ TEST(open_and_query)
 
 	if (!vaccel_present())
 		SKIP(return, "vaccel is not loaded");
-	n = accel_device_list(list, 64);
+	n = accel_device_list(list, 64, sizeof(*list));
 	ASSERT_GE(n, 1);
 	ASSERT_EQ(0, strncmp(list[0].path, "/dev/accel/accel", 16));
 	ASSERT_EQ(0, accel_device_open(0, &dev));
@@ -78,7 +78,7 @@ TEST(open_and_query)
 	EXPECT_EQ(-EINVAL, accel_device_query(dev, &props));
 	devs[0] = dev;
 	ASSERT_EQ(0, accel_device_open(0, &devs[1]));
-	ASSERT_EQ(0, accel_device_topology(devs, 2, m));
+	ASSERT_EQ(0, accel_device_topology(devs, 2, m, sizeof(*m)));
 	EXPECT_TRUE(m[0].local);
 	EXPECT_TRUE(m[1].local);	/* the same device opened twice */
 	accel_device_close(devs[1]);
@@ -134,7 +134,7 @@ TEST(fill_copy_signal_wait)
 	EXPECT_EQ((1 << 20) / 8, i);
 	EXPECT_EQ(0, accel_queue_sync(q, 10ll * 1000000000));
 	EXPECT_EQ(accel_queue_submitted(q), accel_queue_completed(q));
-	EXPECT_EQ(0, accel_queue_status(q, NULL));
+	EXPECT_EQ(0, accel_queue_status(q, NULL, 0));
 
 	/* host writes and a timed-out wait */
 	ev.value = accel_signal_next(sig);
@@ -281,7 +281,7 @@ TEST(faulted_queue_report)
 	accel_prep_copy(p, bad, accel_buffer_va(buf), 4096);
 	ASSERT_EQ(2, accel_queue_submit(q));
 	EXPECT_EQ(-EIO, accel_queue_sync(q, 10ll * 1000000000));
-	ASSERT_EQ(-EIO, accel_queue_status(q, &f));
+	ASSERT_EQ(-EIO, accel_queue_status(q, &f, sizeof(f)));
 	EXPECT_EQ(DRM_VACCEL_FAULT_UNMAPPED, f.code);
 	EXPECT_EQ(1, f.ring_index);
 	EXPECT_EQ(bad, f.addr);
@@ -371,7 +371,7 @@ TEST(removed_device)
 	accel_prep_nop(p);
 	EXPECT_EQ(-ENODEV, accel_queue_submit(q));
 	EXPECT_EQ(NULL, accel_queue_get_packet(q));
-	EXPECT_EQ(-ENODEV, accel_queue_status(q, NULL));
+	EXPECT_EQ(-ENODEV, accel_queue_status(q, NULL, 0));
 	accel_queue_completed(q);
 	accel_signal_read(sig);
 	ev.signal = sig;
@@ -591,7 +591,7 @@ static int fill_at(struct accel_queue *q, uint64_t va, uint64_t bytes, uint8_t v
 	if (ret < 0)
 		return ret;
 	ret = accel_queue_sync(q, 10 * 1000000000ll);
-	if (ret == -EIO && accel_queue_status(q, &f) == -EIO)
+	if (ret == -EIO && accel_queue_status(q, &f, sizeof(f)) == -EIO)
 		return 1000 + (int)f.code;
 	return ret;
 }

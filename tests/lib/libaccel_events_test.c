@@ -241,8 +241,8 @@ TEST_F(two, events_across_devices)
 	for (i = 0; i < 65536 / 8; i++)
 		bad += out[i] != 0x1234;
 	EXPECT_EQ(0, bad);
-	EXPECT_EQ(0, accel_queue_status(qa, NULL));
-	EXPECT_EQ(0, accel_queue_status(qb, NULL));
+	EXPECT_EQ(0, accel_queue_status(qa, NULL, 0));
+	EXPECT_EQ(0, accel_queue_status(qb, NULL, 0));
 
 	accel_buffer_destroy(bimp);
 	accel_buffer_destroy(bout);

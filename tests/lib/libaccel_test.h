@@ -22,7 +22,7 @@
 static inline int lib_index_of(unsigned int id)
 {
 	struct accel_device_info list[128];
-	int n = accel_device_list(list, 128), i;
+	int n = accel_device_list(list, 128, sizeof(*list)), i;
 
 	if (n < 0)
 		return n;

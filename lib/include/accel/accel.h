@@ -19,8 +19,18 @@
  *   matching ``accel_x_destroy()`` accepts NULL and returns nothing.
  *   Objects are opaque; a device outlives nothing it owns: destroying a
  *   device first destroys what is still open on it.
- * - Structures passed in carry their size (``.size = sizeof(...)``) or have
- *   reserved fields that must be zero, so that they can grow.
+ * - Structures grow only at their end, so that a program built against an
+ *   earlier release runs on a later one (the stable ABI of 1.x:
+ *   <accel/version.h>). Structures passed in carry their size
+ *   (``.size = sizeof(...)``): a size below the structure's size in the
+ *   first release (1.0) is -EINVAL; a size larger than the library knows
+ *   (a newer program) is accepted when every byte past the fields it
+ *   knows is zero, else -E2BIG (Linux's copy_struct_from_user() rule);
+ *   sizes above 4096 are -E2BIG. Structures and arrays the library fills
+ *   come with their size or element size, checked the same way; the
+ *   library writes the fields it knows and zeroes the rest. Reserved
+ *   fields must be zero. &struct accel_task carries its size like an
+ *   input structure (accel_task_init() sets it).
  * - Each function says what it costs: "no syscall" (memory operations
  *   only), "one syscall", "may sleep".
  * - No hidden threads: everything happens on the caller's thread (a task

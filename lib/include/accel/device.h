@@ -6,6 +6,7 @@
 #define ACCEL_DEVICE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -29,6 +30,8 @@ struct accel_device;
  * @path: its node, /dev/accel/accelN
  * @minor: N
  * @id: the vaccel device id (the N of /sys/bus/vaccel/devices/vaccelN)
+ *
+ * May grow at its end: accel_device_list() takes the element size.
  */
 struct accel_device_info {
 	char path[ACCEL_PATH_MAX];
@@ -36,20 +39,31 @@ struct accel_device_info {
 	unsigned int id;
 };
 
+/* Sizes in the first stable release (1.0): the smallest a caller passes. */
+#define ACCEL_DEVICE_INFO_SIZE_1_0	72
+#define ACCEL_DEVICE_PROPS_SIZE_1_0	88
+#define ACCEL_LINK_SIZE_1_0		24
+
 /**
  * accel_device_list() - find the vaccel devices
  * @list: filled with up to @max devices, ordered by minor number; may be
  *	NULL when @max is 0
  * @max: entries @list holds
+ * @elem_size: sizeof(struct accel_device_info): the size of one entry of
+ *	@list as the program knows it (at least the 1.0 size, at most 4096);
+ *	past the fields this library knows, each entry is zeroed. Not
+ *	checked when @max is 0.
  *
  * Walks /sys/class/accel and keeps the nodes whose DRM driver
  * (drmGetVersion()) is vaccel; other accel drivers are skipped. Opens each
  * node briefly (one open and one ioctl per node).
  *
  * Return: the number of vaccel devices (which may exceed @max), or
- * -errno (-ENOENT if /sys/class/accel does not exist).
+ * -errno: -ENOENT if /sys/class/accel does not exist; -EINVAL for a NULL
+ * @list with @max > 0, or an @elem_size below the 1.0 size; -E2BIG for an
+ * @elem_size above 4096. On failure @list is not written.
  */
-int accel_device_list(struct accel_device_info *list, unsigned int max);
+int accel_device_list(struct accel_device_info *list, unsigned int max, size_t elem_size);
 
 /**
  * accel_device_open() - open a vaccel device by its place in the list
@@ -94,8 +108,9 @@ int accel_device_fd(const struct accel_device *dev);
 
 /**
  * struct accel_device_props - what a device is
- * @size: in, sizeof(struct accel_device_props): fields past it are not
- *	written (so that it can grow)
+ * @size: in, sizeof(struct accel_device_props) as the program knows it:
+ *	the library writes the fields it knows up to @size and zeroes the
+ *	rest (so that the structure can grow); @size itself is not written
  * @id: vaccel device id
  * @engines: execution engines
  * @uapi_version: the module's DRM_VACCEL_PARAM_UAPI_VERSION
@@ -135,8 +150,9 @@ struct accel_device_props {
  * @dev: the device
  * @props: filled up to @props->size
  *
- * Return: 0, or -EINVAL if @props->size is smaller than the first version
- * of the structure. No syscall (read at open).
+ * Return: 0; -EINVAL if @props->size is smaller than the first version
+ * of the structure (1.0); -E2BIG if it is above 4096. On failure @props
+ * is not written. No syscall (read at open).
  */
 int accel_device_query(const struct accel_device *dev, struct accel_device_props *props);
 
@@ -154,6 +170,8 @@ int accel_device_memory_used(struct accel_device *dev, uint64_t *bytes);
  * @bandwidth_mbps: MB/s, 0 for unthrottled
  * @latency_ns: per access
  * @local: the same device: no link involved
+ *
+ * May grow at its end: accel_device_topology() takes the element size.
  */
 struct accel_link {
 	uint64_t bandwidth_mbps;
@@ -167,11 +185,17 @@ struct accel_link {
  * @n: how many
  * @matrix: @n * @n entries; entry [i * n + j] is what device i pays to
  *	access memory of device j (the accessing device's link settings)
+ * @elem_size: sizeof(struct accel_link): the size of one entry of @matrix
+ *	as the program knows it (at least the 1.0 size, at most 4096); past
+ *	the fields this library knows, each entry is zeroed. Not checked
+ *	when @n is 0.
  *
- * Return: 0, -EINVAL for a NULL device. No syscall.
+ * Return: 0; -EINVAL for a NULL device or @matrix, or an @elem_size below
+ * the 1.0 size; -E2BIG for an @elem_size above 4096. On failure @matrix is
+ * not written. No syscall.
  */
 int accel_device_topology(struct accel_device *const *devs, unsigned int n,
-			  struct accel_link *matrix);
+			  struct accel_link *matrix, size_t elem_size);
 
 #ifdef __cplusplus
 }

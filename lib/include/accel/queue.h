@@ -46,7 +46,9 @@ struct accel_queue;
 
 /**
  * struct accel_queue_params - how to create a queue
- * @size: sizeof(struct accel_queue_params)
+ * @size: sizeof(struct accel_queue_params) as the program knows it (the
+ *	rule of <accel/accel.h>: at least the 1.0 size; a larger structure's
+ *	fields unknown to this library must be zero)
  * @ring_size: packets in the ring, a power of two from 4 to 65536;
  *	0 means 1024
  * @priority: DRM_VACCEL_QUEUE_PRIORITY_*; above NORMAL needs CAP_SYS_NICE
@@ -64,14 +66,19 @@ struct accel_queue_params {
 	uint32_t reserved;
 };
 
+/* Size in the first stable release (1.0): the smallest a caller passes. */
+#define ACCEL_QUEUE_PARAMS_SIZE_1_0	24
+
 /**
  * accel_queue_create() - create a queue
  * @dev: the device
  * @params: NULL for the defaults
  * @out: the queue
  *
- * Return: 0; -EINVAL for bad parameters; -EPERM for a priority above
- * NORMAL without CAP_SYS_NICE; -ENOSPC when the context holds its
+ * Return: 0; -EINVAL for bad parameters (@params->size below the 1.0
+ * size included); -E2BIG for a @params->size above 4096, or a larger
+ * structure with non-zero fields this library does not know; -EPERM for
+ * a priority above NORMAL without CAP_SYS_NICE; -ENOSPC when the context holds its
  * maximum of queues; -ENOMEM; -ENODEV. A few syscalls.
  */
 int accel_queue_create(struct accel_device *dev, const struct accel_queue_params *params,
@@ -190,6 +197,8 @@ uint64_t accel_queue_completed(const struct accel_queue *q);
  * @binding: 1 + the binding table entry @addr came from, or 0
  * @reserved: zero
  * @packet: a copy of the ring packet at @ring_index, as submitted
+ *
+ * May grow at its end: accel_queue_status() takes its size.
  */
 struct accel_queue_fault {
 	uint32_t code;
@@ -202,14 +211,22 @@ struct accel_queue_fault {
 	struct drm_vaccel_packet packet;
 };
 
+#define ACCEL_QUEUE_FAULT_SIZE_1_0	104
+
 /**
  * accel_queue_status() - is the queue running
  * @q: the queue
  * @fault: if not NULL and the queue faulted, its record
+ * @fault_size: sizeof(struct accel_queue_fault) as the program knows it
+ *	(at least the 1.0 size, at most 4096; past the fields this library
+ *	knows, @fault is zeroed); not checked when @fault is NULL
  *
- * Return: 0 if running, -EIO if faulted. No syscall.
+ * Return: 0 if running; -EIO if faulted; -ENODEV after removal; -EINVAL
+ * for an @fault_size below the 1.0 size, -E2BIG above 4096 (@fault is
+ * then not written). No syscall.
  */
-int accel_queue_status(const struct accel_queue *q, struct accel_queue_fault *fault);
+int accel_queue_status(const struct accel_queue *q, struct accel_queue_fault *fault,
+		       size_t fault_size);
 
 /**
  * accel_queue_describe() - a readable report of the queue

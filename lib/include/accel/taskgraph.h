@@ -76,6 +76,9 @@ struct accel_tg_params {
 	int64_t timeout_ns;
 };
 
+/* Size in the first stable release (1.0): the smallest a caller passes. */
+#define ACCEL_TG_PARAMS_SIZE_1_0	32
+
 /**
  * accel_tg_create() - create a task graph over devices
  * @devs: @ndevs open devices (not owned; they must outlive the task graph)
@@ -201,8 +204,16 @@ struct accel_task {
 	};
 };
 
-/* Prepare a task (all fields zeroed, device and queue ACCEL_TG_AUTO). */
-static inline void accel_task_init(struct accel_task *task, uint32_t op, const char *name)
+/* Size in the first stable release (1.0): the smallest a caller passes. */
+#define ACCEL_TASK_SIZE_1_0		176
+
+/*
+ * Prepare a task: all fields zeroed, @size sizeof(struct accel_task), device
+ * and queue ACCEL_TG_AUTO. The task builders below and every other helper
+ * are ACCEL_INLINE (<accel/version.h>): inline in C programs, and exported
+ * by the library under the same names.
+ */
+ACCEL_INLINE void accel_task_init(struct accel_task *task, uint32_t op, const char *name)
 {
 	memset(task, 0, sizeof(*task));
 	task->size = sizeof(*task);
@@ -213,8 +224,8 @@ static inline void accel_task_init(struct accel_task *task, uint32_t op, const c
 }
 
 /** accel_task_arg() - append an argument; -E2BIG past ACCEL_TASK_MAX_ARGS */
-static inline int accel_task_arg(struct accel_task *task, struct accel_tensor *t,
-				 uint32_t access)
+ACCEL_INLINE int accel_task_arg(struct accel_task *task, struct accel_tensor *t,
+				uint32_t access)
 {
 	if (task->nargs >= ACCEL_TASK_MAX_ARGS)
 		return -E2BIG;
@@ -225,8 +236,8 @@ static inline int accel_task_arg(struct accel_task *task, struct accel_tensor *t
 }
 
 /** accel_task_prep_copy() - dst = src */
-static inline void accel_task_prep_copy(struct accel_task *task, struct accel_tensor *dst,
-					struct accel_tensor *src, uint32_t dst_access)
+ACCEL_INLINE void accel_task_prep_copy(struct accel_task *task, struct accel_tensor *dst,
+				       struct accel_tensor *src, uint32_t dst_access)
 {
 	accel_task_init(task, ACCEL_TASK_COPY, "copy");
 	accel_task_arg(task, dst, dst_access);
@@ -234,8 +245,8 @@ static inline void accel_task_prep_copy(struct accel_task *task, struct accel_te
 }
 
 /** accel_task_prep_fill() - every element of dst = pattern */
-static inline void accel_task_prep_fill(struct accel_task *task, struct accel_tensor *dst,
-					uint32_t dst_access, uint64_t pattern)
+ACCEL_INLINE void accel_task_prep_fill(struct accel_task *task, struct accel_tensor *dst,
+				       uint32_t dst_access, uint64_t pattern)
 {
 	accel_task_init(task, ACCEL_TASK_FILL, "fill");
 	accel_task_arg(task, dst, dst_access);
@@ -243,9 +254,9 @@ static inline void accel_task_prep_fill(struct accel_task *task, struct accel_te
 }
 
 /** accel_task_prep_reduce() - dst = a op b (op: DRM_VACCEL_REDOP_*) */
-static inline void accel_task_prep_reduce(struct accel_task *task, struct accel_tensor *dst,
-					  uint32_t dst_access, struct accel_tensor *a,
-					  struct accel_tensor *b, uint32_t op)
+ACCEL_INLINE void accel_task_prep_reduce(struct accel_task *task, struct accel_tensor *dst,
+					 uint32_t dst_access, struct accel_tensor *a,
+					 struct accel_tensor *b, uint32_t op)
 {
 	accel_task_init(task, ACCEL_TASK_REDUCE, "reduce");
 	accel_task_arg(task, dst, dst_access);
@@ -255,9 +266,9 @@ static inline void accel_task_prep_reduce(struct accel_task *task, struct accel_
 }
 
 /** accel_task_prep_matmul() - c = a x b, or c += a x b with @accumulate */
-static inline void accel_task_prep_matmul(struct accel_task *task, struct accel_tensor *c,
-					  uint32_t c_access, struct accel_tensor *a,
-					  struct accel_tensor *b, int accumulate)
+ACCEL_INLINE void accel_task_prep_matmul(struct accel_task *task, struct accel_tensor *c,
+					 uint32_t c_access, struct accel_tensor *a,
+					 struct accel_tensor *b, int accumulate)
 {
 	accel_task_init(task, ACCEL_TASK_MATMUL, "matmul");
 	accel_task_arg(task, c, c_access);
@@ -267,14 +278,14 @@ static inline void accel_task_prep_matmul(struct accel_task *task, struct accel_
 }
 
 /** accel_task_prep_delay() - a modelled kernel of @ns; add its arguments after */
-static inline void accel_task_prep_delay(struct accel_task *task, uint64_t ns)
+ACCEL_INLINE void accel_task_prep_delay(struct accel_task *task, uint64_t ns)
 {
 	accel_task_init(task, ACCEL_TASK_DELAY, "delay");
 	task->delay.ns = ns;
 }
 
 /** accel_task_prep_host() - @fn(@arg) on the host; add its arguments after */
-static inline void accel_task_prep_host(struct accel_task *task, void (*fn)(void *), void *arg)
+ACCEL_INLINE void accel_task_prep_host(struct accel_task *task, void (*fn)(void *), void *arg)
 {
 	accel_task_init(task, ACCEL_TASK_HOST, "host");
 	task->host.fn = fn;

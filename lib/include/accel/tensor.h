@@ -8,6 +8,9 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include <accel/version.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,9 +29,14 @@ extern "C" {
  * ``offset + (i0 * strides[0] + ... + in-1 * strides[n-1]) * elem_size``.
  * Every stride must be > 0 (no broadcast, no negative step): the task
  * graph's dependency tracking (Documentation/taskgraph.rst) relies on it.
- * A dimension of shape 0 makes an empty view.
+ * The offset must be a multiple of the element size (elements are
+ * aligned to their size within the buffer, as the device's REDUCE and
+ * MATMUL need; accel_tensor_check() refuses other offsets), so every
+ * element of a view is. A dimension of shape 0 makes an empty view.
  *
  * Tensors are the arguments of task graph tasks (<accel/taskgraph.h>).
+ * The helpers are ACCEL_INLINE (<accel/version.h>): inline in C programs,
+ * and exported by the library under the same names.
  */
 
 struct accel_buffer;
@@ -91,11 +99,15 @@ enum accel_access {
  * @ndims: number of dimensions, 1 to ACCEL_TENSOR_MAX_DIMS
  * @shape: elements per dimension
  * @strides: element strides per dimension, each > 0
- * @gen: for a tensor the task graph placed in its output heap
- *	(ACCEL_OUTPUT_NEW), the generation of its heap block, set by the
- *	library; views derived with accel_tensor_slice(), _permute(),
- *	_transpose() and _reshape() keep it; 0 for every other view
- *	(accel_tensor_init() sets 0)
+ * @gen: 0, except in a tensor the task graph placed in its output heap
+ *	(ACCEL_OUTPUT_NEW): there the library sets it to the identity of the
+ *	heap block, which tells that block apart from a later block at the
+ *	same place. Programs do not set it. accel_tensor_init() sets 0; the
+ *	views derived with accel_tensor_slice(), _permute(), _transpose() and
+ *	_reshape() keep it, so a view of a heap tensor still names its block.
+ *
+ * Fields are only ever added after @gen (the last one of the first
+ * stable release, 1.0).
  */
 struct accel_tensor {
 	struct accel_buffer *buf;
@@ -108,12 +120,12 @@ struct accel_tensor {
 };
 
 /** accel_dtype_size() - bytes per element of @dtype, 0 for an unknown type */
-static inline size_t accel_dtype_size(enum accel_dtype dtype)
-{
-	switch (dtype) {
-	case ACCEL_DTYPE_U8:
-	case ACCEL_DTYPE_I8:
-		return 1;
+ACCEL_INLINE size_t accel_dtype_size(enum accel_dtype dtype)
+				     {
+				     switch (dtype) {
+				     case ACCEL_DTYPE_U8:
+				     case ACCEL_DTYPE_I8:
+				     return 1;
 	case ACCEL_DTYPE_U16:
 	case ACCEL_DTYPE_I16:
 	case ACCEL_DTYPE_F16:
@@ -136,15 +148,16 @@ static inline size_t accel_dtype_size(enum accel_dtype dtype)
  * accel_tensor_check() - validate a view
  * @t: the view
  *
- * Return: 0; -EINVAL for an unknown dtype, 0 or too many dimensions, or a
- * zero stride; -EOVERFLOW when the byte extent does not fit in 62 bits.
+ * Return: 0; -EINVAL for an unknown dtype, 0 or too many dimensions, a
+ * zero stride, or an offset that is not a multiple of the element size;
+ * -EOVERFLOW when the byte extent does not fit in 62 bits.
  */
-static inline int accel_tensor_check(const struct accel_tensor *t)
-{
-	uint64_t esz = accel_dtype_size(t->dtype), last = 0;
+ACCEL_INLINE int accel_tensor_check(const struct accel_tensor *t)
+				    {
+				    uint64_t esz = accel_dtype_size(t->dtype), last = 0;
 	uint32_t i;
 
-	if (!esz || t->ndims < 1 || t->ndims > ACCEL_TENSOR_MAX_DIMS)
+	if (!esz || t->ndims < 1 || t->ndims > ACCEL_TENSOR_MAX_DIMS || t->offset % esz)
 		return -EINVAL;
 	for (i = 0; i < t->ndims; i++) {
 		if (!t->strides[i])
@@ -171,34 +184,42 @@ static inline int accel_tensor_check(const struct accel_tensor *t)
  * @ndims: dimensions, 1 to ACCEL_TENSOR_MAX_DIMS
  * @shape: @ndims sizes, the last one varying fastest
  *
- * Return: 0, or as accel_tensor_check().
+ * Dimensions past @ndims get shape and stride 1; @gen is 0.
+ *
+ * Return: 0, or as accel_tensor_check(); on failure @t is unchanged.
  */
-static inline int accel_tensor_init(struct accel_tensor *t, struct accel_buffer *buf,
-				    uint64_t offset, enum accel_dtype dtype, uint32_t ndims,
-				    const uint64_t *shape)
+ACCEL_INLINE int accel_tensor_init(struct accel_tensor *t, struct accel_buffer *buf,
+				   uint64_t offset, enum accel_dtype dtype, uint32_t ndims,
+				   const uint64_t *shape)
 {
+	struct accel_tensor n;
 	uint64_t stride = 1;
 	uint32_t i;
+	int ret;
 
 	if (ndims < 1 || ndims > ACCEL_TENSOR_MAX_DIMS)
 		return -EINVAL;
-	t->buf = buf;
-	t->offset = offset;
-	t->dtype = dtype;
-	t->ndims = ndims;
-	t->gen = 0;
+	memset(&n, 0, sizeof(n));
+	n.buf = buf;
+	n.offset = offset;
+	n.dtype = dtype;
+	n.ndims = ndims;
 	for (i = ndims; i-- > 0;) {
-		t->shape[i] = shape[i];
-		t->strides[i] = stride;
+		n.shape[i] = shape[i];
+		n.strides[i] = stride;
 		if (shape[i] && stride > (1ull << 61) / shape[i])
 			return -EOVERFLOW;
 		stride *= shape[i] ? shape[i] : 1;
 	}
 	for (i = ndims; i < ACCEL_TENSOR_MAX_DIMS; i++) {
-		t->shape[i] = 1;
-		t->strides[i] = 1;
+		n.shape[i] = 1;
+		n.strides[i] = 1;
 	}
-	return accel_tensor_check(t);
+	ret = accel_tensor_check(&n);
+	if (ret)
+		return ret;
+	*t = n;
+	return 0;
 }
 
 /**
@@ -214,12 +235,12 @@ static inline int accel_tensor_init(struct accel_tensor *t, struct accel_buffer 
  * Return: 0; -EINVAL for a bad dimension or step, or a range outside the
  * dimension.
  */
-static inline int accel_tensor_slice(struct accel_tensor *t, uint32_t dim, uint64_t start,
-				     uint64_t len, uint64_t step)
+ACCEL_INLINE int accel_tensor_slice(struct accel_tensor *t, uint32_t dim, uint64_t start,
+				    uint64_t len, uint64_t step)
 {
 	uint64_t esz = accel_dtype_size(t->dtype);
 
-	if (dim >= t->ndims || !step || !esz)
+	if (dim >= t->ndims || dim >= ACCEL_TENSOR_MAX_DIMS || !step || !esz)
 		return -EINVAL;
 	if (len && (start >= t->shape[dim] || (len - 1) > (t->shape[dim] - 1 - start) / step))
 		return -EINVAL;
@@ -238,13 +259,16 @@ static inline int accel_tensor_slice(struct accel_tensor *t, uint32_t dim, uint6
  * @t: the view, changed in place
  * @perm: t->ndims indices: new dimension i is old dimension perm[i]
  *
- * Return: 0, or -EINVAL if @perm is not a permutation.
+ * Return: 0, or -EINVAL if @perm is not a permutation (or @t has more than
+ * ACCEL_TENSOR_MAX_DIMS dimensions).
  */
-static inline int accel_tensor_permute(struct accel_tensor *t, const uint32_t *perm)
-{
-	uint64_t shape[ACCEL_TENSOR_MAX_DIMS], strides[ACCEL_TENSOR_MAX_DIMS];
+ACCEL_INLINE int accel_tensor_permute(struct accel_tensor *t, const uint32_t *perm)
+				      {
+				      uint64_t shape[ACCEL_TENSOR_MAX_DIMS], strides[ACCEL_TENSOR_MAX_DIMS];
 	uint32_t seen = 0, i;
 
+	if (t->ndims > ACCEL_TENSOR_MAX_DIMS)
+		return -EINVAL;
 	for (i = 0; i < t->ndims; i++) {
 		if (perm[i] >= t->ndims || (seen & (1u << perm[i])))
 			return -EINVAL;
@@ -267,11 +291,12 @@ static inline int accel_tensor_permute(struct accel_tensor *t, const uint32_t *p
  *
  * Return: 0, or -EINVAL for a bad dimension.
  */
-static inline int accel_tensor_transpose(struct accel_tensor *t, uint32_t d0, uint32_t d1)
-{
-	uint64_t x;
+ACCEL_INLINE int accel_tensor_transpose(struct accel_tensor *t, uint32_t d0, uint32_t d1)
+					{
+					uint64_t x;
 
-	if (d0 >= t->ndims || d1 >= t->ndims)
+	if (d0 >= t->ndims || d1 >= t->ndims || d0 >= ACCEL_TENSOR_MAX_DIMS ||
+	    d1 >= ACCEL_TENSOR_MAX_DIMS)
 		return -EINVAL;
 	x = t->shape[d0];
 	t->shape[d0] = t->shape[d1];
@@ -288,13 +313,15 @@ static inline int accel_tensor_transpose(struct accel_tensor *t, uint32_t d0, ui
  *
  * Return: 1 when the last dimension has stride 1 and every other stride
  * is the product of the shapes after it (dimensions of shape 1 are
- * ignored), else 0.
+ * ignored), else 0 (also for more than ACCEL_TENSOR_MAX_DIMS dimensions).
  */
-static inline int accel_tensor_is_contiguous(const struct accel_tensor *t)
-{
-	uint64_t expect = 1;
+ACCEL_INLINE int accel_tensor_is_contiguous(const struct accel_tensor *t)
+					    {
+					    uint64_t expect = 1;
 	uint32_t i;
 
+	if (t->ndims > ACCEL_TENSOR_MAX_DIMS)
+		return 0;
 	for (i = t->ndims; i-- > 0;) {
 		if (t->shape[i] == 1)
 			continue;
@@ -311,13 +338,17 @@ static inline int accel_tensor_is_contiguous(const struct accel_tensor *t)
  * @ndims: new number of dimensions
  * @shape: the new sizes, with the same product as the old ones
  *
+ * The view keeps its buffer, offset, dtype and @gen.
+ *
  * Return: 0; -EINVAL if @t is not contiguous, @ndims is out of range or the
- * element count differs.
+ * element count differs; as accel_tensor_init(). On failure @t is
+ * unchanged.
  */
-static inline int accel_tensor_reshape(struct accel_tensor *t, uint32_t ndims,
-				       const uint64_t *shape)
+ACCEL_INLINE int accel_tensor_reshape(struct accel_tensor *t, uint32_t ndims,
+				      const uint64_t *shape)
 {
-	uint64_t n0 = 1, n1 = 1, gen = t->gen;
+	struct accel_tensor n;
+	uint64_t n0 = 1, n1 = 1;
 	uint32_t i;
 	int ret;
 
@@ -332,9 +363,12 @@ static inline int accel_tensor_reshape(struct accel_tensor *t, uint32_t ndims,
 	}
 	if (n0 != n1)
 		return -EINVAL;
-	ret = accel_tensor_init(t, t->buf, t->offset, t->dtype, ndims, shape);
-	t->gen = gen;
-	return ret;
+	ret = accel_tensor_init(&n, t->buf, t->offset, t->dtype, ndims, shape);
+	if (ret)
+		return ret;
+	n.gen = t->gen;
+	*t = n;
+	return 0;
 }
 
 #ifdef __cplusplus
