@@ -168,12 +168,38 @@ static inline void child_range(const struct tm_layout *l, uint32_t k, int64_t b,
 	*jhi = min64(l->count[k - 1] - 1, cdiv(hi - b, st) - 1);
 }
 
-static int ov(const struct tm_layout *a, uint32_t ka, int64_t pa, const struct tm_layout *b,
-	      uint32_t kb, int64_t pb)
+/*
+ * The work of one decision: every call of ov(), cv() and cv_iv(), and
+ * every shift ov() tries, is one step. When the budget is spent, each
+ * call answers at once what is always safe (overlap: yes; inside: no),
+ * and every caller passes such an answer straight up: so the decision
+ * takes at most budget + 1 steps and is conservative.
+ */
+struct work {
+	uint32_t left;		/* steps still allowed */
+	uint32_t steps;		/* steps taken */
+	int capped;		/* the budget ran out */
+};
+
+static inline int spend(struct work *w)
+{
+	w->steps++;
+	if (w->left) {
+		w->left--;
+		return 1;
+	}
+	w->capped = 1;
+	return 0;
+}
+
+static int ov(struct work *wk, const struct tm_layout *a, uint32_t ka, int64_t pa,
+	      const struct tm_layout *b, uint32_t kb, int64_t pb)
 {
 	const struct tm_layout *tl;
 	int64_t jlo, jhi, j, tp, sa, sb;
 
+	if (!spend(wk))
+		return 1;
 	if (pa >= pb + b->ext[kb] || pb >= pa + a->ext[ka])
 		return 0;
 	if (!ka && !kb)
@@ -190,7 +216,7 @@ static int ov(const struct tm_layout *a, uint32_t ka, int64_t pa, const struct t
 		if (jhi - jlo >= 2)
 			return 1;
 		for (j = jlo; j <= jhi; j++)
-			if (ov(a, ka - 1, pa + j * a->stride[ka - 1], b, 0, pb))
+			if (ov(wk, a, ka - 1, pa + j * a->stride[ka - 1], b, 0, pb))
 				return 1;
 		return 0;
 	}
@@ -214,9 +240,12 @@ static int ov(const struct tm_layout *a, uint32_t ka, int64_t pa, const struct t
 		for (t = tlo; t <= thi; t++) {
 			mlo = max64(0, cdiv(-t, p));
 			mhi = min64(ca - 1, fdiv(cb - 1 - t, p));
-			if (mlo > mhi)
+			if (mlo > mhi) {
+				if (!spend(wk))
+					return 1;
 				continue;
-			if (ov(a, ka - 1, pa, b, kb - 1, pb + t * sb))
+			}
+			if (ov(wk, a, ka - 1, pa, b, kb - 1, pb + t * sb))
 				return 1;
 		}
 		return 0;
@@ -229,11 +258,11 @@ static int ov(const struct tm_layout *a, uint32_t ka, int64_t pa, const struct t
 		child_range(b, kb, pb, pa, pa + a->ext[ka], &ilo, &ihi);
 		if (ihi - ilo < jhi - jlo) {
 			for (j = ilo; j <= ihi; j++)
-				if (ov(a, ka, pa, b, kb - 1, pb + j * sb))
+				if (ov(wk, a, ka, pa, b, kb - 1, pb + j * sb))
 					return 1;
 		} else {
 			for (j = jlo; j <= jhi; j++)
-				if (ov(a, ka - 1, pa + j * sa, b, kb, pb))
+				if (ov(wk, a, ka - 1, pa + j * sa, b, kb, pb))
 					return 1;
 		}
 		return 0;
@@ -280,14 +309,17 @@ static inline int box_covers(const struct tm_layout *w, const struct tm_layout *
 	return 1;
 }
 
-int tm_layout_overlap(const struct tm_layout *a, const struct tm_layout *b, int *fallback)
+static int overlap(struct work *wk, const struct tm_layout *a, const struct tm_layout *b,
+		   int *fallback)
 {
+	int r;
+
 	if (a->empty || b->empty || a->lo >= b->hi || b->lo >= a->hi)
 		return 0;
 	if (same_boxes(a, b))
 		return box_overlap(a, b);
 	if (a->interleaved && b->interleaved) {
-		*fallback = 1;
+		*fallback |= TM_FB_HULL;
 		return 1;
 	}
 	if (a->interleaved || b->interleaved) {
@@ -296,19 +328,43 @@ int tm_layout_overlap(const struct tm_layout *a, const struct tm_layout *b, int 
 		struct tm_layout h = { .lo = y->lo, .hi = y->hi, .run = y->hi - y->lo };
 
 		h.ext[0] = h.run;
-		if (!ov(x, x->nd, x->lo, &h, 0, h.lo))
-			return 0;
-		*fallback = 1;
-		return 1;
+		r = ov(wk, x, x->nd, x->lo, &h, 0, h.lo);
+		if (wk->capped)
+			*fallback |= TM_FB_CAPPED;
+		else if (r)
+			*fallback |= TM_FB_HULL;
+		return r;
 	}
-	return ov(a, a->nd, a->lo, b, b->nd, b->lo);
+	r = ov(wk, a, a->nd, a->lo, b, b->nd, b->lo);
+	if (wk->capped)
+		*fallback |= TM_FB_CAPPED;
+	return r;
+}
+
+int tm_layout_overlap_budget(const struct tm_layout *a, const struct tm_layout *b,
+			     uint32_t budget, uint32_t *steps, int *fallback)
+{
+	struct work wk = { budget, 0, 0 };
+	int r = overlap(&wk, a, b, fallback);
+
+	if (steps)
+		*steps = wk.steps;
+	return r;
+}
+
+int tm_layout_overlap(const struct tm_layout *a, const struct tm_layout *b, int *fallback)
+{
+	return tm_layout_overlap_budget(a, b, TM_DECISION_BUDGET, NULL, fallback);
 }
 
 /* is [lo, hi) inside block (w, kw, pw)? */
-static int cv_iv(const struct tm_layout *w, uint32_t kw, int64_t pw, int64_t lo, int64_t hi)
+static int cv_iv(struct work *wk, const struct tm_layout *w, uint32_t kw, int64_t pw,
+		 int64_t lo, int64_t hi)
 {
 	int64_t jlo, jhi, j, st;
 
+	if (!spend(wk))
+		return 0;
 	if (lo < pw || hi > pw + w->ext[kw])
 		return 0;
 	if (!kw)
@@ -325,30 +381,32 @@ static int cv_iv(const struct tm_layout *w, uint32_t kw, int64_t pw, int64_t lo,
 	for (j = jlo; j <= jhi; j++) {
 		int64_t c = pw + j * st;
 
-		if (!cv_iv(w, kw - 1, c, max64(lo, c), min64(hi, c + w->ext[kw - 1])))
+		if (!cv_iv(wk, w, kw - 1, c, max64(lo, c), min64(hi, c + w->ext[kw - 1])))
 			return 0;
 	}
 	return 1;
 }
 
 /* is block (e, ke, pe) inside block (w, kw, pw)? */
-static int cv(const struct tm_layout *w, uint32_t kw, int64_t pw, const struct tm_layout *e,
-	      uint32_t ke, int64_t pe)
+static int cv(struct work *wk, const struct tm_layout *w, uint32_t kw, int64_t pw,
+	      const struct tm_layout *e, uint32_t ke, int64_t pe)
 {
 	int64_t jlo, jhi, m, n, sw, se;
 
+	if (!spend(wk))
+		return 0;
 	if (pe < pw || pe + e->ext[ke] > pw + w->ext[kw])
 		return 0;
 	if (!kw)
 		return 1;
 	if (!ke)
-		return cv_iv(w, kw, pw, pe, pe + e->ext[0]);
+		return cv_iv(wk, w, kw, pw, pe, pe + e->ext[0]);
 	sw = w->stride[kw - 1];
 	child_range(w, kw, pw, pe, pe + e->ext[ke], &jlo, &jhi);
 	if (jlo > jhi)
 		return 0;
 	if (jlo == jhi)
-		return cv(w, kw - 1, pw + jlo * sw, e, ke, pe);
+		return cv(wk, w, kw - 1, pw + jlo * sw, e, ke, pe);
 	/*
 	 * e spans several children of w: each child of e must be inside w.
 	 * The answer is periodic in e's children when one stride divides the
@@ -362,13 +420,16 @@ static int cv(const struct tm_layout *w, uint32_t kw, int64_t pw, const struct t
 	else
 		n = e->count[ke - 1];
 	for (m = 0; m < n; m++)
-		if (!cv(w, kw, pw, e, ke - 1, pe + m * se))
+		if (!cv(wk, w, kw, pw, e, ke - 1, pe + m * se))
 			return 0;
 	return 1;
 }
 
-int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *fallback)
+static int covers(struct work *wk, const struct tm_layout *w, const struct tm_layout *e,
+		  int *fallback)
 {
+	int r;
+
 	if (e->empty)
 		return 1;
 	if (w->empty || e->lo < w->lo || e->hi > w->hi)
@@ -376,16 +437,37 @@ int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *
 	if (same_boxes(w, e))
 		return box_covers(w, e);
 	if (w->interleaved) {
-		*fallback = 1;
+		*fallback |= TM_FB_HULL;
 		return 0;
 	}
 	if (e->interleaved) {
-		if (cv_iv(w, w->nd, w->lo, e->lo, e->hi))
-			return 1;
-		*fallback = 1;
-		return 0;
+		r = cv_iv(wk, w, w->nd, w->lo, e->lo, e->hi);
+		if (wk->capped)
+			*fallback |= TM_FB_CAPPED;
+		else if (!r)
+			*fallback |= TM_FB_HULL;
+		return r;
 	}
-	return cv(w, w->nd, w->lo, e, e->nd, e->lo);
+	r = cv(wk, w, w->nd, w->lo, e, e->nd, e->lo);
+	if (wk->capped)
+		*fallback |= TM_FB_CAPPED;
+	return r;
+}
+
+int tm_layout_covers_budget(const struct tm_layout *w, const struct tm_layout *e,
+			    uint32_t budget, uint32_t *steps, int *fallback)
+{
+	struct work wk = { budget, 0, 0 };
+	int r = covers(&wk, w, e, fallback);
+
+	if (steps)
+		*steps = wk.steps;
+	return r;
+}
+
+int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *fallback)
+{
+	return tm_layout_covers_budget(w, e, TM_DECISION_BUDGET, NULL, fallback);
 }
 
 /* ---- the index ---- */
@@ -444,6 +526,7 @@ struct tensormap {
 	uint32_t scap, sn;
 	uint32_t grp;			/* the open group (tm_group_begin()), 0: none */
 	uint32_t grp_last;		/* the last group id handed out */
+	uint32_t budget;		/* steps per overlap or cover decision */
 	tm_complete_fn complete;
 	void *carg;
 	uint32_t rng;
@@ -465,6 +548,7 @@ int tm_create(tm_complete_fn complete, void *complete_arg, struct tensormap **ou
 	tm->nfree_head = UINT32_MAX;
 	tm->sweep_at = 256;
 	tm->bcap = 16;
+	tm->budget = TM_DECISION_BUDGET;
 	tm->bufs = calloc(tm->bcap, sizeof(*tm->bufs));
 	if (!tm->bufs) {
 		free(tm);
@@ -768,6 +852,29 @@ struct walk {
 	int64_t plo, phi;	/* the argument's phase */
 };
 
+/* one decision of the map, within its budget, counted */
+static int decide_overlap(struct tensormap *tm, const struct tm_layout *a,
+			  const struct tm_layout *b, int *fb)
+{
+	struct work wk = { tm->budget, 0, 0 };
+	int r = overlap(&wk, a, b, fb);
+
+	tm->st.fallbacks += !!(*fb & TM_FB_HULL);
+	tm->st.capped += !!(*fb & TM_FB_CAPPED);
+	return r;
+}
+
+static int decide_covers(struct tensormap *tm, const struct tm_layout *w,
+			 const struct tm_layout *e)
+{
+	struct work wk = { tm->budget, 0, 0 };
+	int fb = 0, r = covers(&wk, w, e, &fb);
+
+	tm->st.fallbacks += !!(fb & TM_FB_HULL);
+	tm->st.capped += !!(fb & TM_FB_CAPPED);
+	return r;
+}
+
 /* entries of completed tasks found on the way are marked for removal */
 static void deps_visit(struct walk *w, int32_t i)
 {
@@ -796,8 +903,7 @@ static void deps_visit(struct walk *w, int32_t i)
 				fb = 0;
 				/* hulls meet, neither is empty: boxes need only their digits */
 				if (same_boxes(w->q, &N[i].lay) ? box_overlap(w->q, &N[i].lay) :
-				    tm_layout_overlap(w->q, &N[i].lay, &fb)) {
-					tm->st.fallbacks += fb;
+				    decide_overlap(tm, w->q, &N[i].lay, &fb)) {
 					tm->st.deps[kind]++;
 					w->n++;
 					w->fn(w->arg, N[i].task, kind);
@@ -851,7 +957,6 @@ static void cover_visit(struct tensormap *tm, const struct tm_layout *q, int64_t
 			int64_t phi, int32_t i)
 {
 	struct tm_node *N = tm->nodes;
-	int fb = 0;
 
 	while (i != NIL) {
 		/* what q covers, it overlaps: the phases meet */
@@ -861,17 +966,14 @@ static void cover_visit(struct tensormap *tm, const struct tm_layout *q, int64_t
 		if (N[i].lo >= q->hi)
 			return;
 		if (N[i].hi > q->lo) {
-			fb = 0;
 			if (is_complete(tm, N[i].task)) {
 				scratch_push(tm, i);
 				tm->st.dropped++;
 			} else if (tm->grp && N[i].grp == tm->grp) {
 				/* a sibling of the open group: never retired by it */
-			} else if (tm_layout_covers(q, &N[i].lay, &fb)) {
+			} else if (decide_covers(tm, q, &N[i].lay)) {
 				scratch_push(tm, i);
 				tm->st.retired++;
-			} else {
-				tm->st.fallbacks += fb;
 			}
 		}
 		i = N[i].right;
@@ -992,6 +1094,11 @@ void tm_group_begin(struct tensormap *tm)
 void tm_group_end(struct tensormap *tm)
 {
 	tm->grp = 0;
+}
+
+void tm_set_decision_budget(struct tensormap *tm, uint32_t budget)
+{
+	tm->budget = budget;
 }
 
 void tm_forget_buffer(struct tensormap *tm, const struct accel_buffer *buf)
