@@ -125,6 +125,8 @@ struct tm_stats {
 	uint64_t max_live_entries;
 	uint64_t buffers;		/* buffers with an index */
 	uint64_t capped;		/* decisions stopped by the budget (TM_FB_CAPPED) */
+	uint64_t same_view_lookups;	/* lookups answered in O(1) (tm_deps(), below) */
+	uint64_t same_view_inserts;	/* writer inserts that refreshed an entry in place */
 };
 
 struct tensormap;
@@ -182,6 +184,12 @@ void tm_group_end(struct tensormap *tm);
  * capped answers). Cannot fail.
  */
 void tm_set_decision_budget(struct tensormap *tm, uint32_t budget);
+
+/* tm_set_flags(): turn the same-view paths off (tests, benchmark baselines) */
+#define TM_NO_SAME_VIEW		1u
+
+/* set the flags above (default 0); cannot fail */
+void tm_set_flags(struct tensormap *tm, unsigned int flags);
 
 /*
  * Report (through @fn) every earlier task that the argument @t, accessed

@@ -464,9 +464,12 @@ struct prog {
 	struct oentry *ent[NBUF];
 	uint32_t nent[NBUF], capent[NBUF];
 	struct obyte bytes[NBUF][BUFSZ];
-	/* one lookup's reports */
+	/* one lookup's reports, and the twin map's */
 	uint64_t got[3][4096];
 	uint32_t ngot[3];
+	uint64_t got2[3][4096];
+	uint32_t ngot2[3];
+	struct tensormap *twin;		/* the same program, same-view paths off */
 	/* the entry oracle's retirements, and the covered entries a sibling spared */
 	uint64_t retired, spared, grp_retired;
 	uint64_t checked, deps_total, extras;
@@ -483,6 +486,14 @@ static void collect(void *arg, uint64_t task, enum tm_dep_kind kind)
 
 	if (p->ngot[kind] < 4096)
 		p->got[kind][p->ngot[kind]++] = task;
+}
+
+static void collect2(void *arg, uint64_t task, enum tm_dep_kind kind)
+{
+	struct prog *p = arg;
+
+	if (p->ngot2[kind] < 4096)
+		p->got2[kind][p->ngot2[kind]++] = task;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -523,6 +534,7 @@ struct popts {
 	int tiles;		/* 3 arguments in 4 are tiles (gen_tile_view) */
 	int groups;		/* 1 step in 4 is a group of 1-4 sibling tasks */
 	uint32_t budget;	/* the map's decision budget, 0: the default */
+	int repeat;		/* 1 task in 2 repeats the previous task's arguments */
 };
 
 /* a graph launch's summary: a byte range of the buffer, as U8 */
@@ -578,6 +590,21 @@ static void check_arg(struct __test_metadata *_metadata, struct prog *p, struct 
 	p->deps_total += ret;
 	for (kind = 0; kind < 3; kind++)
 		p->ngot[kind] = uniq(p->got[kind], p->ngot[kind]);
+	if (p->twin) {
+		/* the same answers with the same-view paths off */
+		memset(p->ngot2, 0, sizeof(p->ngot2));
+		ASSERT_EQ(ret, tm_deps(p->twin, &a->t, a->acc, task, collect2, p));
+		for (kind = 0; kind < 3; kind++) {
+			p->ngot2[kind] = uniq(p->got2[kind], p->ngot2[kind]);
+			ASSERT_EQ(p->ngot[kind], p->ngot2[kind]) {
+				TH_LOG("seed %llu task %llu kind %u", (unsigned long long)o->seed,
+				       (unsigned long long)task, kind);
+			}
+			ASSERT_EQ(0, memcmp(p->got[kind], p->got2[kind],
+					    p->ngot[kind] * sizeof(uint64_t)));
+		}
+
+	}
 	/* RAW and WAW are one class (dependencies on writers) */
 	for (x = 0; x < p->ngot[TM_DEP_WAW]; x++)
 		p->got[TM_DEP_RAW][p->ngot[TM_DEP_RAW]++] = p->got[TM_DEP_WAW][x];
@@ -649,6 +676,8 @@ static void register_arg(struct __test_metadata *_metadata, struct prog *p, stru
 	uint32_t i, x, m;
 
 	ASSERT_EQ(0, tm_insert(tm, &a->t, a->acc, task));
+	if (p->twin)
+		ASSERT_EQ(0, tm_insert(p->twin, &a->t, a->acc, task));
 	if (bs_empty(a->bytes))
 		return;
 	/* entry oracle: drop completed, retire covered but a sibling's */
@@ -724,12 +753,13 @@ static void register_arg(struct __test_metadata *_metadata, struct prog *p, stru
 static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 {
 	struct prog *p = calloc(1, sizeof(*p));
-	struct arg (*args)[MAXARGS] = calloc(MAXSIB, sizeof(*args));
-	uint32_t nargs[MAXSIB], order[MAXSIB * MAXARGS];
-	uint32_t i, j, b, k, s, nsib, n, grp, ngrp = 0;
+	/* [MAXSIB]: the last task's arguments, for o->repeat */
+	struct arg (*args)[MAXARGS] = calloc(MAXSIB + 1, sizeof(*args));
+	uint32_t nargs[MAXSIB + 1], order[MAXSIB * MAXARGS];
+	uint32_t i, j, b, k, s, nsib, n, grp, ngrp = 0, have_last = 0;
 	struct accel_buffer *bufs[NBUF];
 	struct tensormap *tm;
-	struct tm_stats st;
+	struct tm_stats st, st2;
 	uint64_t task;
 
 	ASSERT_NE(NULL, p);
@@ -744,6 +774,12 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	ASSERT_EQ(0, tm_create(prog_complete, p, &tm));
 	if (o->budget)
 		tm_set_decision_budget(tm, o->budget);
+	if (o->repeat) {
+		ASSERT_EQ(0, tm_create(prog_complete, p, &p->twin));
+		tm_set_flags(p->twin, TM_NO_SAME_VIEW);
+		if (o->budget)
+			tm_set_decision_budget(p->twin, o->budget);
+	}
 
 	for (task = 0; task < o->ntasks; task += nsib) {
 		/* out-of-order completion, at most @window in flight */
@@ -760,10 +796,24 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 			if (task + nsib > o->ntasks)
 				nsib = (uint32_t)(o->ntasks - task);
 		}
-		for (s = 0; s < nsib; s++) {
-			nargs[s] = 1 + (uint32_t)rn(MAXARGS);
-			for (j = 0; j < nargs[s]; j++)
-				gen_arg(_metadata, o, bufs, grp != 0, &args[s][j]);
+		if (!grp && o->repeat && have_last && rn(2)) {
+			/* the steady state: the previous task's arguments again */
+			nargs[0] = nargs[MAXSIB];
+			memcpy(args[0], args[MAXSIB], sizeof(args[0]));
+		} else {
+			for (s = 0; s < nsib; s++) {
+				nargs[s] = 1 + (uint32_t)rn(MAXARGS);
+				for (j = 0; j < nargs[s]; j++)
+					gen_arg(_metadata, o, bufs, grp != 0, &args[s][j]);
+				/* siblings writing the same views (one buffer per queue) */
+				if (o->repeat && s && rn(2))
+					memcpy(args[s], args[s - 1], sizeof(args[s]));
+			}
+		}
+		if (!grp) {
+			nargs[MAXSIB] = nargs[0];
+			memcpy(args[MAXSIB], args[0], sizeof(args[0]));
+			have_last = 1;
 		}
 		/* dependencies of every argument against the state before the step */
 		for (s = 0; s < nsib; s++)
@@ -788,12 +838,16 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 				order[k] = j;
 			}
 			tm_group_begin(tm);
+			if (p->twin)
+				tm_group_begin(p->twin);
 			for (i = 0; i < n; i++) {
 				s = order[i] / MAXARGS;
 				register_arg(_metadata, p, tm, &args[s][order[i] % MAXARGS], task + s,
 					     grp, o);
 			}
 			tm_group_end(tm);
+			if (p->twin)
+				tm_group_end(p->twin);
 		}
 		for (s = 0; s < nsib; s++)
 			p->inflight[p->ninflight++] = task + s;
@@ -801,7 +855,8 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	tm_get_stats(tm, &st);
 	TH_LOG("seed %llu: %llu tasks, %llu lookups, deps RAW %llu WAR %llu WAW %llu, "
 	       "fallbacks %llu (in %llu lookups), retired %llu (%llu by groups, %llu spared), "
-	       "capped %llu, dropped %llu, live %llu (max %llu)",
+	       "capped %llu, dropped %llu, live %llu (max %llu), same view: %llu lookups, "
+	       "%llu inserts",
 	       (unsigned long long)o->seed, (unsigned long long)o->ntasks,
 	       (unsigned long long)st.lookups, (unsigned long long)st.deps[TM_DEP_RAW],
 	       (unsigned long long)st.deps[TM_DEP_WAR], (unsigned long long)st.deps[TM_DEP_WAW],
@@ -809,7 +864,8 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	       (unsigned long long)st.retired, (unsigned long long)p->grp_retired,
 	       (unsigned long long)p->spared, (unsigned long long)st.capped,
 	       (unsigned long long)st.dropped,
-	       (unsigned long long)st.live_entries, (unsigned long long)st.max_live_entries);
+	       (unsigned long long)st.live_entries, (unsigned long long)st.max_live_entries,
+	       (unsigned long long)st.same_view_lookups, (unsigned long long)st.same_view_inserts);
 	ASSERT_EQ(p->checked, st.lookups);
 	ASSERT_GT(p->deps_total, o->ntasks / 2);
 	if (o->any_views) {
@@ -822,6 +878,15 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 		ASSERT_GT(st.capped, 100);
 	} else {
 		ASSERT_EQ(0, st.capped);
+	}
+	if (o->repeat) {
+		/* the same-view paths were taken, and answered like the walks */
+		ASSERT_GT(st.same_view_lookups, o->ntasks / 50);
+		ASSERT_GT(st.same_view_inserts, o->ntasks / 50);
+		tm_get_stats(p->twin, &st2);
+		ASSERT_EQ(0, st2.same_view_lookups);
+		ASSERT_EQ(0, st2.same_view_inserts);
+		tm_destroy(p->twin);
 	}
 	if (o->groups) {
 		/* both halves of the rule happened: siblings spared, older entries retired */
@@ -843,7 +908,7 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 static void run_program_views(struct __test_metadata *_metadata, uint64_t seed,
 			      uint32_t ntasks, uint32_t window, int any_views, int tiles)
 {
-	struct popts o = { seed, ntasks, window, any_views, tiles, 0, 0 };
+	struct popts o = { seed, ntasks, window, any_views, tiles, 0, 0, 0 };
 
 	run_prog(_metadata, &o);
 }
@@ -891,9 +956,9 @@ TEST(oracle_tiles)
 TEST(oracle_groups)
 {
 	struct popts o[] = {
-		{ 0x9e0001ull, 20000, 32, 0, 0, 1, 0 },
-		{ 0x9e0002ull, 20000, 200, 0, 1, 1, 0 },
-		{ 0x9e0003ull, 10000, 48, 1, 1, 1, 0 },
+		{ 0x9e0001ull, 20000, 32, 0, 0, 1, 0, 0 },
+		{ 0x9e0002ull, 20000, 200, 0, 1, 1, 0, 0 },
+		{ 0x9e0003ull, 10000, 48, 1, 1, 1, 0, 0 },
 	};
 	uint32_t i;
 
@@ -910,8 +975,29 @@ TEST(oracle_groups)
 TEST(oracle_capped)
 {
 	struct popts o[] = {
-		{ 0xca9001ull, 10000, 32, 0, 0, 0, 3 },
-		{ 0xca9002ull, 10000, 64, 1, 1, 1, 5 },
+		{ 0xca9001ull, 10000, 32, 0, 0, 0, 3, 0 },
+		{ 0xca9002ull, 10000, 64, 1, 1, 1, 5, 0 },
+	};
+	uint32_t i;
+
+	for (i = 0; i < sizeof(o) / sizeof(o[0]); i++)
+		run_prog(_metadata, &o[i]);
+}
+
+/*
+ * The steady state: one task in two repeats the previous task's
+ * arguments (the same views, the same modes), so lookups of the last view
+ * of a buffer and writers of it take the same-view paths. A twin map with
+ * those paths off (TM_NO_SAME_VIEW) runs the same program: every lookup
+ * must give the same answer, and both oracles must hold.
+ */
+TEST(oracle_same_view)
+{
+	struct popts o[] = {
+		{ 0x5a3e01ull, 20000, 16, 0, 0, 0, 0, 1 },
+		{ 0x5a3e02ull, 20000, 4, 0, 1, 0, 0, 1 },
+		{ 0x5a3e03ull, 10000, 16, 1, 1, 1, 0, 1 },
+		{ 0x5a3e04ull, 10000, 8, 1, 0, 1, 4, 1 },
 	};
 	uint32_t i;
 
