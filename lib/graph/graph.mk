@@ -13,7 +13,7 @@ GRAPH_HDRS := $(wildcard lib/graph/*.h) lib/include/accel/tensor.h
 $(BUILD)/host-tests/libaccel_tensormap_test: LIB_NATIVE_LIBSRCS += lib/graph/tensormap.c
 $(BUILD)/host-tests/libaccel_tensormap_test: lib/graph/tensormap.c $(GRAPH_HDRS)
 # (this one compiles tensormap.c into itself, with a failing allocator)
-$(BUILD)/host-tests/libaccel_tensormap_alloc_test: lib/graph/tensormap.c $(GRAPH_HDRS)
+$(BUILD)/host-tests/libaccel_tensormap_internal_test: lib/graph/tensormap.c $(GRAPH_HDRS)
 $(BUILD)/host-tests/libaccel_heap_test: LIB_NATIVE_LIBSRCS += lib/graph/heap.c
 $(BUILD)/host-tests/libaccel_heap_test: lib/graph/heap.c $(GRAPH_HDRS)
 

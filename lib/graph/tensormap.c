@@ -83,12 +83,17 @@ int tm_layout_make(const struct accel_tensor *t, struct tm_layout *l)
 		if (ret)
 			return ret;
 	}
-	memset(l, 0, sizeof(*l));
+	/* the fields, not memset(): entries past nd are never read */
 	l->lo = (int64_t)t->offset;
+	l->nd = 0;
+	l->interleaved = 0;
+	l->empty = 0;
+	l->box = 0;
 	for (i = 0; i < t->ndims; i++) {
 		if (!t->shape[i]) {
 			l->empty = 1;
 			l->hi = l->lo;
+			l->run = 0;
 			return 0;
 		}
 		if (t->shape[i] == 1)
@@ -169,12 +174,38 @@ static inline void child_range(const struct tm_layout *l, uint32_t k, int64_t b,
 	*jhi = min64(l->count[k - 1] - 1, cdiv(hi - b, st) - 1);
 }
 
-static int ov(const struct tm_layout *a, uint32_t ka, int64_t pa, const struct tm_layout *b,
-	      uint32_t kb, int64_t pb)
+/*
+ * The work of one decision: every call of ov(), cv() and cv_iv(), and
+ * every shift ov() tries, is one step. When the budget is spent, each
+ * call answers at once what is always safe (overlap: yes; inside: no),
+ * and every caller passes such an answer straight up: so the decision
+ * takes at most budget + 1 steps and is conservative.
+ */
+struct work {
+	uint32_t left;		/* steps still allowed */
+	uint32_t steps;		/* steps taken */
+	int capped;		/* the budget ran out */
+};
+
+static inline int spend(struct work *w)
+{
+	w->steps++;
+	if (w->left) {
+		w->left--;
+		return 1;
+	}
+	w->capped = 1;
+	return 0;
+}
+
+static int ov(struct work *wk, const struct tm_layout *a, uint32_t ka, int64_t pa,
+	      const struct tm_layout *b, uint32_t kb, int64_t pb)
 {
 	const struct tm_layout *tl;
 	int64_t jlo, jhi, j, tp, sa, sb;
 
+	if (!spend(wk))
+		return 1;
 	if (pa >= pb + b->ext[kb] || pb >= pa + a->ext[ka])
 		return 0;
 	if (!ka && !kb)
@@ -191,7 +222,7 @@ static int ov(const struct tm_layout *a, uint32_t ka, int64_t pa, const struct t
 		if (jhi - jlo >= 2)
 			return 1;
 		for (j = jlo; j <= jhi; j++)
-			if (ov(a, ka - 1, pa + j * a->stride[ka - 1], b, 0, pb))
+			if (ov(wk, a, ka - 1, pa + j * a->stride[ka - 1], b, 0, pb))
 				return 1;
 		return 0;
 	}
@@ -215,9 +246,12 @@ static int ov(const struct tm_layout *a, uint32_t ka, int64_t pa, const struct t
 		for (t = tlo; t <= thi; t++) {
 			mlo = max64(0, cdiv(-t, p));
 			mhi = min64(ca - 1, fdiv(cb - 1 - t, p));
-			if (mlo > mhi)
+			if (mlo > mhi) {
+				if (!spend(wk))
+					return 1;
 				continue;
-			if (ov(a, ka - 1, pa, b, kb - 1, pb + t * sb))
+			}
+			if (ov(wk, a, ka - 1, pa, b, kb - 1, pb + t * sb))
 				return 1;
 		}
 		return 0;
@@ -230,11 +264,11 @@ static int ov(const struct tm_layout *a, uint32_t ka, int64_t pa, const struct t
 		child_range(b, kb, pb, pa, pa + a->ext[ka], &ilo, &ihi);
 		if (ihi - ilo < jhi - jlo) {
 			for (j = ilo; j <= ihi; j++)
-				if (ov(a, ka, pa, b, kb - 1, pb + j * sb))
+				if (ov(wk, a, ka, pa, b, kb - 1, pb + j * sb))
 					return 1;
 		} else {
 			for (j = jlo; j <= jhi; j++)
-				if (ov(a, ka - 1, pa + j * sa, b, kb, pb))
+				if (ov(wk, a, ka - 1, pa + j * sa, b, kb, pb))
 					return 1;
 		}
 		return 0;
@@ -281,14 +315,17 @@ static inline int box_covers(const struct tm_layout *w, const struct tm_layout *
 	return 1;
 }
 
-int tm_layout_overlap(const struct tm_layout *a, const struct tm_layout *b, int *fallback)
+static int overlap(struct work *wk, const struct tm_layout *a, const struct tm_layout *b,
+		   int *fallback)
 {
+	int r;
+
 	if (a->empty || b->empty || a->lo >= b->hi || b->lo >= a->hi)
 		return 0;
 	if (same_boxes(a, b))
 		return box_overlap(a, b);
 	if (a->interleaved && b->interleaved) {
-		*fallback = 1;
+		*fallback |= TM_FB_HULL;
 		return 1;
 	}
 	if (a->interleaved || b->interleaved) {
@@ -297,19 +334,43 @@ int tm_layout_overlap(const struct tm_layout *a, const struct tm_layout *b, int 
 		struct tm_layout h = { .lo = y->lo, .hi = y->hi, .run = y->hi - y->lo };
 
 		h.ext[0] = h.run;
-		if (!ov(x, x->nd, x->lo, &h, 0, h.lo))
-			return 0;
-		*fallback = 1;
-		return 1;
+		r = ov(wk, x, x->nd, x->lo, &h, 0, h.lo);
+		if (wk->capped)
+			*fallback |= TM_FB_CAPPED;
+		else if (r)
+			*fallback |= TM_FB_HULL;
+		return r;
 	}
-	return ov(a, a->nd, a->lo, b, b->nd, b->lo);
+	r = ov(wk, a, a->nd, a->lo, b, b->nd, b->lo);
+	if (wk->capped)
+		*fallback |= TM_FB_CAPPED;
+	return r;
+}
+
+int tm_layout_overlap_budget(const struct tm_layout *a, const struct tm_layout *b,
+			     uint32_t budget, uint32_t *steps, int *fallback)
+{
+	struct work wk = { budget, 0, 0 };
+	int r = overlap(&wk, a, b, fallback);
+
+	if (steps)
+		*steps = wk.steps;
+	return r;
+}
+
+int tm_layout_overlap(const struct tm_layout *a, const struct tm_layout *b, int *fallback)
+{
+	return tm_layout_overlap_budget(a, b, TM_DECISION_BUDGET, NULL, fallback);
 }
 
 /* is [lo, hi) inside block (w, kw, pw)? */
-static int cv_iv(const struct tm_layout *w, uint32_t kw, int64_t pw, int64_t lo, int64_t hi)
+static int cv_iv(struct work *wk, const struct tm_layout *w, uint32_t kw, int64_t pw,
+		 int64_t lo, int64_t hi)
 {
 	int64_t jlo, jhi, j, st;
 
+	if (!spend(wk))
+		return 0;
 	if (lo < pw || hi > pw + w->ext[kw])
 		return 0;
 	if (!kw)
@@ -326,30 +387,32 @@ static int cv_iv(const struct tm_layout *w, uint32_t kw, int64_t pw, int64_t lo,
 	for (j = jlo; j <= jhi; j++) {
 		int64_t c = pw + j * st;
 
-		if (!cv_iv(w, kw - 1, c, max64(lo, c), min64(hi, c + w->ext[kw - 1])))
+		if (!cv_iv(wk, w, kw - 1, c, max64(lo, c), min64(hi, c + w->ext[kw - 1])))
 			return 0;
 	}
 	return 1;
 }
 
 /* is block (e, ke, pe) inside block (w, kw, pw)? */
-static int cv(const struct tm_layout *w, uint32_t kw, int64_t pw, const struct tm_layout *e,
-	      uint32_t ke, int64_t pe)
+static int cv(struct work *wk, const struct tm_layout *w, uint32_t kw, int64_t pw,
+	      const struct tm_layout *e, uint32_t ke, int64_t pe)
 {
 	int64_t jlo, jhi, m, n, sw, se;
 
+	if (!spend(wk))
+		return 0;
 	if (pe < pw || pe + e->ext[ke] > pw + w->ext[kw])
 		return 0;
 	if (!kw)
 		return 1;
 	if (!ke)
-		return cv_iv(w, kw, pw, pe, pe + e->ext[0]);
+		return cv_iv(wk, w, kw, pw, pe, pe + e->ext[0]);
 	sw = w->stride[kw - 1];
 	child_range(w, kw, pw, pe, pe + e->ext[ke], &jlo, &jhi);
 	if (jlo > jhi)
 		return 0;
 	if (jlo == jhi)
-		return cv(w, kw - 1, pw + jlo * sw, e, ke, pe);
+		return cv(wk, w, kw - 1, pw + jlo * sw, e, ke, pe);
 	/*
 	 * e spans several children of w: each child of e must be inside w.
 	 * The answer is periodic in e's children when one stride divides the
@@ -363,13 +426,16 @@ static int cv(const struct tm_layout *w, uint32_t kw, int64_t pw, const struct t
 	else
 		n = e->count[ke - 1];
 	for (m = 0; m < n; m++)
-		if (!cv(w, kw, pw, e, ke - 1, pe + m * se))
+		if (!cv(wk, w, kw, pw, e, ke - 1, pe + m * se))
 			return 0;
 	return 1;
 }
 
-int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *fallback)
+static int covers(struct work *wk, const struct tm_layout *w, const struct tm_layout *e,
+		  int *fallback)
 {
+	int r;
+
 	if (e->empty)
 		return 1;
 	if (w->empty || e->lo < w->lo || e->hi > w->hi)
@@ -377,23 +443,44 @@ int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *
 	if (same_boxes(w, e))
 		return box_covers(w, e);
 	if (w->interleaved) {
-		*fallback = 1;
+		*fallback |= TM_FB_HULL;
 		return 0;
 	}
 	if (e->interleaved) {
-		if (cv_iv(w, w->nd, w->lo, e->lo, e->hi))
-			return 1;
-		*fallback = 1;
-		return 0;
+		r = cv_iv(wk, w, w->nd, w->lo, e->lo, e->hi);
+		if (wk->capped)
+			*fallback |= TM_FB_CAPPED;
+		else if (!r)
+			*fallback |= TM_FB_HULL;
+		return r;
 	}
-	return cv(w, w->nd, w->lo, e, e->nd, e->lo);
+	r = cv(wk, w, w->nd, w->lo, e, e->nd, e->lo);
+	if (wk->capped)
+		*fallback |= TM_FB_CAPPED;
+	return r;
+}
+
+int tm_layout_covers_budget(const struct tm_layout *w, const struct tm_layout *e,
+			    uint32_t budget, uint32_t *steps, int *fallback)
+{
+	struct work wk = { budget, 0, 0 };
+	int r = covers(&wk, w, e, fallback);
+
+	if (steps)
+		*steps = wk.steps;
+	return r;
+}
+
+int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *fallback)
+{
+	return tm_layout_covers_budget(w, e, TM_DECISION_BUDGET, NULL, fallback);
 }
 
 /* ---- the index ---- */
 
 /*
- * The phase pruning: a buffer's tree has a class, the strides of its first
- * box entry with nd >= 1 (tensormap.h), period P = its last stride. An
+ * The phase pruning: a buffer has a class, the strides of its first box
+ * entry with nd >= 1 (tensormap.h), period P = its last stride. An
  * entry's phase is an interval [plo, phi) inside [0, P) that holds x mod P
  * for each of its bytes x: for a box of the class, lo mod P plus the
  * extent of one top-level block (its digits below the top never carry);
@@ -407,52 +494,89 @@ int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *
 #define PH_ALL_LO	INT64_MIN
 #define PH_ALL_HI	INT64_MAX
 
+#define NIL		(-1)
+#define NONE		UINT32_MAX
+
+/*
+ * Entry i is in three arrays: nodes[i], what the walks read (the low end
+ * of its hull, its phase, the subtree's bounds, tree links: one 64-byte
+ * line), ents[i] (high end, task, kind, buffer, group, treap priority)
+ * and lays[i] (its layout, for the exact tests).
+ */
 struct tm_node {
-	int64_t lo, hi, max_hi;
+	int64_t lo;			/* the key (with the index) */
+	int64_t sub_lo, max_hi;		/* the subtree's lowest low end, highest high end */
 	int64_t plo, phi;		/* phase of this entry */
 	int64_t sub_plo, sub_phi;	/* phase hull of the subtree */
 	int32_t left, right;		/* left: next free when unused */
-	uint32_t prio;
-	uint8_t write;
-	uint8_t used;
-	uint32_t bufidx;
-	uint32_t grp;			/* tm_group_begin() group it was inserted in, 0: none */
-	uint64_t task;
-	struct tm_layout lay;
 };
 
-struct tm_buf {
-	const struct accel_buffer *buf;	/* NULL: empty slot */
-	int32_t root;
-	uint32_t live;
-	uint32_t cnd;			/* class: 0 none, else nd and strides */
-	int64_t cstride[ACCEL_TENSOR_MAX_DIMS];
+struct tm_ent {
+	int64_t hi;
+	uint64_t task;
+	uint32_t prio;
+	uint32_t rec;			/* its buffer's record */
+	uint32_t grp;			/* tm_group_begin() group it was inserted in, 0: none */
+	uint8_t write;
+	uint8_t used;
 };
 
 /*
- * Room: nodes[ncap] (live_entries of them used, the rest on the free
- * list), and scratch[scap] with scap >= ncap at all times, so that
- * marking nodes during one walk (each at most once) never allocates:
- * only node_room() and buf_room() allocate, and both are called before
- * a call changes anything.
+ * A buffer's record: two trees (readers, writers; a lookup for INPUT
+ * walks only the writers), the class, and the same-view state: @last is
+ * the entry of the last insert into the buffer (NIL when there was none,
+ * or it is gone), and @last_excl says that no other live entry of the
+ * buffer overlaps its view, by the map's own overlap decision. Inserts are
+ * the only way an entry appears, and each sets both; removals only take
+ * overlaps away: so @last_excl stays true until the next insert.
+ */
+struct tm_buf {
+	const struct accel_buffer *buf;	/* NULL: a free record */
+	int32_t root[2];		/* [0] readers, [1] writers */
+	uint32_t live;
+	uint32_t cnd;			/* class: 0 none, else nd and strides */
+	int32_t last;
+	uint8_t last_excl;
+	uint32_t next_free;		/* free records: the next one, NONE: end */
+	int64_t cstride[ACCEL_TENSOR_MAX_DIMS];
+};
+
+/* the open-addressing table: buffer pointer -> record */
+struct tm_slot {
+	const struct accel_buffer *buf;	/* NULL: empty */
+	uint32_t rec;
+};
+
+/*
+ * Room: nodes, ents and lays have ncap entries (live_entries of them used,
+ * the rest on the free list), scratch has ncap too, so that marking
+ * entries during one walk (each at most once) never allocates; recs has
+ * rcap records (nbufs used, the rest on the free list) and slots scap
+ * slots (a power of two, at most half full). Only node_room() and
+ * buf_room() allocate, and both are called before a call changes
+ * anything.
  */
 struct tensormap {
 	struct tm_node *nodes;
-	uint32_t ncap, nfree_head;
-	struct tm_buf *bufs;
-	uint32_t bcap, nbufs;		/* bcap: power of two */
+	struct tm_ent *ents;
+	struct tm_layout *lays;
 	int32_t *scratch;
-	uint32_t scap, sn;
+	uint32_t ncap, nfree_head, sn;
+	struct tm_buf *recs;
+	uint32_t rcap, rfree;
+	struct tm_slot *slots;
+	uint32_t scap, nbufs;
 	uint32_t grp;			/* the open group (tm_group_begin()), 0: none */
 	uint32_t grp_last;		/* the last group id handed out */
+	uint32_t budget;		/* steps per overlap or cover decision */
+	unsigned int flags;		/* tm_set_flags() */
 	tm_complete_fn complete;
 	void *carg;
 	uint32_t rng;
 	uint64_t sweep_at;
+	uint64_t scanned;		/* entries examined by sweeps and forgets (tests) */
 	struct tm_stats st;
 };
-
-#define NIL	(-1)
 
 int tm_create(tm_complete_fn complete, void *complete_arg, struct tensormap **out)
 {
@@ -463,11 +587,13 @@ int tm_create(tm_complete_fn complete, void *complete_arg, struct tensormap **ou
 	tm->complete = complete;
 	tm->carg = complete_arg;
 	tm->rng = 0x9e3779b9u;
-	tm->nfree_head = UINT32_MAX;
+	tm->nfree_head = NONE;
+	tm->rfree = NONE;
 	tm->sweep_at = 256;
-	tm->bcap = 16;
-	tm->bufs = calloc(tm->bcap, sizeof(*tm->bufs));
-	if (!tm->bufs) {
+	tm->budget = TM_DECISION_BUDGET;
+	tm->scap = 16;
+	tm->slots = calloc(tm->scap, sizeof(*tm->slots));
+	if (!tm->slots) {
 		free(tm);
 		return -ENOMEM;
 	}
@@ -480,8 +606,11 @@ void tm_destroy(struct tensormap *tm)
 	if (!tm)
 		return;
 	free(tm->nodes);
-	free(tm->bufs);
+	free(tm->ents);
+	free(tm->lays);
 	free(tm->scratch);
+	free(tm->recs);
+	free(tm->slots);
 	free(tm);
 }
 
@@ -489,6 +618,16 @@ void tm_get_stats(const struct tensormap *tm, struct tm_stats *st)
 {
 	*st = tm->st;
 	st->buffers = tm->nbufs;
+}
+
+void tm_set_decision_budget(struct tensormap *tm, uint32_t budget)
+{
+	tm->budget = budget;
+}
+
+void tm_set_flags(struct tensormap *tm, unsigned int flags)
+{
+	tm->flags = flags;
 }
 
 static inline uint32_t hash_ptr(const void *p)
@@ -502,73 +641,99 @@ static inline uint32_t hash_ptr(const void *p)
 }
 
 /* the slot of @buf, or of the empty slot where it would go */
-static uint32_t buf_slot(const struct tensormap *tm, const struct accel_buffer *buf)
+static inline uint32_t buf_slot(const struct tensormap *tm, const struct accel_buffer *buf)
 {
-	uint32_t i = hash_ptr(buf) & (tm->bcap - 1);
+	uint32_t i = hash_ptr(buf) & (tm->scap - 1);
 
-	while (tm->bufs[i].buf && tm->bufs[i].buf != buf)
-		i = (i + 1) & (tm->bcap - 1);
+	while (tm->slots[i].buf && tm->slots[i].buf != buf)
+		i = (i + 1) & (tm->scap - 1);
 	return i;
 }
 
-static struct tm_buf *buf_find(const struct tensormap *tm, const struct accel_buffer *buf)
+static inline struct tm_buf *buf_find(const struct tensormap *tm, const struct accel_buffer *buf)
 {
-	struct tm_buf *b = &tm->bufs[buf_slot(tm, buf)];
+	const struct tm_slot *s = &tm->slots[buf_slot(tm, buf)];
 
-	return b->buf ? b : NULL;
+	return s->buf ? &tm->recs[s->rec] : NULL;
 }
 
-static int buf_grow(struct tensormap *tm)
+static int slots_grow(struct tensormap *tm)
 {
-	struct tm_buf *old = tm->bufs, *nb;
-	uint32_t ocap = tm->bcap, i, n;
+	struct tm_slot *old = tm->slots;
+	uint32_t ocap = tm->scap, i;
 
 	if (ocap > UINT32_MAX / 4)
 		return -ENOMEM;
-	nb = calloc(ocap * 2, sizeof(*nb));
-	if (!nb)
+	tm->slots = calloc((size_t)ocap * 2, sizeof(*tm->slots));
+	if (!tm->slots) {
+		tm->slots = old;
 		return -ENOMEM;
-	tm->bufs = nb;
-	tm->bcap = ocap * 2;
+	}
+	tm->scap = ocap * 2;
 	for (i = 0; i < ocap; i++)
 		if (old[i].buf)
-			nb[buf_slot(tm, old[i].buf)] = old[i];
-	/* entries remember their buffer's slot */
-	for (n = 0; n < tm->ncap; n++)
-		if (tm->nodes[n].used)
-			tm->nodes[n].bufidx = buf_slot(tm, old[tm->nodes[n].bufidx].buf);
+			tm->slots[buf_slot(tm, old[i].buf)] = old[i];
 	free(old);
 	return 0;
 }
 
-/* room for @extra more buffers in the table (at most half full) */
+/* room for @extra more buffers: records and slots (at most half full) */
 static int buf_room(struct tensormap *tm, uint64_t extra)
 {
-	while ((tm->nbufs + extra) * 2 > tm->bcap)
-		if (buf_grow(tm))
+	uint64_t want = tm->nbufs + extra;
+	uint32_t rcap = tm->rcap ? tm->rcap : 16, i;
+	struct tm_buf *r;
+
+	while (want * 2 > tm->scap)
+		if (slots_grow(tm))
 			return -ENOMEM;
+	if (want <= tm->rcap)
+		return 0;
+	while (rcap < want) {
+		if (rcap > UINT32_MAX / 4)
+			return -ENOMEM;
+		rcap *= 2;
+	}
+	r = realloc(tm->recs, (size_t)rcap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	tm->recs = r;
+	for (i = rcap; i-- > tm->rcap;) {
+		r[i].buf = NULL;
+		r[i].next_free = tm->rfree;
+		tm->rfree = i;
+	}
+	tm->rcap = rcap;
 	return 0;
 }
 
-/* a new buffer's index: buf_room() made room for it */
+/* a new buffer's record: buf_room() made room for it */
 static struct tm_buf *buf_add(struct tensormap *tm, const struct accel_buffer *buf)
 {
-	uint32_t i = buf_slot(tm, buf);
+	uint32_t ri = tm->rfree;
+	struct tm_buf *b = &tm->recs[ri];
 
-	tm->bufs[i].buf = buf;
-	tm->bufs[i].root = NIL;
-	tm->bufs[i].live = 0;
-	tm->bufs[i].cnd = 0;
+	tm->rfree = b->next_free;
+	b->buf = buf;
+	b->root[0] = NIL;
+	b->root[1] = NIL;
+	b->live = 0;
+	b->cnd = 0;
+	b->last = NIL;
+	b->last_excl = 0;
+	tm->slots[buf_slot(tm, buf)] = (struct tm_slot){ buf, ri };
 	tm->nbufs++;
-	return &tm->bufs[i];
+	return b;
 }
 
-static inline void upd(struct tm_node *N, int32_t i)
+static inline void upd(struct tensormap *tm, int32_t i)
 {
-	int64_t m = N[i].hi, pl = N[i].plo, ph = N[i].phi;
+	struct tm_node *N = tm->nodes;
+	int64_t m = tm->ents[i].hi, pl = N[i].plo, ph = N[i].phi;
 	int32_t c;
 
 	c = N[i].left;
+	N[i].sub_lo = c != NIL ? N[c].sub_lo : N[i].lo;
 	if (c != NIL) {
 		m = max64(m, N[c].max_hi);
 		pl = min64(pl, N[c].sub_plo);
@@ -611,7 +776,7 @@ static void phase(const struct tm_buf *b, const struct tm_layout *l, int64_t *pl
 	}
 }
 
-/* the first box with nd >= 1 gives an empty tree its class */
+/* the first box with nd >= 1 gives an empty buffer its class */
 static void class_set(struct tm_buf *b, const struct tm_layout *l)
 {
 	uint32_t k;
@@ -623,69 +788,92 @@ static void class_set(struct tm_buf *b, const struct tm_layout *l)
 		b->cstride[k] = l->stride[k];
 }
 
-/* key order: (lo, index) */
+/* the same byte set, described the same way (then every decision between them is "yes") */
+static inline int layout_same(const struct tm_layout *a, const struct tm_layout *b)
+{
+	uint32_t k;
+
+	if (a->lo != b->lo || a->hi != b->hi || a->run != b->run || a->nd != b->nd)
+		return 0;
+	for (k = 0; k < a->nd; k++)
+		if (a->count[k] != b->count[k] || a->stride[k] != b->stride[k])
+			return 0;
+	return 1;
+}
+
+/* ---- treaps: key (lo, index), priority ents[].prio ---- */
+
 static inline int key_less(const struct tm_node *N, int32_t a, int32_t b)
 {
 	return N[a].lo < N[b].lo || (N[a].lo == N[b].lo && a < b);
 }
 
-static int32_t t_insert(struct tm_node *N, int32_t r, int32_t x)
+static int32_t t_insert(struct tensormap *tm, int32_t r, int32_t x)
 {
-	int less;
+	struct tm_node *N = tm->nodes;
 	int32_t *down, *across, c;
+	int less;
 
 	if (r == NIL)
 		return x;
 	/* x goes down one side; its new root c rotates up if its priority is higher */
 	less = key_less(N, x, r);
 	down = less ? &N[r].left : &N[r].right;
-	*down = t_insert(N, *down, x);
+	*down = t_insert(tm, *down, x);
 	c = *down;
-	if (N[c].prio > N[r].prio) {
+	if (tm->ents[c].prio > tm->ents[r].prio) {
 		across = less ? &N[c].right : &N[c].left;
 		*down = *across;
 		*across = r;
-		upd(N, r);
+		upd(tm, r);
 		r = c;
 	}
-	upd(N, r);
+	upd(tm, r);
 	return r;
 }
 
-static int32_t t_merge(struct tm_node *N, int32_t a, int32_t b)
+static int32_t t_merge(struct tensormap *tm, int32_t a, int32_t b)
 {
+	struct tm_node *N = tm->nodes;
+
 	if (a == NIL)
 		return b;
 	if (b == NIL)
 		return a;
-	if (N[a].prio > N[b].prio) {
-		N[a].right = t_merge(N, N[a].right, b);
-		upd(N, a);
+	if (tm->ents[a].prio > tm->ents[b].prio) {
+		N[a].right = t_merge(tm, N[a].right, b);
+		upd(tm, a);
 		return a;
 	}
-	N[b].left = t_merge(N, a, N[b].left);
-	upd(N, b);
+	N[b].left = t_merge(tm, a, N[b].left);
+	upd(tm, b);
 	return b;
 }
 
-static int32_t t_remove(struct tm_node *N, int32_t r, int32_t x)
+static int32_t t_remove(struct tensormap *tm, int32_t r, int32_t x)
 {
+	struct tm_node *N = tm->nodes;
+
 	if (r == x)
-		return t_merge(N, N[r].left, N[r].right);
+		return t_merge(tm, N[r].left, N[r].right);
 	if (key_less(N, x, r))
-		N[r].left = t_remove(N, N[r].left, x);
+		N[r].left = t_remove(tm, N[r].left, x);
 	else
-		N[r].right = t_remove(N, N[r].right, x);
-	upd(N, r);
+		N[r].right = t_remove(tm, N[r].right, x);
+	upd(tm, r);
 	return r;
 }
 
-/* room for @extra more nodes (and the scratch to mark all of them) */
+/* ---- entries ---- */
+
+/* room for @extra more entries (and the scratch to mark all of them) */
 static int node_room(struct tensormap *tm, uint64_t extra)
 {
 	uint64_t want = tm->st.live_entries + extra;
 	uint32_t ncap = tm->ncap ? tm->ncap : 64, i;
+	struct tm_layout *l;
 	struct tm_node *n;
+	struct tm_ent *e;
 	int32_t *s;
 
 	if (want <= tm->ncap)
@@ -695,17 +883,25 @@ static int node_room(struct tensormap *tm, uint64_t extra)
 			return -ENOMEM;
 		ncap *= 2;
 	}
-	n = realloc(tm->nodes, ncap * sizeof(*n));
+	/* each array that grew is kept; ncap grows when all have */
+	n = realloc(tm->nodes, (size_t)ncap * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	tm->nodes = n;		/* bigger, but ncap is not until the scratch is */
-	s = realloc(tm->scratch, ncap * sizeof(*s));
+	tm->nodes = n;
+	e = realloc(tm->ents, (size_t)ncap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	tm->ents = e;
+	l = realloc(tm->lays, (size_t)ncap * sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	tm->lays = l;
+	s = realloc(tm->scratch, (size_t)ncap * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	tm->scratch = s;
-	tm->scap = ncap;
 	for (i = ncap; i-- > tm->ncap;) {
-		n[i].used = 0;
+		e[i].used = 0;
 		n[i].left = (int32_t)tm->nfree_head;
 		tm->nfree_head = i;
 	}
@@ -713,8 +909,8 @@ static int node_room(struct tensormap *tm, uint64_t extra)
 	return 0;
 }
 
-/* a free node: node_room() made room for it */
-static int32_t node_alloc(struct tensormap *tm)
+/* a free entry: node_room() made room for it */
+static inline int32_t node_alloc(struct tensormap *tm)
 {
 	uint32_t i = tm->nfree_head;
 
@@ -722,21 +918,28 @@ static int32_t node_alloc(struct tensormap *tm)
 	return (int32_t)i;
 }
 
-static void node_remove(struct tensormap *tm, int32_t i)
+static inline void node_free(struct tensormap *tm, int32_t i)
 {
-	struct tm_node *N = tm->nodes;
-	struct tm_buf *b = &tm->bufs[N[i].bufidx];
-
-	b->root = t_remove(N, b->root, i);
-	if (!--b->live)
-		b->cnd = 0;	/* the next entry chooses the class */
-	N[i].used = 0;
-	N[i].left = (int32_t)tm->nfree_head;
+	tm->ents[i].used = 0;
+	tm->nodes[i].left = (int32_t)tm->nfree_head;
 	tm->nfree_head = (uint32_t)i;
 	tm->st.live_entries--;
 }
 
-/* scap >= ncap, and a walk marks a node at most once: always room */
+static void node_remove(struct tensormap *tm, int32_t i)
+{
+	struct tm_ent *e = &tm->ents[i];
+	struct tm_buf *b = &tm->recs[e->rec];
+
+	b->root[e->write] = t_remove(tm, b->root[e->write], i);
+	if (b->last == i)
+		b->last = NIL;
+	if (!--b->live)
+		b->cnd = 0;	/* the next entry chooses the class */
+	node_free(tm, i);
+}
+
+/* scratch has ncap entries, and a walk marks an entry at most once: always room */
 static inline void scratch_push(struct tensormap *tm, int32_t i)
 {
 	tm->scratch[tm->sn++] = i;
@@ -747,63 +950,159 @@ static inline int is_complete(const struct tensormap *tm, uint64_t task)
 	return tm->complete && tm->complete(tm->carg, task);
 }
 
-/* removal of the nodes in scratch (marked for removal during a walk) */
-static void scratch_flush(struct tensormap *tm, uint64_t *counter)
+/* removal of the entries in scratch (marked for removal during a walk) */
+static void scratch_flush(struct tensormap *tm)
 {
 	uint32_t i;
 
 	for (i = 0; i < tm->sn; i++)
 		node_remove(tm, tm->scratch[i]);
-	*counter += tm->sn;
 	tm->sn = 0;
 }
+
+/* one decision of the map, within its budget, counted */
+static int decide_overlap(struct tensormap *tm, const struct tm_layout *a,
+			  const struct tm_layout *b)
+{
+	struct work wk = { tm->budget, 0, 0 };
+	int fb = 0, r = overlap(&wk, a, b, &fb);
+
+	tm->st.fallbacks += !!(fb & TM_FB_HULL);
+	tm->st.capped += !!(fb & TM_FB_CAPPED);
+	return r;
+}
+
+static int decide_covers(struct tensormap *tm, const struct tm_layout *w,
+			 const struct tm_layout *e)
+{
+	struct work wk = { tm->budget, 0, 0 };
+	int fb = 0, r = covers(&wk, w, e, &fb);
+
+	tm->st.fallbacks += !!(fb & TM_FB_HULL);
+	tm->st.capped += !!(fb & TM_FB_CAPPED);
+	return r;
+}
+
+/* ---- lookups ---- */
 
 struct walk {
 	struct tensormap *tm;
 	const struct tm_layout *q;
+	int64_t lo, hi;		/* the argument's hull */
+	int64_t plo, phi;	/* the argument's phase */
 	enum accel_access acc;
 	uint64_t task;
 	tm_dep_fn fn;
 	void *arg;
 	int n;
-	int64_t plo, phi;	/* the argument's phase */
+	int cover;		/* a writer's insert (cover_hit()), not a lookup (deps_hit()) */
+	int excl;		/* cover walks: nothing seen overlaps (not covered) yet */
 };
 
-/* entries of completed tasks found on the way are marked for removal */
-static void deps_visit(struct walk *w, int32_t i)
+/* entry @i, whose hull and phase meet the argument's: a dependency? */
+static void deps_hit(struct walk *w, int32_t i)
 {
 	struct tensormap *tm = w->tm;
-	struct tm_node *N = tm->nodes;
+	const struct tm_ent *e = &tm->ents[i];
+	const struct tm_layout *l = &tm->lays[i];
 	enum tm_dep_kind kind;
-	int fb = 0;
 
-	while (i != NIL) {
-		if (N[i].max_hi <= w->q->lo || N[i].sub_phi <= w->plo || N[i].sub_plo >= w->phi)
-			return;
-		deps_visit(w, N[i].left);
-		if (N[i].lo >= w->q->hi)
-			return;
-		if (N[i].hi > w->q->lo && N[i].phi > w->plo && N[i].plo < w->phi &&
-		    N[i].task != w->task) {
-			if (is_complete(tm, N[i].task)) {
-				scratch_push(tm, i);
-			} else if (N[i].write || w->acc != ACCEL_INPUT) {
-				if (!N[i].write)
-					kind = TM_DEP_WAR;
-				else if (w->acc == ACCEL_INPUT || w->acc == ACCEL_INOUT)
-					kind = TM_DEP_RAW;
-				else
-					kind = TM_DEP_WAW;
-				fb = 0;
-				/* hulls meet, neither is empty: boxes need only their digits */
-				if (same_boxes(w->q, &N[i].lay) ? box_overlap(w->q, &N[i].lay) :
-				    tm_layout_overlap(w->q, &N[i].lay, &fb)) {
-					tm->st.fallbacks += fb;
-					tm->st.deps[kind]++;
-					w->n++;
-					w->fn(w->arg, N[i].task, kind);
-				}
+	if (e->task == w->task)
+		return;
+	if (is_complete(tm, e->task)) {
+		/* marked, removed after the walk */
+		scratch_push(tm, i);
+		return;
+	}
+	if (!e->write && w->acc == ACCEL_INPUT)
+		return;
+	/* hulls meet, neither is empty: boxes need only their digits */
+	if (!(same_boxes(w->q, l) ? box_overlap(w->q, l) : decide_overlap(tm, w->q, l)))
+		return;
+	if (!e->write)
+		kind = TM_DEP_WAR;
+	else if (w->acc == ACCEL_INPUT || w->acc == ACCEL_INOUT)
+		kind = TM_DEP_RAW;
+	else
+		kind = TM_DEP_WAW;
+	tm->st.deps[kind]++;
+	w->n++;
+	w->fn(w->arg, e->task, kind);
+}
+
+/*
+ * Writer insert, entry @i (hull and phase meet the writer's): mark it if
+ * its task completed or the writer covers it (but a sibling of the open
+ * group); note whether an entry that stays overlaps the writer.
+ */
+static void cover_hit(struct walk *w, int32_t i)
+{
+	struct tensormap *tm = w->tm;
+	const struct tm_ent *e = &tm->ents[i];
+
+	if (is_complete(tm, e->task)) {
+		scratch_push(tm, i);
+		tm->st.dropped++;
+	} else if (!(tm->grp && e->grp == tm->grp) && decide_covers(tm, w->q, &tm->lays[i])) {
+		scratch_push(tm, i);
+		tm->st.retired++;
+	} else if (w->excl && decide_overlap(tm, w->q, &tm->lays[i])) {
+		/* a sibling of the open group, or partly overwritten */
+		w->excl = 0;
+	}
+}
+
+/*
+ * In key order, the entries whose hull and phase meet the argument's. A
+ * subtree goes when its highest high end is at or below the argument's
+ * low end or its phase hull misses; the walk ends at the first entry
+ * that starts at or above the argument's high end. Iterative: the left
+ * spine on a stack of TM_STACK entries (the recursion for a deeper
+ * subtree, a treap is rarely that deep).
+ */
+#define TM_STACK	48
+
+/* nothing in the subtree of @n meets the argument's hull and phase */
+static inline int pruned(const struct walk *w, const struct tm_node *n)
+{
+	return (n->max_hi <= w->lo) | (n->sub_lo >= w->hi) | (n->sub_phi <= w->plo) |
+	       (n->sub_plo >= w->phi);
+}
+
+/* the entry itself meets them (its low end is below the argument's high end) */
+static inline int meets(const struct tensormap *tm, const struct walk *w, int32_t i)
+{
+	const struct tm_node *n = &tm->nodes[i];
+
+	return (n->phi > w->plo) & (n->plo < w->phi) && tm->ents[i].hi > w->lo;
+}
+
+static int walk_tree(struct walk *w, int32_t i)
+{
+	const struct tm_node *N = w->tm->nodes;
+	int32_t stack[TM_STACK];
+	uint32_t sp = 0;
+
+	for (;;) {
+		while (i != NIL && !pruned(w, &N[i])) {
+			if (sp == TM_STACK) {
+				if (walk_tree(w, i))
+					return 1;
+				break;
 			}
+			stack[sp++] = i;
+			i = N[i].left;
+		}
+		if (!sp)
+			return 0;
+		i = stack[--sp];
+		if (N[i].lo >= w->hi)
+			return 1;
+		if (meets(w->tm, w, i)) {
+			if (w->cover)
+				cover_hit(w, i);
+			else
+				deps_hit(w, i);
 		}
 		i = N[i].right;
 	}
@@ -821,6 +1120,40 @@ int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_acces
 	return tm_deps_layout(tm, t->buf, &q, acc, task, fn, arg);
 }
 
+/*
+ * The argument's view is the view of the buffer's last insert, and no
+ * other entry overlaps it: that entry is all the walk would find (its
+ * overlap decision with an identical layout is "yes").
+ */
+static int deps_same_view(struct tensormap *tm, struct tm_buf *b, enum accel_access acc,
+			  uint64_t task, tm_dep_fn fn, void *arg)
+{
+	int32_t i = b->last;
+	const struct tm_ent *e = &tm->ents[i];
+	enum tm_dep_kind kind;
+
+	tm->st.same_view_lookups++;
+	if (e->task == task)
+		return 0;
+	if (is_complete(tm, e->task)) {
+		node_remove(tm, i);
+		tm->st.dropped++;
+		return 0;
+	}
+	if (!e->write) {
+		if (acc == ACCEL_INPUT)
+			return 0;
+		kind = TM_DEP_WAR;
+	} else if (acc == ACCEL_INPUT || acc == ACCEL_INOUT) {
+		kind = TM_DEP_RAW;
+	} else {
+		kind = TM_DEP_WAW;
+	}
+	tm->st.deps[kind]++;
+	fn(arg, e->task, kind);
+	return 1;
+}
+
 int tm_deps_layout(struct tensormap *tm, const struct accel_buffer *buf,
 		   const struct tm_layout *q, enum accel_access acc, uint64_t task, tm_dep_fn fn,
 		   void *arg)
@@ -834,63 +1167,42 @@ int tm_deps_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	b = buf_find(tm, buf);
 	if (!b)
 		return 0;
+	if (!(tm->flags & TM_NO_SAME_VIEW) && b->last != NIL && b->last_excl &&
+	    layout_same(q, &tm->lays[b->last]))
+		return deps_same_view(tm, b, acc, task, fn, arg);
 	w.tm = tm;
 	w.q = q;
+	w.lo = q->lo;
+	w.hi = q->hi;
 	w.acc = acc;
 	w.task = task;
 	w.fn = fn;
 	w.arg = arg;
 	w.n = 0;
+	w.cover = 0;
 	phase(b, q, &w.plo, &w.phi);
-	deps_visit(&w, b->root);
-	scratch_flush(tm, &tm->st.dropped);
+	walk_tree(&w, b->root[1]);
+	if (acc != ACCEL_INPUT)
+		walk_tree(&w, b->root[0]);
+	tm->st.dropped += tm->sn;
+	scratch_flush(tm);
 	return w.n;
 }
 
-/* writer w: mark completed entries and the entries it covers */
-static void cover_visit(struct tensormap *tm, const struct tm_layout *q, int64_t plo,
-			int64_t phi, int32_t i)
-{
-	struct tm_node *N = tm->nodes;
-	int fb = 0;
-
-	while (i != NIL) {
-		/* what q covers, it overlaps: the phases meet */
-		if (N[i].max_hi <= q->lo || N[i].sub_phi <= plo || N[i].sub_plo >= phi)
-			return;
-		cover_visit(tm, q, plo, phi, N[i].left);
-		if (N[i].lo >= q->hi)
-			return;
-		if (N[i].hi > q->lo) {
-			fb = 0;
-			if (is_complete(tm, N[i].task)) {
-				scratch_push(tm, i);
-				tm->st.dropped++;
-			} else if (tm->grp && N[i].grp == tm->grp) {
-				/* a sibling of the open group: never retired by it */
-			} else if (tm_layout_covers(q, &N[i].lay, &fb)) {
-				scratch_push(tm, i);
-				tm->st.retired++;
-			} else {
-				tm->st.fallbacks += fb;
-			}
-		}
-		i = N[i].right;
-	}
-}
+/* ---- inserts ---- */
 
 static void sweep(struct tensormap *tm)
 {
-	uint64_t none = 0;
 	uint32_t i;
 
 	if (!tm->complete)
 		return;
+	tm->scanned += tm->ncap;
 	for (i = 0; i < tm->ncap; i++)
-		if (tm->nodes[i].used && is_complete(tm, tm->nodes[i].task))
+		if (tm->ents[i].used && is_complete(tm, tm->ents[i].task))
 			scratch_push(tm, (int32_t)i);
 	tm->st.dropped += tm->sn;
-	scratch_flush(tm, &none);
+	scratch_flush(tm);
 }
 
 void tm_reclaim(struct tensormap *tm)
@@ -911,56 +1223,99 @@ int tm_insert(struct tensormap *tm, const struct accel_tensor *t, enum accel_acc
 	return tm_insert_layout(tm, t->buf, &q, acc, task);
 }
 
-int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
-		     const struct tm_layout *lq, enum accel_access acc, uint64_t task)
+/*
+ * A writer of exactly the view of the buffer's last insert, a writer
+ * entry that no other entry overlaps: the walk would retire (or drop) that
+ * entry and nothing else, then insert one with the same hull and phase.
+ * Refresh it in place instead. Not for a sibling of the open group (it
+ * would not be retired), nor when the cover decision is not "yes" (an
+ * interleaved view covers nothing).
+ */
+static int insert_same_view(struct tensormap *tm, struct tm_buf *b, const struct tm_layout *q,
+			    uint64_t task)
 {
-	const struct tm_layout q = *lq;
+	int32_t i = b->last;
+	struct tm_ent *e = &tm->ents[i];
+
+	if ((tm->flags & TM_NO_SAME_VIEW) || i == NIL || !b->last_excl || !e->write ||
+	    (tm->grp && e->grp == tm->grp) || !layout_same(q, &tm->lays[i]))
+		return 0;
+	if (is_complete(tm, e->task))
+		tm->st.dropped++;
+	else if (decide_covers(tm, q, &tm->lays[i]))
+		tm->st.retired++;
+	else
+		return 0;
+	e->task = task;
+	e->grp = tm->grp;
+	tm->st.inserts++;
+	tm->st.same_view_inserts++;
+	return 1;
+}
+
+int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
+		     const struct tm_layout *q, enum accel_access acc, uint64_t task)
+{
 	struct tm_buf *b;
 	struct tm_node *n;
-	uint64_t none = 0;
-	int64_t plo, phi;
+	struct tm_ent *e;
+	struct walk w;
 	int32_t i;
+	int wr = acc != ACCEL_INPUT;
 
-	if (q.empty)
+	if (q->empty)
 		return 0;
-	/* check: room for the buffer's index and the node, before any change */
+	/* check: room for the buffer's record and the entry, before any change */
 	b = buf_find(tm, buf);
 	if ((!b && buf_room(tm, 1)) || node_room(tm, 1))
 		return -ENOMEM;
 	/* commit: nothing below fails */
 	if (!b)
 		b = buf_add(tm, buf);
-	if (acc != ACCEL_INPUT) {
-		phase(b, &q, &plo, &phi);
-		cover_visit(tm, &q, plo, phi, b->root);
-		scratch_flush(tm, &none);	/* counted in cover_visit */
+	if (wr && insert_same_view(tm, b, q, task))
+		return 0;
+	w.excl = 1;
+	if (wr) {
+		w.tm = tm;
+		w.q = q;
+		w.lo = q->lo;
+		w.hi = q->hi;
+		w.cover = 1;
+		phase(b, q, &w.plo, &w.phi);
+		walk_tree(&w, b->root[1]);
+		walk_tree(&w, b->root[0]);
+		scratch_flush(tm);	/* counted in cover_visit */
+	} else if (b->live) {
+		w.excl = 0;	/* not looked for: a reader walks nothing */
 	}
-	/* after the removals: an emptied tree has lost its class */
-	class_set(b, &q);
-	phase(b, &q, &plo, &phi);
+	/* after the removals: an emptied buffer has lost its class */
+	class_set(b, q);
 	i = node_alloc(tm);
 	n = &tm->nodes[i];
-	n->lo = q.lo;
-	n->hi = q.hi;
-	n->max_hi = q.hi;
-	n->plo = plo;
-	n->phi = phi;
-	n->sub_plo = plo;
-	n->sub_phi = phi;
+	e = &tm->ents[i];
+	n->lo = q->lo;
+	n->sub_lo = q->lo;
+	n->max_hi = q->hi;
+	e->hi = q->hi;
+	phase(b, q, &n->plo, &n->phi);
+	n->sub_plo = n->plo;
+	n->sub_phi = n->phi;
 	n->left = NIL;
 	n->right = NIL;
 	tm->rng ^= tm->rng << 13;
 	tm->rng ^= tm->rng >> 17;
 	tm->rng ^= tm->rng << 5;
-	n->prio = tm->rng;
-	n->write = acc != ACCEL_INPUT;
-	n->used = 1;
-	n->bufidx = (uint32_t)(b - tm->bufs);
-	n->grp = tm->grp;
-	n->task = task;
-	n->lay = q;
-	b->root = t_insert(tm->nodes, b->root, i);
+	e->prio = tm->rng;
+	e->write = (uint8_t)wr;
+	e->used = 1;
+	e->rec = (uint32_t)(b - tm->recs);
+	e->grp = tm->grp;
+	e->task = task;
+	tm->lays[i] = *q;
+	b->root[wr] = t_insert(tm, b->root[wr], i);
 	b->live++;
+	b->last = i;
+	b->last_excl = (uint8_t)w.excl;
 	tm->st.inserts++;
 	if (++tm->st.live_entries > tm->st.max_live_entries)
 		tm->st.max_live_entries = tm->st.live_entries;
@@ -995,37 +1350,49 @@ void tm_group_end(struct tensormap *tm)
 	tm->grp = 0;
 }
 
+/* free every entry of a tree: O(its entries), scratch as the stack */
+static void tree_free(struct tensormap *tm, int32_t root)
+{
+	uint32_t sp = 0;
+	int32_t i;
+
+	if (root == NIL)
+		return;
+	tm->scratch[sp++] = root;
+	while (sp) {
+		i = tm->scratch[--sp];
+		tm->scanned++;
+		if (tm->nodes[i].left != NIL)
+			tm->scratch[sp++] = tm->nodes[i].left;
+		if (tm->nodes[i].right != NIL)
+			tm->scratch[sp++] = tm->nodes[i].right;
+		node_free(tm, i);
+	}
+}
+
 void tm_forget_buffer(struct tensormap *tm, const struct accel_buffer *buf)
 {
-	struct tm_buf *b = buf_find(tm, buf);
-	uint32_t i, j, k, slot;
+	uint32_t i = buf_slot(tm, buf), j, k, ri;
+	struct tm_buf *b;
 
-	if (!b)
+	if (!tm->slots[i].buf)
 		return;
-	slot = (uint32_t)(b - tm->bufs);
-	for (i = 0; i < tm->ncap; i++) {
-		if (tm->nodes[i].used && tm->nodes[i].bufidx == slot) {
-			tm->nodes[i].used = 0;
-			tm->nodes[i].left = (int32_t)tm->nfree_head;
-			tm->nfree_head = i;
-			tm->st.live_entries--;
-		}
-	}
-	/* backward-shift deletion keeps linear probing chains whole */
-	i = slot;
-	tm->bufs[i].buf = NULL;
+	ri = tm->slots[i].rec;
+	b = &tm->recs[ri];
+	tree_free(tm, b->root[0]);
+	tree_free(tm, b->root[1]);
+	b->buf = NULL;
+	b->next_free = tm->rfree;
+	tm->rfree = ri;
 	tm->nbufs--;
-	for (j = (i + 1) & (tm->bcap - 1); tm->bufs[j].buf; j = (j + 1) & (tm->bcap - 1)) {
-		k = hash_ptr(tm->bufs[j].buf) & (tm->bcap - 1);
+	/* backward-shift deletion keeps linear probing chains whole */
+	tm->slots[i].buf = NULL;
+	for (j = (i + 1) & (tm->scap - 1); tm->slots[j].buf; j = (j + 1) & (tm->scap - 1)) {
+		k = hash_ptr(tm->slots[j].buf) & (tm->scap - 1);
 		/* can slot j's entry move to the hole at i? (k cyclically outside (i, j]) */
 		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			uint32_t n;
-
-			tm->bufs[i] = tm->bufs[j];
-			tm->bufs[j].buf = NULL;
-			for (n = 0; n < tm->ncap; n++)
-				if (tm->nodes[n].used && tm->nodes[n].bufidx == j)
-					tm->nodes[n].bufidx = i;
+			tm->slots[i] = tm->slots[j];
+			tm->slots[j].buf = NULL;
 			i = j;
 		}
 	}

@@ -58,18 +58,49 @@ struct tm_layout {
 int tm_layout_make(const struct accel_tensor *t, struct tm_layout *l);
 
 /*
- * Do two layouts share a byte? Exact when neither is interleaved; else
- * the hull test, and *fallback is set to 1 when that decided "yes".
+ * The work of one overlap or cover decision is capped: the exact
+ * recursion on two layouts with unrelated strides can enumerate the
+ * children of one inside the other's hull, level by level (two step-sliced
+ * 2-D views of 10^5 rows of unrelated row strides: 10^7 steps, 0.1 s, and
+ * more for larger views). A step is one recursive call or one shift tried;
+ * a step costs about 10 ns. When a decision has used TM_DECISION_BUDGET
+ * steps, it stops and gives the answer that is always safe: overlap
+ * "yes", cover "no" (so a capped decision adds a dependency or keeps an
+ * entry alive, never loses one). Boxes of the same strides never recurse
+ * and are never capped.
+ */
+#define TM_DECISION_BUDGET	4096
+
+/* *fallback flags: why an answer was not exact */
+#define TM_FB_HULL	1	/* an interleaved view, decided by its byte hull */
+#define TM_FB_CAPPED	2	/* the work budget ran out: the safe answer */
+
+/*
+ * Do two layouts share a byte? Exact when neither is interleaved and the
+ * budget suffices; else the hull test (*fallback |= TM_FB_HULL when that
+ * decided "yes"), or "yes" when the budget ran out (*fallback |=
+ * TM_FB_CAPPED). Flags are only ever set: initialise *fallback to 0.
  */
 int tm_layout_overlap(const struct tm_layout *a, const struct tm_layout *b, int *fallback);
 
 /*
- * Is every byte of @e a byte of @w? Exact when neither is interleaved. An
- * interleaved @w covers nothing; an interleaved @e is covered when its
- * hull is (both conservative: a "no" only keeps an entry alive). Sets
- * *fallback to 1 when an interleaved layout made the answer "no".
+ * Is every byte of @e a byte of @w? Exact when neither is interleaved and
+ * the budget suffices. An interleaved @w covers nothing; an interleaved @e
+ * is covered when its hull is (both conservative: a "no" only keeps an
+ * entry alive); *fallback |= TM_FB_HULL when an interleaved layout made the
+ * answer "no". "No" when the budget ran out (*fallback |= TM_FB_CAPPED).
  */
 int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *fallback);
+
+/*
+ * The same with a budget of @budget steps instead of TM_DECISION_BUDGET
+ * (UINT32_MAX: practically none); *steps (if not NULL) gets the steps
+ * taken, at most @budget + 1.
+ */
+int tm_layout_overlap_budget(const struct tm_layout *a, const struct tm_layout *b,
+			     uint32_t budget, uint32_t *steps, int *fallback);
+int tm_layout_covers_budget(const struct tm_layout *w, const struct tm_layout *e,
+			    uint32_t budget, uint32_t *steps, int *fallback);
 
 enum tm_dep_kind {
 	TM_DEP_RAW,	/* the argument reads (or reads and writes) what the task wrote */
@@ -86,13 +117,16 @@ typedef int (*tm_complete_fn)(void *arg, uint64_t task);
 struct tm_stats {
 	uint64_t lookups;		/* tm_deps() calls */
 	uint64_t deps[TM_DEP_KINDS];	/* dependencies reported, by kind */
-	uint64_t fallbacks;		/* conservative decisions (interleaved views) */
+	uint64_t fallbacks;		/* conservative decisions (interleaved views: TM_FB_HULL) */
 	uint64_t inserts;		/* entries registered */
 	uint64_t retired;		/* entries removed by a covering write */
 	uint64_t dropped;		/* entries of completed tasks removed */
 	uint64_t live_entries;
 	uint64_t max_live_entries;
 	uint64_t buffers;		/* buffers with an index */
+	uint64_t capped;		/* decisions stopped by the budget (TM_FB_CAPPED) */
+	uint64_t same_view_lookups;	/* lookups answered in O(1) (tm_deps(), below) */
+	uint64_t same_view_inserts;	/* writer inserts that refreshed an entry in place */
 };
 
 struct tensormap;
@@ -143,6 +177,19 @@ void tm_group_begin(struct tensormap *tm);
 
 /* close the open group (nothing if none is open); cannot fail */
 void tm_group_end(struct tensormap *tm);
+
+/*
+ * The step budget of each overlap or cover decision the map makes
+ * (default TM_DECISION_BUDGET; tests use small ones to exercise the
+ * capped answers). Cannot fail.
+ */
+void tm_set_decision_budget(struct tensormap *tm, uint32_t budget);
+
+/* tm_set_flags(): turn the same-view paths off (tests, benchmark baselines) */
+#define TM_NO_SAME_VIEW		1u
+
+/* set the flags above (default 0); cannot fail */
+void tm_set_flags(struct tensormap *tm, unsigned int flags);
 
 /*
  * Report (through @fn) every earlier task that the argument @t, accessed

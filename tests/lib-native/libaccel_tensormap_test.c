@@ -304,7 +304,7 @@ static void layout_pairs(struct __test_metadata *_metadata, uint64_t seed, int a
 			if (bs_meet(ba, bb))
 				ASSERT_EQ(1, r);
 			if (r && !bs_meet(ba, bb))
-				ASSERT_EQ(1, fb);
+				ASSERT_EQ(TM_FB_HULL, fb);
 		} else {
 			exact++;
 			ASSERT_EQ(bs_meet(ba, bb), r) {
@@ -371,6 +371,64 @@ TEST(layout_tiles)
 	ASSERT_GT(cov, 1000);
 }
 
+/*
+ * Every budget, cut anywhere: a capped decision is conservative (overlap
+ * "yes", cover "no", flagged TM_FB_CAPPED) and takes at most budget + 1
+ * steps; an uncapped one is exact as before. Budgets of 0 to 16 cut the
+ * decisions that recurse (the largest here takes under 100 steps).
+ */
+TEST(layout_budget)
+{
+	uint64_t ba[WORDS], bb[WORDS];
+	struct tm_layout la, lb;
+	struct accel_tensor a, b;
+	uint32_t budget, steps;
+	int i, fb, r, capped = 0, exact = 0;
+
+	rng_state = 0xb4d6e7ull;
+	for (i = 0; i < 200000; i++) {
+		if (rn(4) == 0) {
+			gen_any_view(&a, NULL, BUFSZ);
+			gen_any_view(&b, NULL, BUFSZ);
+		} else {
+			gen_view(&a, NULL, BUFSZ / 4 + rn(3 * BUFSZ / 4));
+			gen_view(&b, NULL, BUFSZ / 4 + rn(3 * BUFSZ / 4));
+		}
+		if (tm_layout_make(&a, &la) || tm_layout_make(&b, &lb) || la.hi > BUFSZ ||
+		    lb.hi > BUFSZ)
+			continue;
+		bs_view(ba, &a);
+		bs_view(bb, &b);
+		budget = (uint32_t)rn(17);
+
+		fb = 0;
+		r = tm_layout_overlap_budget(&la, &lb, budget, &steps, &fb);
+		ASSERT_LE(steps, budget + 1);
+		if (bs_meet(ba, bb))
+			ASSERT_EQ(1, r);
+		if (r && !bs_meet(ba, bb))
+			ASSERT_NE(0, fb);
+		if (!la.interleaved && !lb.interleaved && !(fb & TM_FB_CAPPED)) {
+			ASSERT_EQ(bs_meet(ba, bb), r);
+			exact++;
+		}
+		capped += !!(fb & TM_FB_CAPPED);
+
+		fb = 0;
+		r = tm_layout_covers_budget(&la, &lb, budget, &steps, &fb);
+		ASSERT_LE(steps, budget + 1);
+		if (r)
+			ASSERT_TRUE(bs_sub(bb, ba));
+		if (!la.interleaved && !lb.interleaved && !(fb & TM_FB_CAPPED))
+			ASSERT_EQ(bs_sub(bb, ba), r);
+		if ((fb & TM_FB_CAPPED) && bs_sub(bb, ba))
+			capped++;	/* a cover the cap lost */
+	}
+	TH_LOG("%d exact overlap decisions, %d capped", exact, capped);
+	ASSERT_GT(capped, 2000);
+	ASSERT_GT(exact, 10000);
+}
+
 /* ---- random programs against the oracles ---- */
 
 #define MAXARGS	3
@@ -407,9 +465,12 @@ struct prog {
 	struct oentry *ent[NBUF];
 	uint32_t nent[NBUF], capent[NBUF];
 	struct obyte bytes[NBUF][BUFSZ];
-	/* one lookup's reports */
+	/* one lookup's reports, and the twin map's */
 	uint64_t got[3][4096];
 	uint32_t ngot[3];
+	uint64_t got2[3][4096];
+	uint32_t ngot2[3];
+	struct tensormap *twin;		/* the same program, same-view paths off */
 	/* the entry oracle's retirements, and the covered entries a sibling spared */
 	uint64_t retired, spared, grp_retired;
 	uint64_t checked, deps_total, extras;
@@ -426,6 +487,14 @@ static void collect(void *arg, uint64_t task, enum tm_dep_kind kind)
 
 	if (p->ngot[kind] < 4096)
 		p->got[kind][p->ngot[kind]++] = task;
+}
+
+static void collect2(void *arg, uint64_t task, enum tm_dep_kind kind)
+{
+	struct prog *p = arg;
+
+	if (p->ngot2[kind] < 4096)
+		p->got2[kind][p->ngot2[kind]++] = task;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -465,6 +534,8 @@ struct popts {
 	int any_views;		/* 1 argument in 4 of any strides (interleaved ones too) */
 	int tiles;		/* 3 arguments in 4 are tiles (gen_tile_view) */
 	int groups;		/* 1 step in 4 is a group of 1-4 sibling tasks */
+	uint32_t budget;	/* the map's decision budget, 0: the default */
+	int repeat;		/* 1 task in 2 repeats the previous task's arguments */
 };
 
 /* a graph launch's summary: a byte range of the buffer, as U8 */
@@ -504,7 +575,7 @@ static void gen_arg(struct __test_metadata *_metadata, const struct popts *o,
 
 /* the dependencies of @a (of @task) against both oracles */
 static void check_arg(struct __test_metadata *_metadata, struct prog *p, struct tensormap *tm,
-		      const struct arg *a, uint64_t task, uint64_t seed)
+		      const struct arg *a, uint64_t task, const struct popts *o)
 {
 	uint64_t want[3][1024], fb_before;
 	uint32_t nwant[3] = { 0 }, kind, x, i;
@@ -520,6 +591,21 @@ static void check_arg(struct __test_metadata *_metadata, struct prog *p, struct 
 	p->deps_total += ret;
 	for (kind = 0; kind < 3; kind++)
 		p->ngot[kind] = uniq(p->got[kind], p->ngot[kind]);
+	if (p->twin) {
+		/* the same answers with the same-view paths off */
+		memset(p->ngot2, 0, sizeof(p->ngot2));
+		ASSERT_EQ(ret, tm_deps(p->twin, &a->t, a->acc, task, collect2, p));
+		for (kind = 0; kind < 3; kind++) {
+			p->ngot2[kind] = uniq(p->got2[kind], p->ngot2[kind]);
+			ASSERT_EQ(p->ngot[kind], p->ngot2[kind]) {
+				TH_LOG("seed %llu task %llu kind %u", (unsigned long long)o->seed,
+				       (unsigned long long)task, kind);
+			}
+			ASSERT_EQ(0, memcmp(p->got[kind], p->got2[kind],
+					    p->ngot[kind] * sizeof(uint64_t)));
+		}
+
+	}
 	/* RAW and WAW are one class (dependencies on writers) */
 	for (x = 0; x < p->ngot[TM_DEP_WAW]; x++)
 		p->got[TM_DEP_RAW][p->ngot[TM_DEP_RAW]++] = p->got[TM_DEP_WAW][x];
@@ -547,8 +633,14 @@ static void check_arg(struct __test_metadata *_metadata, struct prog *p, struct 
 	}
 	for (kind = 0; kind < 2; kind++) {
 		nwant[kind] = uniq(want[kind], nwant[kind]);
+		if (o->budget) {
+			/* capped decisions: more dependencies, never fewer */
+			for (x = 0; x < nwant[kind]; x++)
+				ASSERT_TRUE(has(p->got[kind], p->ngot[kind], want[kind][x]));
+			continue;
+		}
 		ASSERT_EQ(nwant[kind], p->ngot[kind]) {
-			TH_LOG("seed %llu task %llu kind %u", (unsigned long long)seed,
+			TH_LOG("seed %llu task %llu kind %u", (unsigned long long)o->seed,
 			       (unsigned long long)task, kind);
 		}
 		ASSERT_EQ(0, memcmp(want[kind], p->got[kind], nwant[kind] * sizeof(uint64_t)));
@@ -577,7 +669,7 @@ static void check_arg(struct __test_metadata *_metadata, struct prog *p, struct 
 
 /* register @a of @task (in oracle group @grp, 0: none) in the map and both oracles */
 static void register_arg(struct __test_metadata *_metadata, struct prog *p, struct tensormap *tm,
-			 const struct arg *a, uint64_t task, uint32_t grp)
+			 const struct arg *a, uint64_t task, uint32_t grp, const struct popts *o)
 {
 	int w = a->acc != ACCEL_INPUT;
 	struct oentry *e;
@@ -585,6 +677,8 @@ static void register_arg(struct __test_metadata *_metadata, struct prog *p, stru
 	uint32_t i, x, m;
 
 	ASSERT_EQ(0, tm_insert(tm, &a->t, a->acc, task));
+	if (p->twin)
+		ASSERT_EQ(0, tm_insert(p->twin, &a->t, a->acc, task));
 	if (bs_empty(a->bytes))
 		return;
 	/* entry oracle: drop completed, retire covered but a sibling's */
@@ -606,7 +700,8 @@ static void register_arg(struct __test_metadata *_metadata, struct prog *p, stru
 		}
 	}
 	tm_get_stats(tm, &st);
-	ASSERT_EQ(p->retired, st.retired);
+	if (!o->budget)
+		ASSERT_EQ(p->retired, st.retired);
 	if (p->nent[a->buf] == p->capent[a->buf]) {
 		p->capent[a->buf] = p->capent[a->buf] * 2 + 16;
 		p->ent[a->buf] = realloc(p->ent[a->buf], p->capent[a->buf] * sizeof(struct oentry));
@@ -659,12 +754,13 @@ static void register_arg(struct __test_metadata *_metadata, struct prog *p, stru
 static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 {
 	struct prog *p = calloc(1, sizeof(*p));
-	struct arg (*args)[MAXARGS] = calloc(MAXSIB, sizeof(*args));
-	uint32_t nargs[MAXSIB], order[MAXSIB * MAXARGS];
-	uint32_t i, j, b, k, s, nsib, n, grp, ngrp = 0;
+	/* [MAXSIB]: the last task's arguments, for o->repeat */
+	struct arg (*args)[MAXARGS] = calloc(MAXSIB + 1, sizeof(*args));
+	uint32_t nargs[MAXSIB + 1], order[MAXSIB * MAXARGS];
+	uint32_t i, j, b, k, s, nsib, n, grp, ngrp = 0, have_last = 0;
 	struct accel_buffer *bufs[NBUF];
 	struct tensormap *tm;
-	struct tm_stats st;
+	struct tm_stats st, st2;
 	uint64_t task;
 
 	ASSERT_NE(NULL, p);
@@ -677,6 +773,14 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	for (b = 0; b < NBUF; b++)
 		bufs[b] = (struct accel_buffer *)(uintptr_t)(0x1000 * (b + 1));
 	ASSERT_EQ(0, tm_create(prog_complete, p, &tm));
+	if (o->budget)
+		tm_set_decision_budget(tm, o->budget);
+	if (o->repeat) {
+		ASSERT_EQ(0, tm_create(prog_complete, p, &p->twin));
+		tm_set_flags(p->twin, TM_NO_SAME_VIEW);
+		if (o->budget)
+			tm_set_decision_budget(p->twin, o->budget);
+	}
 
 	for (task = 0; task < o->ntasks; task += nsib) {
 		/* out-of-order completion, at most @window in flight */
@@ -693,21 +797,36 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 			if (task + nsib > o->ntasks)
 				nsib = (uint32_t)(o->ntasks - task);
 		}
-		for (s = 0; s < nsib; s++) {
-			nargs[s] = 1 + (uint32_t)rn(MAXARGS);
-			for (j = 0; j < nargs[s]; j++)
-				gen_arg(_metadata, o, bufs, grp != 0, &args[s][j]);
+		if (!grp && o->repeat && have_last && rn(2)) {
+			/* the steady state: the previous task's arguments again */
+			nargs[0] = nargs[MAXSIB];
+			memcpy(args[0], args[MAXSIB], sizeof(args[0]));
+		} else {
+			for (s = 0; s < nsib; s++) {
+				nargs[s] = 1 + (uint32_t)rn(MAXARGS);
+				for (j = 0; j < nargs[s]; j++)
+					gen_arg(_metadata, o, bufs, grp != 0, &args[s][j]);
+				/* siblings writing the same views (one buffer per queue) */
+				if (o->repeat && s && rn(2))
+					memcpy(args[s], args[s - 1], sizeof(args[s]));
+			}
+		}
+		if (!grp) {
+			nargs[MAXSIB] = nargs[0];
+			memcpy(args[MAXSIB], args[0], sizeof(args[0]));
+			have_last = 1;
 		}
 		/* dependencies of every argument against the state before the step */
 		for (s = 0; s < nsib; s++)
 			for (j = 0; j < nargs[s]; j++)
-				check_arg(_metadata, p, tm, &args[s][j], task + s, o->seed);
+				check_arg(_metadata, p, tm, &args[s][j], task + s, o);
 		if (!grp) {
 			/* register: reads first, then writes (map and oracles alike) */
 			for (k = 0; k < 2; k++)
 				for (j = 0; j < nargs[0]; j++)
 					if ((args[0][j].acc != ACCEL_INPUT) == (int)k)
-						register_arg(_metadata, p, tm, &args[0][j], task, 0);
+						register_arg(_metadata, p, tm, &args[0][j], task, 0,
+							     o);
 		} else {
 			/* siblings: every argument of every sibling, in random order */
 			for (s = 0, n = 0; s < nsib; s++)
@@ -720,12 +839,16 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 				order[k] = j;
 			}
 			tm_group_begin(tm);
+			if (p->twin)
+				tm_group_begin(p->twin);
 			for (i = 0; i < n; i++) {
 				s = order[i] / MAXARGS;
 				register_arg(_metadata, p, tm, &args[s][order[i] % MAXARGS], task + s,
-					     grp);
+					     grp, o);
 			}
 			tm_group_end(tm);
+			if (p->twin)
+				tm_group_end(p->twin);
 		}
 		for (s = 0; s < nsib; s++)
 			p->inflight[p->ninflight++] = task + s;
@@ -733,20 +856,38 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	tm_get_stats(tm, &st);
 	TH_LOG("seed %llu: %llu tasks, %llu lookups, deps RAW %llu WAR %llu WAW %llu, "
 	       "fallbacks %llu (in %llu lookups), retired %llu (%llu by groups, %llu spared), "
-	       "dropped %llu, live %llu (max %llu)",
+	       "capped %llu, dropped %llu, live %llu (max %llu), same view: %llu lookups, "
+	       "%llu inserts",
 	       (unsigned long long)o->seed, (unsigned long long)o->ntasks,
 	       (unsigned long long)st.lookups, (unsigned long long)st.deps[TM_DEP_RAW],
 	       (unsigned long long)st.deps[TM_DEP_WAR], (unsigned long long)st.deps[TM_DEP_WAW],
 	       (unsigned long long)st.fallbacks, (unsigned long long)p->extras,
 	       (unsigned long long)st.retired, (unsigned long long)p->grp_retired,
-	       (unsigned long long)p->spared, (unsigned long long)st.dropped,
-	       (unsigned long long)st.live_entries, (unsigned long long)st.max_live_entries);
+	       (unsigned long long)p->spared, (unsigned long long)st.capped,
+	       (unsigned long long)st.dropped,
+	       (unsigned long long)st.live_entries, (unsigned long long)st.max_live_entries,
+	       (unsigned long long)st.same_view_lookups, (unsigned long long)st.same_view_inserts);
 	ASSERT_EQ(p->checked, st.lookups);
 	ASSERT_GT(p->deps_total, o->ntasks / 2);
 	if (o->any_views) {
 		ASSERT_GT(st.fallbacks, 0);
 	} else {
 		ASSERT_EQ(0, st.fallbacks);
+	}
+	/* the default budget is never reached by views of 1 KiB */
+	if (o->budget) {
+		ASSERT_GT(st.capped, 100);
+	} else {
+		ASSERT_EQ(0, st.capped);
+	}
+	if (o->repeat) {
+		/* the same-view paths were taken, and answered like the walks */
+		ASSERT_GT(st.same_view_lookups, o->ntasks / 50);
+		ASSERT_GT(st.same_view_inserts, o->ntasks / 50);
+		tm_get_stats(p->twin, &st2);
+		ASSERT_EQ(0, st2.same_view_lookups);
+		ASSERT_EQ(0, st2.same_view_inserts);
+		tm_destroy(p->twin);
 	}
 	if (o->groups) {
 		/* both halves of the rule happened: siblings spared, older entries retired */
@@ -768,7 +909,7 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 static void run_program_views(struct __test_metadata *_metadata, uint64_t seed,
 			      uint32_t ntasks, uint32_t window, int any_views, int tiles)
 {
-	struct popts o = { seed, ntasks, window, any_views, tiles, 0 };
+	struct popts o = { seed, ntasks, window, any_views, tiles, 0, 0, 0 };
 
 	run_prog(_metadata, &o);
 }
@@ -816,9 +957,48 @@ TEST(oracle_tiles)
 TEST(oracle_groups)
 {
 	struct popts o[] = {
-		{ 0x9e0001ull, 20000, 32, 0, 0, 1 },
-		{ 0x9e0002ull, 20000, 200, 0, 1, 1 },
-		{ 0x9e0003ull, 10000, 48, 1, 1, 1 },
+		{ 0x9e0001ull, 20000, 32, 0, 0, 1, 0, 0 },
+		{ 0x9e0002ull, 20000, 200, 0, 1, 1, 0, 0 },
+		{ 0x9e0003ull, 10000, 48, 1, 1, 1, 0, 0 },
+	};
+	uint32_t i;
+
+	for (i = 0; i < sizeof(o) / sizeof(o[0]); i++)
+		run_prog(_metadata, &o[i]);
+}
+
+/*
+ * A map whose decisions are capped at a few steps: its overlap answers
+ * may add dependencies and its cover answers keep entries alive, so the
+ * entry oracle's sets must be inside the map's, and nothing the byte
+ * oracle finds may be missing.
+ */
+TEST(oracle_capped)
+{
+	struct popts o[] = {
+		{ 0xca9001ull, 10000, 32, 0, 0, 0, 3, 0 },
+		{ 0xca9002ull, 10000, 64, 1, 1, 1, 5, 0 },
+	};
+	uint32_t i;
+
+	for (i = 0; i < sizeof(o) / sizeof(o[0]); i++)
+		run_prog(_metadata, &o[i]);
+}
+
+/*
+ * The steady state: one task in two repeats the previous task's
+ * arguments (the same views, the same modes), so lookups of the last view
+ * of a buffer and writers of it take the same-view paths. A twin map with
+ * those paths off (TM_NO_SAME_VIEW) runs the same program: every lookup
+ * must give the same answer, and both oracles must hold.
+ */
+TEST(oracle_same_view)
+{
+	struct popts o[] = {
+		{ 0x5a3e01ull, 20000, 16, 0, 0, 0, 0, 1 },
+		{ 0x5a3e02ull, 20000, 4, 0, 1, 0, 0, 1 },
+		{ 0x5a3e03ull, 10000, 16, 1, 1, 1, 0, 1 },
+		{ 0x5a3e04ull, 10000, 8, 1, 0, 1, 4, 1 },
 	};
 	uint32_t i;
 
@@ -938,6 +1118,128 @@ TEST(war_chain)
 static int done_below(void *arg, uint64_t task)
 {
 	return task < *(uint64_t *)arg;
+}
+
+/*
+ * Defect 8: two step-sliced 2-D f32 views of 10^5 rows, row strides of
+ * 1000 and 1002 elements, every 2nd and every 4th element, the second
+ * one 4 bytes off: disjoint (bytes 0 and 4 mod 8), but the exact test
+ * has to walk the rows of one against the other, 1.25 * 10^7 steps
+ * (0.14 s at -O2; 0.97 s at 6.5 * 10^5 rows). The decision is capped at
+ * TM_DECISION_BUDGET steps and answers "yes", counted in tm_stats.capped.
+ * A cover decision of the same kind (a view whose rows drift one byte per
+ * row through a matrix missing its last column, covered for 10^5 rows) is
+ * capped to "no".
+ */
+static void drift_views(struct tm_layout *la, struct tm_layout *lb, struct accel_tensor *a,
+			struct accel_tensor *b, uint64_t rows)
+{
+	struct accel_buffer *buf = (struct accel_buffer *)(uintptr_t)0x9000;
+	uint64_t sa[2] = { rows, 1000 }, sb[2] = { rows, 1002 };
+
+	if (accel_tensor_init(a, buf, 0, ACCEL_DTYPE_F32, 2, sa) ||
+	    accel_tensor_slice(a, 1, 0, 250, 2) ||
+	    accel_tensor_init(b, buf, 4, ACCEL_DTYPE_F32, 2, sb) ||
+	    accel_tensor_slice(b, 1, 0, 125, 4) || tm_layout_make(a, la) || tm_layout_make(b, lb))
+		abort();
+}
+
+static void cover_views(struct tm_layout *lw, struct tm_layout *le, struct accel_tensor *w,
+			struct accel_tensor *e, uint64_t width)
+{
+	struct accel_buffer *buf = (struct accel_buffer *)(uintptr_t)0x9000;
+	uint64_t sw[2] = { width, width };
+
+	/* e row r: bytes r * (width + 1) + [0, 4), inside row r, columns r..r+3 */
+	if (accel_tensor_init(w, buf, 0, ACCEL_DTYPE_U8, 2, sw) ||
+	    accel_tensor_slice(w, 1, 0, width - 1, 1))
+		abort();
+	*e = *w;
+	e->ndims = 2;
+	e->shape[0] = width - 5;
+	e->shape[1] = 4;
+	e->strides[0] = width + 1;
+	e->strides[1] = 1;
+	if (tm_layout_make(w, lw) || tm_layout_make(e, le))
+		abort();
+}
+
+TEST(decision_budget)
+{
+	struct tm_layout la, lb, lw, le;
+	struct accel_tensor a, b, w, e;
+	uint32_t steps;
+	int fb;
+
+	/* exact, with no budget: 20,000 rows already take 2.5 million steps */
+	drift_views(&la, &lb, &a, &b, 20000);
+	fb = 0;
+	ASSERT_EQ(0, tm_layout_overlap_budget(&la, &lb, UINT32_MAX, &steps, &fb));
+	ASSERT_EQ(0, fb);
+	TH_LOG("exact overlap decision: %u steps", steps);
+	ASSERT_GT(steps, 1000000);
+	/* the default budget: capped, "yes" */
+	drift_views(&la, &lb, &a, &b, 100000);
+	fb = 0;
+	ASSERT_EQ(1, tm_layout_overlap_budget(&la, &lb, TM_DECISION_BUDGET, &steps, &fb));
+	ASSERT_EQ(TM_FB_CAPPED, fb);
+	ASSERT_LE(steps, TM_DECISION_BUDGET + 1);
+	fb = 0;
+	ASSERT_EQ(1, tm_layout_overlap(&la, &lb, &fb));
+	ASSERT_EQ(TM_FB_CAPPED, fb);
+
+	cover_views(&lw, &le, &w, &e, 20000);
+	fb = 0;
+	ASSERT_EQ(1, tm_layout_covers_budget(&lw, &le, UINT32_MAX, &steps, &fb));
+	ASSERT_EQ(0, fb);
+	TH_LOG("exact cover decision: %u steps", steps);
+	ASSERT_GT(steps, 20000);
+	cover_views(&lw, &le, &w, &e, 100000);
+	fb = 0;
+	ASSERT_EQ(0, tm_layout_covers_budget(&lw, &le, TM_DECISION_BUDGET, &steps, &fb));
+	ASSERT_EQ(TM_FB_CAPPED, fb);
+	ASSERT_LE(steps, TM_DECISION_BUDGET + 1);
+	fb = 0;
+	ASSERT_EQ(0, tm_layout_covers(&lw, &le, &fb));
+	ASSERT_EQ(TM_FB_CAPPED, fb);
+}
+
+/* the map counts capped decisions, and their answers are the safe ones */
+TEST(capped_in_map)
+{
+	struct tm_layout la, lb, lw, le;
+	struct accel_tensor a, b, w, e;
+	struct tensormap *tm;
+	struct tm_stats st;
+	struct rec r;
+
+	drift_views(&la, &lb, &a, &b, 100000);
+	ASSERT_EQ(0, tm_create(NULL, NULL, &tm));
+	ASSERT_EQ(0, tm_insert(tm, &a, ACCEL_OUTPUT, 1));
+	r.n = 0;
+	ASSERT_EQ(1, tm_deps(tm, &b, ACCEL_INPUT, 2, rec_fn, &r));
+	ASSERT_EQ(1, r.task[0]);
+	tm_get_stats(tm, &st);
+	ASSERT_EQ(1, st.capped);
+	ASSERT_EQ(0, st.fallbacks);
+	tm_destroy(tm);
+
+	/* a capped cover keeps the reader; an uncapped one retires it */
+	cover_views(&lw, &le, &w, &e, 100000);
+	ASSERT_EQ(0, tm_create(NULL, NULL, &tm));
+	ASSERT_EQ(0, tm_insert(tm, &e, ACCEL_INPUT, 1));
+	ASSERT_EQ(0, tm_insert(tm, &w, ACCEL_OUTPUT, 2));
+	tm_get_stats(tm, &st);
+	ASSERT_EQ(1, st.capped);
+	ASSERT_EQ(0, st.retired);
+	ASSERT_EQ(2, st.live_entries);
+	tm_set_decision_budget(tm, UINT32_MAX);
+	ASSERT_EQ(0, tm_insert(tm, &w, ACCEL_OUTPUT, 3));
+	tm_get_stats(tm, &st);
+	ASSERT_EQ(1, st.capped);
+	ASSERT_EQ(2, st.retired);	/* the reader and the first writer */
+	ASSERT_EQ(1, st.live_entries);
+	tm_destroy(tm);
 }
 
 /* entries of completed tasks go, the buffer index can be dropped */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The TensorMap under allocation failure: lib/graph/tensormap.c is
- * compiled into this test with its allocator replaced by one that fails
- * on demand.
+ * The TensorMap from the inside: lib/graph/tensormap.c is compiled into
+ * this test, with its allocator replaced by one that fails on demand, and
+ * its work counters in reach.
  *
  * - enomem_changes_nothing: an insert that cannot get memory fails with
  *   -ENOMEM and leaves the map as it was (a writer that would retire
@@ -13,6 +13,9 @@
  *   that needs memory fails and changes nothing (statistics and the
  *   answers of a probe lookup unchanged). The same program runs on a
  *   second map with a healthy allocator: both must answer alike.
+ * - forget_cost: tm_forget_buffer() examines the entries of that buffer
+ *   and no other (tensormap.c counts them in tm->scanned), and leaves the
+ *   other buffers' answers intact.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -269,6 +272,60 @@ TEST(reserve_random)
 	ASSERT_GT(plain_fail, 10);
 	tm_destroy(tm);
 	tm_destroy(ref);
+}
+
+/*
+ * One buffer with 10,000 entries, 60 with 3 each (their table slots in
+ * probe chains, so forgetting moves slots): forgetting a small buffer
+ * examines its 3 entries, not the 10,180 of the map (which a scan of the
+ * whole node pool, as before, did).
+ */
+TEST(forget_cost)
+{
+	struct accel_buffer *big = (struct accel_buffer *)(uintptr_t)0x100000;
+	uint64_t shape[1] = { 10000 * 8 }, before;
+	struct accel_tensor all, t;
+	struct tensormap *tm;
+	struct tm_stats st;
+	struct rec r;
+	uint32_t i, k;
+
+	ASSERT_EQ(0, tm_create(NULL, NULL, &tm));
+	ASSERT_EQ(0, accel_tensor_init(&all, big, 0, ACCEL_DTYPE_U8, 1, shape));
+	for (i = 0; i < 10000; i++) {
+		t = all;
+		ASSERT_EQ(0, accel_tensor_slice(&t, 0, i * 8, 8, 1));
+		ASSERT_EQ(0, tm_insert(tm, &t, ACCEL_OUTPUT, i));
+	}
+	for (i = 0; i < 60; i++)
+		for (k = 0; k < 3; k++) {
+			t = all;
+			t.buf = bufp(i);
+			ASSERT_EQ(0, accel_tensor_slice(&t, 0, k * 8, 8, 1));
+			ASSERT_EQ(0, tm_insert(tm, &t, ACCEL_OUTPUT, 20000 + i * 3 + k));
+		}
+	for (i = 0; i < 60; i += 2) {
+		before = tm->scanned;
+		tm_forget_buffer(tm, bufp(i));
+		ASSERT_EQ(3, tm->scanned - before);
+	}
+	tm_get_stats(tm, &st);
+	ASSERT_EQ(10000 + 30 * 3, st.live_entries);
+	ASSERT_EQ(31, st.buffers);
+	/* the others still answer: each remaining small buffer its 3 writers */
+	for (i = 0; i < 60; i++) {
+		t = all;
+		t.buf = bufp(i);
+		ASSERT_EQ(0, accel_tensor_slice(&t, 0, 0, 24, 1));
+		r.n = 0;
+		ASSERT_EQ(i % 2 ? 3 : 0, tm_deps(tm, &t, ACCEL_INPUT, 50000, rec_fn, &r));
+	}
+	r.n = 0;
+	ASSERT_EQ(10000, tm_deps(tm, &all, ACCEL_OUTPUT, 50000, rec_fn, &r));
+	before = tm->scanned;
+	tm_forget_buffer(tm, big);
+	ASSERT_EQ(10000, tm->scanned - before);
+	tm_destroy(tm);
 }
 
 TEST_HARNESS_MAIN
