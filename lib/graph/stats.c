@@ -34,7 +34,7 @@ ACCEL_API int accel_tg_get_stats(const struct accel_tg *tg, struct accel_tg_stat
 	s.host_tasks = atomic_load(&((struct accel_tg *)tg)->host_tasks_run);
 	tm_get_stats(tg->tm, &ts);
 	s.fallbacks = ts.fallbacks;
-	s.capped = 0;	/* FIXME: the capped counter of the TensorMap branch */
+	s.capped = ts.capped;
 	s.tm_live = ts.live_entries;
 	s.tm_max_live = ts.max_live_entries;
 	s.heap_used = 0;

@@ -339,7 +339,7 @@ void tg_exec_free(struct accel_graph_exec *ge);
 
 ACCEL_API void accel_tg_destroy(struct accel_tg *tg)
 {
-	bool forked, idle = true;
+	bool forked;
 	unsigned int i, d;
 
 	if (!tg)
@@ -353,11 +353,9 @@ ACCEL_API void accel_tg_destroy(struct accel_tg *tg)
 	    !atomic_load_explicit(&tg->aborted, memory_order_acquire)) {
 		int ret = accel_tg_sync(tg, tg->timeout_ns);
 
-		if (ret) {
-			acc_warn("accel_tg_destroy: work still running (%s): stopping the queues first",
+		if (ret)
+			acc_warn("accel_tg_destroy: work still running (%s): the queues stop first",
 				 strerror(-ret));
-			idle = false;
-		}
 	}
 	tg_worker_stop(tg);
 	/*
@@ -368,7 +366,6 @@ ACCEL_API void accel_tg_destroy(struct accel_tg *tg)
 		accel_queue_destroy(tg->lines[i].q);
 		tg->lines[i].q = NULL;
 	}
-	(void)idle;
 	while (!list_empty(&tg->execs))
 		tg_exec_free(container_of(tg->execs.next, struct accel_graph_exec, node));
 	while (!list_empty(&tg->graphs)) {
