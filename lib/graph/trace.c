@@ -53,6 +53,19 @@ void tg_trace_note(struct tg_line *l, uint64_t value, uint64_t id, const char *n
 {
 	struct tg_trace_rec *r = &l->trace[value % TG_TRACE_SLOTS];
 
+	if (l->tsbuf) {
+		/*
+		 * The device writes the stamps after this (the packets are not
+		 * published yet); 0 means "not written": the work's completion
+		 * signal comes before its end stamp, so a record is complete
+		 * only once the end stamp is there too.
+		 */
+		volatile uint64_t *ts = (volatile uint64_t *)
+			((char *)accel_buffer_host(l->tsbuf) + (value % TG_TRACE_SLOTS) * 16);
+
+		ts[0] = 0;
+		ts[1] = 0;
+	}
 	r->value = value;
 	r->id = id;
 	r->ge = NULL;
@@ -152,8 +165,10 @@ ACCEL_API int accel_tg_trace_write(struct accel_tg *tg, FILE *f)
 				const volatile uint64_t *ts = (const volatile uint64_t *)
 					((char *)accel_buffer_host(l->tsbuf) + k * 16);
 
-				t0 = (int64_t)ts[0];
-				t1 = (int64_t)ts[1];
+				t0 = (int64_t)__atomic_load_n(&ts[0], __ATOMIC_ACQUIRE);
+				t1 = (int64_t)__atomic_load_n(&ts[1], __ATOMIC_ACQUIRE);
+				if (!t1)
+					continue;	/* its end stamp is not written yet */
 			}
 			fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"name\":",
 				pid, i, (double)t0 / 1000.0,

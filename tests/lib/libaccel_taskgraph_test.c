@@ -1351,7 +1351,7 @@ TEST_F(tg, trace_json)
 			for (j = 0; j < nl[q]; j++)
 				inside |= ev[i].ts >= lts[q][j] &&
 					  ev[i].ts + ev[i].dur <= lts[q][j] + ldur[q][j] + 0.001;
-			EXPECT_TRUE(inside) TH_LOG("%s at %.3f", ev[i].name, ev[i].ts);
+			EXPECT_TRUE(inside) TH_LOG("%s at %.3f dur %.3f; launches on its queue at %.3f+%.3f, %.3f+%.3f", ev[i].name, ev[i].ts, ev[i].dur, lts[q][0], ldur[q][0], lts[q][1], ldur[q][1]);
 		}
 		EXPECT_EQ(4, launches);
 		EXPECT_EQ(2, ga);
