@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * The TensorMap: per buffer, an interval tree (a treap keyed by the low
- * end of each entry's byte hull, augmented with the subtree's highest
- * high end) of entries (view, task, reader or writer). A lookup visits
- * only the entries whose hull meets the argument's hull, O(log n + k),
- * then decides exact overlap on the canonical layouts (tensormap.h).
+ * The TensorMap: per buffer, two interval trees, of reader and of writer
+ * entries (view, task): treaps keyed by the low end of each entry's byte
+ * hull, augmented with the subtree's lowest low end, highest high end and
+ * phase hull. A lookup visits only the entries whose hull and phase meet
+ * the argument's, O(log n + k), then decides exact overlap on the
+ * canonical layouts (tensormap.h). Two O(1) paths answer without a walk
+ * when the answer is known exactly: the buffer's last insert, and the
+ * view index of writers (below).
  *
  * Copyright (C) 2026 The vaccel authors
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "tensormap.h"
 
@@ -360,7 +362,14 @@ int tm_layout_overlap_budget(const struct tm_layout *a, const struct tm_layout *
 
 int tm_layout_overlap(const struct tm_layout *a, const struct tm_layout *b, int *fallback)
 {
-	return tm_layout_overlap_budget(a, b, TM_DECISION_BUDGET, NULL, fallback);
+	struct work wk = { TM_DECISION_BUDGET, 0, 0 };
+
+	/* the common cases first, without the work account */
+	if (a->empty || b->empty || a->lo >= b->hi || b->lo >= a->hi)
+		return 0;
+	if (same_boxes(a, b))
+		return box_overlap(a, b);
+	return overlap(&wk, a, b, fallback);
 }
 
 /* is [lo, hi) inside block (w, kw, pw)? */
@@ -473,7 +482,16 @@ int tm_layout_covers_budget(const struct tm_layout *w, const struct tm_layout *e
 
 int tm_layout_covers(const struct tm_layout *w, const struct tm_layout *e, int *fallback)
 {
-	return tm_layout_covers_budget(w, e, TM_DECISION_BUDGET, NULL, fallback);
+	struct work wk = { TM_DECISION_BUDGET, 0, 0 };
+
+	/* the common cases first, without the work account */
+	if (e->empty)
+		return 1;
+	if (w->empty || e->lo < w->lo || e->hi > w->hi)
+		return 0;
+	if (same_boxes(w, e))
+		return box_covers(w, e);
+	return covers(&wk, w, e, fallback);
 }
 
 /* ---- the index ---- */
@@ -517,8 +535,26 @@ struct tm_ent {
 	uint32_t prio;
 	uint32_t rec;			/* its buffer's record */
 	uint32_t grp;			/* tm_group_begin() group it was inserted in, 0: none */
+	uint32_t vh;			/* view_hash() */
 	uint8_t write;
 	uint8_t used;
+	uint8_t indexed;		/* in the view index */
+	uint8_t excl_w;			/* no other live writer overlaps it (view index) */
+};
+
+/*
+ * The view index: writer entries by (buffer, layout), open addressing with
+ * linear probing, 2 * ncap slots. One entry per key: a newer writer of the
+ * same view takes the slot (the older one then overlaps it and is no
+ * longer excl_w, so it would not be used anyway). An entry's excl_w is set
+ * by its insert's cover walk (no remaining writer overlaps it) and cleared
+ * by the cover walk of any later writer whose hull and phase meet it: so
+ * while it is set, no other live writer overlaps the entry, and a lookup
+ * for INPUT of exactly its view depends on it alone.
+ */
+struct tm_vslot {
+	uint32_t h;
+	int32_t ent;			/* NIL: empty */
 };
 
 /*
@@ -550,7 +586,8 @@ struct tm_slot {
 /*
  * Room: nodes, ents and lays have ncap entries (live_entries of them used,
  * the rest on the free list), scratch has ncap too, so that marking
- * entries during one walk (each at most once) never allocates; recs has
+ * entries during one walk (each at most once) never allocates, and the
+ * view index 2 * ncap slots (at most half full); recs has
  * rcap records (nbufs used, the rest on the free list) and slots scap
  * slots (a power of two, at most half full). Only node_room() and
  * buf_room() allocate, and both are called before a call changes
@@ -562,6 +599,7 @@ struct tensormap {
 	struct tm_layout *lays;
 	int32_t *scratch;
 	uint32_t ncap, nfree_head, sn;
+	struct tm_vslot *vslots;	/* the view index, 2 * ncap slots */
 	struct tm_buf *recs;
 	uint32_t rcap, rfree;
 	struct tm_slot *slots;
@@ -609,6 +647,7 @@ void tm_destroy(struct tensormap *tm)
 	free(tm->ents);
 	free(tm->lays);
 	free(tm->scratch);
+	free(tm->vslots);
 	free(tm->recs);
 	free(tm->slots);
 	free(tm);
@@ -801,6 +840,79 @@ static inline int layout_same(const struct tm_layout *a, const struct tm_layout 
 	return 1;
 }
 
+/* ---- the view index ---- */
+
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static inline uint32_t view_hash(uint32_t rec, const struct tm_layout *l)
+{
+	uint64_t x = mix64(((uint64_t)rec << 32 | l->nd) ^ (uint64_t)l->lo);
+	uint32_t k;
+
+	x = mix64(x ^ (uint64_t)l->hi ^ (uint64_t)l->run << 17);
+	for (k = 0; k < l->nd; k++)
+		x = mix64(x ^ (uint64_t)l->count[k] ^ (uint64_t)l->stride[k] << 23);
+	return (uint32_t)x;
+}
+
+/* the indexed writer of buffer @rec with layout @q (hash @h), or NIL */
+static int32_t vindex_find(const struct tensormap *tm, uint32_t rec, uint32_t h,
+			   const struct tm_layout *q)
+{
+	uint32_t mask = 2 * tm->ncap - 1, i = h & mask;
+	int32_t x;
+
+	for (; (x = tm->vslots[i].ent) != NIL; i = (i + 1) & mask)
+		if (tm->vslots[i].h == h && tm->ents[x].rec == rec &&
+		    layout_same(q, &tm->lays[x]))
+			return x;
+	return NIL;
+}
+
+/* put writer @x (ents[x].vh set) into the index, in place of its key's entry */
+static void vindex_add(struct tensormap *tm, int32_t x)
+{
+	uint32_t mask = 2 * tm->ncap - 1, h = tm->ents[x].vh, i = h & mask;
+	int32_t y;
+
+	for (; (y = tm->vslots[i].ent) != NIL; i = (i + 1) & mask)
+		if (tm->vslots[i].h == h && tm->ents[y].rec == tm->ents[x].rec &&
+		    layout_same(&tm->lays[x], &tm->lays[y])) {
+			tm->ents[y].indexed = 0;
+			break;
+		}
+	tm->vslots[i].h = h;
+	tm->vslots[i].ent = x;
+	tm->ents[x].indexed = 1;
+}
+
+static void vindex_del(struct tensormap *tm, int32_t x)
+{
+	uint32_t mask = 2 * tm->ncap - 1, i = tm->ents[x].vh & mask, j, k;
+
+	if (!tm->ents[x].indexed)
+		return;
+	tm->ents[x].indexed = 0;
+	while (tm->vslots[i].ent != x)
+		i = (i + 1) & mask;
+	/* backward-shift deletion keeps linear probing chains whole */
+	tm->vslots[i].ent = NIL;
+	for (j = (i + 1) & mask; tm->vslots[j].ent != NIL; j = (j + 1) & mask) {
+		k = tm->vslots[j].h & mask;
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			tm->vslots[i] = tm->vslots[j];
+			tm->vslots[j].ent = NIL;
+			i = j;
+		}
+	}
+}
+
 /* ---- treaps: key (lo, index), priority ents[].prio ---- */
 
 static inline int key_less(const struct tm_node *N, int32_t a, int32_t b)
@@ -808,7 +920,10 @@ static inline int key_less(const struct tm_node *N, int32_t a, int32_t b)
 	return N[a].lo < N[b].lo || (N[a].lo == N[b].lo && a < b);
 }
 
-static int32_t t_insert(struct tensormap *tm, int32_t r, int32_t x)
+/* the path from a root down: deeper trees (rare in a treap) use recursion */
+#define TM_PATH		64
+
+static int32_t t_insert_rec(struct tensormap *tm, int32_t r, int32_t x)
 {
 	struct tm_node *N = tm->nodes;
 	int32_t *down, *across, c;
@@ -819,7 +934,7 @@ static int32_t t_insert(struct tensormap *tm, int32_t r, int32_t x)
 	/* x goes down one side; its new root c rotates up if its priority is higher */
 	less = key_less(N, x, r);
 	down = less ? &N[r].left : &N[r].right;
-	*down = t_insert(tm, *down, x);
+	*down = t_insert_rec(tm, *down, x);
 	c = *down;
 	if (tm->ents[c].prio > tm->ents[r].prio) {
 		across = less ? &N[c].right : &N[c].left;
@@ -829,6 +944,57 @@ static int32_t t_insert(struct tensormap *tm, int32_t r, int32_t x)
 		r = c;
 	}
 	upd(tm, r);
+	return r;
+}
+
+/*
+ * Insert leaf @x (its own bounds set) into the tree at @r; the new root.
+ * Down the search path, each subtree's bounds just take in x's; then x
+ * rotates up while its priority is higher (expected O(1) rotations), and
+ * only the rotated nodes are recomputed.
+ */
+static int32_t t_insert(struct tensormap *tm, int32_t r, int32_t x)
+{
+	struct tm_node *N = tm->nodes;
+	int32_t path[TM_PATH], c = r, p, g;
+	uint32_t d = 0;
+
+	while (c != NIL) {
+		if (d == TM_PATH)
+			return t_insert_rec(tm, r, x);	/* the bounds taken in stay right */
+		N[c].max_hi = max64(N[c].max_hi, N[x].max_hi);
+		N[c].sub_lo = min64(N[c].sub_lo, N[x].lo);
+		N[c].sub_plo = min64(N[c].sub_plo, N[x].plo);
+		N[c].sub_phi = max64(N[c].sub_phi, N[x].phi);
+		path[d++] = c;
+		c = key_less(N, x, c) ? N[c].left : N[c].right;
+	}
+	if (!d)
+		return x;
+	p = path[d - 1];
+	if (key_less(N, x, p))
+		N[p].left = x;
+	else
+		N[p].right = x;
+	while (d && tm->ents[x].prio > tm->ents[path[d - 1]].prio) {
+		p = path[--d];
+		if (N[p].left == x) {
+			N[p].left = N[x].right;
+			N[x].right = p;
+		} else {
+			N[p].right = N[x].left;
+			N[x].left = p;
+		}
+		upd(tm, p);
+		upd(tm, x);
+		if (!d)
+			return x;
+		g = path[d - 1];
+		if (N[g].left == p)
+			N[g].left = x;
+		else
+			N[g].right = x;
+	}
 	return r;
 }
 
@@ -850,17 +1016,53 @@ static int32_t t_merge(struct tensormap *tm, int32_t a, int32_t b)
 	return b;
 }
 
-static int32_t t_remove(struct tensormap *tm, int32_t r, int32_t x)
+static int32_t t_remove_rec(struct tensormap *tm, int32_t r, int32_t x)
 {
 	struct tm_node *N = tm->nodes;
 
 	if (r == x)
 		return t_merge(tm, N[r].left, N[r].right);
 	if (key_less(N, x, r))
-		N[r].left = t_remove(tm, N[r].left, x);
+		N[r].left = t_remove_rec(tm, N[r].left, x);
 	else
-		N[r].right = t_remove(tm, N[r].right, x);
+		N[r].right = t_remove_rec(tm, N[r].right, x);
 	upd(tm, r);
+	return r;
+}
+
+/*
+ * Remove @x from the tree at @r; the new root. Its children merge in its
+ * place, then the ancestors are recomputed upwards until one's bounds do
+ * not change (then none above does).
+ */
+static int32_t t_remove(struct tensormap *tm, int32_t r, int32_t x)
+{
+	struct tm_node *N = tm->nodes;
+	int32_t path[TM_PATH], c = r, m, p;
+	uint32_t d = 0;
+
+	while (c != x) {
+		if (d == TM_PATH)
+			return t_remove_rec(tm, r, x);
+		path[d++] = c;
+		c = key_less(N, x, c) ? N[c].left : N[c].right;
+	}
+	m = t_merge(tm, N[x].left, N[x].right);
+	if (!d)
+		return m;
+	p = path[d - 1];
+	if (N[p].left == x)
+		N[p].left = m;
+	else
+		N[p].right = m;
+	while (d) {
+		struct tm_node old = N[path[--d]];
+
+		upd(tm, path[d]);
+		if (old.max_hi == N[path[d]].max_hi && old.sub_lo == N[path[d]].sub_lo &&
+		    old.sub_plo == N[path[d]].sub_plo && old.sub_phi == N[path[d]].sub_phi)
+			break;
+	}
 	return r;
 }
 
@@ -870,7 +1072,8 @@ static int32_t t_remove(struct tensormap *tm, int32_t r, int32_t x)
 static int node_room(struct tensormap *tm, uint64_t extra)
 {
 	uint64_t want = tm->st.live_entries + extra;
-	uint32_t ncap = tm->ncap ? tm->ncap : 64, i;
+	uint32_t ncap = tm->ncap ? tm->ncap : 64, ocap, i;
+	struct tm_vslot *v, *old;
 	struct tm_layout *l;
 	struct tm_node *n;
 	struct tm_ent *e;
@@ -900,12 +1103,25 @@ static int node_room(struct tensormap *tm, uint64_t extra)
 	if (!s)
 		return -ENOMEM;
 	tm->scratch = s;
-	for (i = ncap; i-- > tm->ncap;) {
+	v = malloc((size_t)ncap * 2 * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < ncap * 2; i++)
+		v[i].ent = NIL;
+	/* the indexed entries into the new table */
+	old = tm->vslots;
+	tm->vslots = v;
+	ocap = tm->ncap;
+	tm->ncap = ncap;
+	for (i = 0; i < ocap * 2; i++)
+		if (old[i].ent != NIL)
+			vindex_add(tm, old[i].ent);
+	free(old);
+	for (i = ncap; i-- > ocap;) {
 		e[i].used = 0;
 		n[i].left = (int32_t)tm->nfree_head;
 		tm->nfree_head = i;
 	}
-	tm->ncap = ncap;
 	return 0;
 }
 
@@ -920,6 +1136,7 @@ static inline int32_t node_alloc(struct tensormap *tm)
 
 static inline void node_free(struct tensormap *tm, int32_t i)
 {
+	vindex_del(tm, i);
 	tm->ents[i].used = 0;
 	tm->nodes[i].left = (int32_t)tm->nfree_head;
 	tm->nfree_head = (uint32_t)i;
@@ -996,7 +1213,8 @@ struct walk {
 	void *arg;
 	int n;
 	int cover;		/* a writer's insert (cover_hit()), not a lookup (deps_hit()) */
-	int excl;		/* cover walks: nothing seen overlaps (not covered) yet */
+	int excl;		/* cover walks: no entry that stays overlaps it (yet) */
+	int excl_w;		/* cover walks: no writer that stays overlaps it (yet) */
 };
 
 /* entry @i, whose hull and phase meet the argument's: a dependency? */
@@ -1038,7 +1256,7 @@ static void deps_hit(struct walk *w, int32_t i)
 static void cover_hit(struct walk *w, int32_t i)
 {
 	struct tensormap *tm = w->tm;
-	const struct tm_ent *e = &tm->ents[i];
+	struct tm_ent *e = &tm->ents[i];
 
 	if (is_complete(tm, e->task)) {
 		scratch_push(tm, i);
@@ -1046,9 +1264,14 @@ static void cover_hit(struct walk *w, int32_t i)
 	} else if (!(tm->grp && e->grp == tm->grp) && decide_covers(tm, w->q, &tm->lays[i])) {
 		scratch_push(tm, i);
 		tm->st.retired++;
-	} else if (w->excl && decide_overlap(tm, w->q, &tm->lays[i])) {
-		/* a sibling of the open group, or partly overwritten */
-		w->excl = 0;
+	} else {
+		/* a sibling of the open group, or partly overwritten: it stays */
+		e->excl_w = 0;
+		if ((w->excl || (w->excl_w && e->write)) && decide_overlap(tm, w->q, &tm->lays[i])) {
+			w->excl = 0;
+			if (e->write)
+				w->excl_w = 0;
+		}
 	}
 }
 
@@ -1121,14 +1344,14 @@ int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_acces
 }
 
 /*
- * The argument's view is the view of the buffer's last insert, and no
- * other entry overlaps it: that entry is all the walk would find (its
- * overlap decision with an identical layout is "yes").
+ * Entry @i has the argument's view, and no other entry the lookup would
+ * consider overlaps it (the last insert, @last_excl; or an INPUT lookup
+ * and an excl_w writer): it is all the walk would find (its overlap
+ * decision with an identical layout is "yes").
  */
-static int deps_same_view(struct tensormap *tm, struct tm_buf *b, enum accel_access acc,
+static int deps_same_view(struct tensormap *tm, int32_t i, enum accel_access acc,
 			  uint64_t task, tm_dep_fn fn, void *arg)
 {
-	int32_t i = b->last;
 	const struct tm_ent *e = &tm->ents[i];
 	enum tm_dep_kind kind;
 
@@ -1160,6 +1383,7 @@ int tm_deps_layout(struct tensormap *tm, const struct accel_buffer *buf,
 {
 	struct walk w;
 	struct tm_buf *b;
+	int32_t i;
 
 	tm->st.lookups++;
 	if (q->empty)
@@ -1167,9 +1391,17 @@ int tm_deps_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	b = buf_find(tm, buf);
 	if (!b)
 		return 0;
-	if (!(tm->flags & TM_NO_SAME_VIEW) && b->last != NIL && b->last_excl &&
-	    layout_same(q, &tm->lays[b->last]))
-		return deps_same_view(tm, b, acc, task, fn, arg);
+	if (!(tm->flags & TM_NO_SAME_VIEW)) {
+		if (b->last != NIL && b->last_excl && layout_same(q, &tm->lays[b->last]))
+			return deps_same_view(tm, b->last, acc, task, fn, arg);
+		if (acc == ACCEL_INPUT) {
+			uint32_t rec = (uint32_t)(b - tm->recs);
+
+			i = vindex_find(tm, rec, view_hash(rec, q), q);
+			if (i != NIL && tm->ents[i].excl_w)
+				return deps_same_view(tm, i, acc, task, fn, arg);
+		}
+	}
 	w.tm = tm;
 	w.q = q;
 	w.lo = q->lo;
@@ -1248,6 +1480,7 @@ static int insert_same_view(struct tensormap *tm, struct tm_buf *b, const struct
 		return 0;
 	e->task = task;
 	e->grp = tm->grp;
+	e->excl_w = 1;		/* no other entry overlaps it */
 	tm->st.inserts++;
 	tm->st.same_view_inserts++;
 	return 1;
@@ -1275,6 +1508,7 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	if (wr && insert_same_view(tm, b, q, task))
 		return 0;
 	w.excl = 1;
+	w.excl_w = 1;
 	if (wr) {
 		w.tm = tm;
 		w.q = q;
@@ -1311,7 +1545,13 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	e->rec = (uint32_t)(b - tm->recs);
 	e->grp = tm->grp;
 	e->task = task;
+	e->indexed = 0;
+	e->excl_w = (uint8_t)w.excl_w;
 	tm->lays[i] = *q;
+	if (wr) {
+		e->vh = view_hash(e->rec, q);
+		vindex_add(tm, i);
+	}
 	b->root[wr] = t_insert(tm, b->root[wr], i);
 	b->live++;
 	b->last = i;

@@ -206,6 +206,14 @@ void tm_set_flags(struct tensormap *tm, unsigned int flags);
  * would also do; it changes no answer). It never allocates, so it fails
  * only for a bad view.
  *
+ * Cost: O(log n + k) (an interval-tree walk), and O(1) in two cases where
+ * the answer is known exactly without the walk (same_view_lookups): the
+ * view is exactly that of the buffer's last insert, and no other live
+ * entry overlaps it; or the argument is INPUT and its view is exactly
+ * that of a writer entry that no other live writer overlaps (a task
+ * reading what one earlier task wrote). Either way the answer is the one
+ * the walk would give (the TM_NO_SAME_VIEW twin test checks that).
+ *
  * Return: the number of reports, or -EINVAL / -EOVERFLOW for a bad view.
  */
 int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_access acc,
@@ -215,6 +223,12 @@ int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_acces
  * Register the argument: a reader entry for INPUT, a writer entry
  * otherwise. A writer retires every entry whose bytes it covers (but its
  * siblings of an open group: tm_group_begin()).
+ *
+ * Cost: a reader O(log n); a writer O(log n + k) (the covered and the
+ * overlapping entries), but O(1) when its view is exactly that of the
+ * buffer's last insert, a writer entry that no other live entry overlaps
+ * (the same tensor written every iteration): that entry is refreshed in
+ * place (same_view_inserts), with the result the walk would give.
  *
  * Return: 0, -ENOMEM (not after a tm_reserve() that counted this insert),
  * or -EINVAL / -EOVERFLOW for a bad view. On failure the map is unchanged.

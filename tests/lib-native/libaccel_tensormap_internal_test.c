@@ -41,6 +41,16 @@ static void *test_calloc(size_t n, size_t size)
 	return calloc(n, size);
 }
 
+static void *test_malloc(size_t size)
+{
+	alloc_calls++;
+	if (alloc_fail) {
+		alloc_failed++;
+		return NULL;
+	}
+	return malloc(size);
+}
+
 static void *test_realloc(void *p, size_t size)
 {
 	alloc_calls++;
@@ -53,9 +63,11 @@ static void *test_realloc(void *p, size_t size)
 
 #define calloc(n, size)		test_calloc(n, size)
 #define realloc(p, size)	test_realloc(p, size)
+#define malloc(size)		test_malloc(size)
 #include "graph/tensormap.c"
 #undef calloc
 #undef realloc
+#undef malloc
 
 struct rec {
 	uint64_t task[512];
