@@ -282,7 +282,9 @@ static void count_host(void *arg)
 
 /*
  * Signal slots go back to the pool with the values the program left in
- * them (2^62, and values just below 2^63, where signed comparisons turn).
+ * them: values just below 2^63 (where signed comparisons turn), each slot
+ * 2^52 from the next, so that no two reused slots hold values within 2^48
+ * of each other.
  * A task graph created afterwards hands out ids that accel_tg_task_done()
  * and _wait() understand, and its work (eager, host, launched) is right.
  */
@@ -303,7 +305,7 @@ TEST_F(tgs, ids_after_huge_signal_values)
 	for (i = 0; i < NSIGS; i++) {
 		ASSERT_EQ(0, accel_signal_create(self->dev, &s[i]));
 		ASSERT_EQ(0, accel_signal_write(s[i], DRM_VACCEL_SIGNAL_SET,
-						i % 2 ? 1ull << 62 : (1ull << 63) - 2 - i));
+						(1ull << 63) - ((uint64_t)(i + 1) << 52)));
 	}
 	for (i = 0; i < NSIGS; i++)
 		accel_signal_destroy(s[i]);
@@ -354,15 +356,20 @@ TEST_F(tgs, ids_after_huge_signal_values)
 	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
 	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
 	EXPECT_EQ(0, accel_graph_exec_wait(ge, 10 * SEC));
-	/* eager after the launches: reads what they wrote */
+	/* eager after the launches: reads what each of their queues wrote */
 	accel_task_prep_copy(&t, &x, &w, ACCEL_OUTPUT);
 	ASSERT_EQ(0, submit_on(tg, &t, 1, "copy_back", &id[0]));
-	EXPECT_EQ(0, accel_tg_task_wait(tg, id[0], 10 * SEC));
-	EXPECT_EQ(1, accel_tg_task_done(tg, id[0]));
+	accel_task_prep_copy(&t, &y, &z, ACCEL_OUTPUT);
+	ASSERT_EQ(0, submit_on(tg, &t, 0, "copy_z", &id[1]));
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, accel_tg_task_wait(tg, id[i], 10 * SEC));
+		EXPECT_EQ(1, accel_tg_task_done(tg, id[i]));
+	}
 	EXPECT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 	EXPECT_EQ(-1, tg_first_not(hw, N1, 7));
 	EXPECT_EQ(-1, tg_first_not(hx, N1, 7));
 	EXPECT_EQ(-1, tg_first_not(hz, N1, 11));
+	EXPECT_EQ(-1, tg_first_not(hy, N1, 11));
 	accel_graph_exec_destroy(ge);
 	accel_graph_destroy(g);
 	accel_tg_destroy(tg);
@@ -446,15 +453,16 @@ TEST_F(tgs, destroyed_buffers_freed_while_busy)
 /* ---- 4. half-done mutations ---- */
 
 /*
- * A capture that fails on its second argument leaves the graph as it was:
- * a later reader still gets its RAW edge on the earlier writer, the task
- * count does not move, and a buffer only the failed task named is not
- * kept alive by the graph.
+ * A capture that fails on its second argument (a heap tensor released
+ * while a DELAY still reads it; a bad view; an OUTPUT_NEW larger than the
+ * heap) leaves the graph as it was: a later reader still gets its RAW
+ * edge on the earlier writer, the task count does not move, and a buffer
+ * only the failed task named is not kept alive by the graph.
  */
 TEST_F(tgs, capture_failure_changes_nothing)
 {
 	struct accel_buffer *bv, *bo, *bad, *fresh;
-	struct accel_tensor v, o, badv, fv, big;
+	struct accel_tensor v, o, badv, fv, big, r;
 	uint32_t *hv, *ho, *hbad, *hf;
 	struct accel_graph_exec *ge;
 	struct accel_graph *g;
@@ -470,13 +478,28 @@ TEST_F(tgs, capture_failure_changes_nothing)
 	v = tv1(bv, 0, ACCEL_DTYPE_U32, N1);
 	o = tv1(bo, 0, ACCEL_DTYPE_U32, N1);
 	badv = tv1(bad, 4, ACCEL_DTYPE_U32, N1);	/* one element past the end */
+	/* r: a heap tensor, released while a DELAY still reads it */
+	memset(&r, 0, sizeof(r));
+	r.dtype = ACCEL_DTYPE_U32;
+	r.ndims = 1;
+	r.shape[0] = N1;
+	accel_task_prep_fill(&t, &r, ACCEL_OUTPUT_NEW, 1);
+	ASSERT_EQ(0, submit_on(tg, &t, 0, "r", NULL));
+	accel_task_prep_delay(&t, 500 * MS);
+	accel_task_arg(&t, &r, ACCEL_INPUT);
+	ASSERT_EQ(0, submit_on(tg, &t, 0, "hold_r", NULL));
+	ASSERT_EQ(0, accel_tg_release(tg, &r));
+
 	ASSERT_EQ(0, accel_tg_capture_begin(tg));
 	accel_task_prep_fill(&t, &v, ACCEL_OUTPUT, 0x12345678);
 	ASSERT_EQ(0, submit_on(tg, &t, 0, "writer", NULL));
 
-	/* arg 0 an OUTPUT over the writer's view, arg 1 a bad view */
+	/* arg 0 an OUTPUT over the writer's view, arg 1 the released tensor */
+	accel_task_prep_copy(&t, &v, &r, ACCEL_OUTPUT);
+	EXPECT_EQ(-ESTALE, submit_on(tg, &t, 1, "ghost", NULL));
+	/* arg 1 a bad view */
 	accel_task_prep_copy(&t, &v, &badv, ACCEL_OUTPUT);
-	EXPECT_EQ(-EINVAL, submit_on(tg, &t, 1, "ghost", NULL));
+	EXPECT_EQ(-EINVAL, submit_on(tg, &t, 1, "ghost1", NULL));
 	/* the same, failing later: arg 1 an OUTPUT_NEW larger than the heap */
 	accel_task_prep_delay(&t, 1000);
 	accel_task_arg(&t, &v, ACCEL_OUTPUT);
@@ -492,8 +515,8 @@ TEST_F(tgs, capture_failure_changes_nothing)
 	ASSERT_EQ(0, accel_device_memory_used(self->dev, &m1));
 	ASSERT_EQ(0, mkbuf(self->dev, 0, &fresh, &hf));
 	fv = tv1(fresh, 0, ACCEL_DTYPE_U32, N1);
-	accel_task_prep_copy(&t, &fv, &badv, ACCEL_OUTPUT);
-	EXPECT_EQ(-EINVAL, submit_on(tg, &t, 1, "ghost3", NULL));
+	accel_task_prep_copy(&t, &fv, &r, ACCEL_OUTPUT);
+	EXPECT_EQ(-ESTALE, submit_on(tg, &t, 1, "ghost3", NULL));
 	accel_buffer_destroy(fresh);
 	ASSERT_EQ(0, accel_device_memory_used(self->dev, &m2));
 	EXPECT_EQ(m1, m2) TH_LOG("the failed capture kept its buffer: %llu bytes, before %llu",
