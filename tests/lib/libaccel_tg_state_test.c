@@ -413,9 +413,9 @@ TEST_F(tgs, destroyed_buffers_freed_while_busy)
 	tg_stats(tg, &st0);
 
 	for (r = 0; r < ROUNDS; r++) {
-		/* keep three DELAYs queued on queue 1 */
-		while (nb < CHAIN && (nb < 3 || accel_tg_task_done(tg, busy[nb - 3]) == 1)) {
-			accel_task_prep_delay(&t, 100 * MS);
+		/* keep five DELAYs of 200 ms queued on queue 1 */
+		while (nb < CHAIN && (nb < 5 || accel_tg_task_done(tg, busy[nb - 5]) == 1)) {
+			accel_task_prep_delay(&t, 200 * MS);
 			ASSERT_EQ(0, submit_on(tg, &t, 1, "busy", &busy[nb]));
 			nb++;
 		}
