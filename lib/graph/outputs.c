@@ -154,8 +154,7 @@ int tg_holds_room(struct tg_line *l, const struct tg_task *tt)
 	size_t used = l->hcap ? (l->htail + l->hcap - l->hhead) % l->hcap : 0, ncap, k = 0, i, n = 0;
 	struct tg_hold *nh;
 
-	for (i = 0; i < tt->nargs; i++)
-		n += tt->a[i].heap >= 0;
+	n = tt->nheap;
 	if (!n || (l->hcap && used + n < l->hcap))
 		return 0;
 	ncap = l->hcap ? l->hcap : 64;
@@ -179,7 +178,7 @@ void tg_holds_commit(struct accel_tg *tg, struct tg_line *l, const struct tg_tas
 {
 	uint32_t i;
 
-	for (i = 0; i < tt->nargs; i++) {
+	for (i = 0; tt->nheap && i < tt->nargs; i++) {
 		const struct tg_arg *a = &tt->a[i];
 		struct gheap *h;
 
@@ -285,6 +284,7 @@ static int place_one(struct accel_tg *tg, struct tg_task *tt, uint32_t i, uint32
 	a->block = block;
 	a->heap = (int32_t)devi;
 	a->placed = true;
+	tt->nheap++;
 	tm_layout_make(&a->v, &a->lay);
 	return 0;
 }
@@ -296,7 +296,7 @@ int tg_outputs_place(struct accel_tg *tg, struct tg_task *tt, uint32_t devi)
 	uint32_t i;
 	int ret;
 
-	for (i = 0; i < tt->nargs; i++) {
+	for (i = 0; tt->nnew && i < tt->nargs; i++) {
 		if (tt->a[i].access != ACCEL_OUTPUT_NEW)
 			continue;
 		ret = place_one(tg, tt, i, devi, &stalled, &deadline);
@@ -312,7 +312,7 @@ void tg_outputs_undo(struct accel_tg *tg, struct tg_task *tt)
 {
 	uint32_t i;
 
-	for (i = 0; i < tt->nargs; i++) {
+	for (i = 0; tt->nnew && i < tt->nargs; i++) {
 		struct tg_arg *a = &tt->a[i];
 
 		if (!a->placed)
@@ -321,6 +321,7 @@ void tg_outputs_undo(struct accel_tg *tg, struct tg_task *tt)
 		gheap_reclaim(tg->heaps[a->heap].h);
 		a->placed = false;
 		a->heap = -1;
+		tt->nheap--;
 	}
 }
 
@@ -328,7 +329,7 @@ void tg_outputs_commit(struct tg_task *tt)
 {
 	uint32_t i;
 
-	for (i = 0; i < tt->nargs; i++)
+	for (i = 0; tt->nnew && i < tt->nargs; i++)
 		if (tt->a[i].placed)
 			*tt->a[i].t = tt->a[i].v;
 }

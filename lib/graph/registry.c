@@ -107,11 +107,18 @@ static void orphaned(struct acc_pin *pin)
 
 struct tg_buf *tg_buf_get(struct accel_tg *tg, struct accel_buffer *buf, int *err)
 {
-	uint32_t i = slot_of(tg, buf);
-	struct tg_buf *b = tg->bufs[i], **staged;
+	uint32_t i;
+	struct tg_buf *b = tg->last_buf, **staged;
 
-	if (b)
+	/* most tasks name the buffer the one before named */
+	if (b && b->buf == buf)
 		return b;
+	i = slot_of(tg, buf);
+	b = tg->bufs[i];
+	if (b) {
+		tg->last_buf = b;
+		return b;
+	}
 	if ((tg->nbufs + 1) * 2 > tg->bcap) {
 		*err = table_grow(tg);
 		if (*err)
@@ -145,6 +152,8 @@ static void entry_free(struct accel_tg *tg, struct tg_buf *b)
 {
 	unsigned int d;
 
+	if (tg->last_buf == b)
+		tg->last_buf = NULL;
 	tm_forget_buffer(tg->tm, b->buf);
 	for (d = 0; d < ACCEL_TG_MAX_DEVICES; d++)
 		if (b->import[d])

@@ -219,6 +219,7 @@ struct accel_tg {
 	/* registry.c: buffer pointer -> struct tg_buf *, open addressing */
 	struct tg_buf **bufs;
 	uint32_t bcap, nbufs;
+	struct tg_buf *last_buf;	/* the entry tg_buf_get() found last */
 	struct tg_buf **staged;		/* registered by the call being staged */
 	uint32_t nstaged, stagedcap;
 	struct tg_buf *_Atomic orphans;	/* pushed by accel_buffer_destroy() */
@@ -450,6 +451,8 @@ struct tg_task {
 	uint64_t u0;			/* fill pattern, redop, accumulate, ns */
 	uint32_t line;
 	uint32_t nargs;
+	uint32_t nheap;			/* heap tensor arguments (placed ones included) */
+	uint32_t nnew;			/* OUTPUT_NEW arguments */
 	struct tg_arg a[ACCEL_TASK_MAX_ARGS];
 };
 

@@ -55,11 +55,6 @@ int tg_check_view(const char *name, uint32_t i, const struct accel_tensor *t,
 			tg_nm(name), i);
 		return ret;
 	}
-	if (t->offset % accel_dtype_size(t->dtype)) {
-		acc_err("%s: argument %u: offset %llu is not a multiple of the element size",
-			tg_nm(name), i, (unsigned long long)t->offset);
-		return -EINVAL;
-	}
 	if (!lay->empty && (uint64_t)lay->hi > t->buf->size) {
 		acc_err("%s: argument %u: view ends at byte %lld, past its buffer (0x%llx, %llu bytes)",
 			tg_nm(name), i, (long long)lay->hi, (unsigned long long)t->buf->va,
@@ -111,6 +106,8 @@ int tg_validate(struct accel_tg *tg, struct tg_task *tt, const struct accel_task
 	}
 	tt->nargs = tk->nargs;
 	tt->u0 = task_u0(tk);
+	tt->nheap = 0;
+	tt->nnew = 0;
 	for (i = 0; i < tk->nargs; i++) {
 		struct tg_arg *a = &tt->a[i];
 
@@ -139,6 +136,7 @@ int tg_validate(struct accel_tg *tg, struct tg_task *tt, const struct accel_task
 				acc_err("%s: argument %u: bad OUTPUT_NEW dtype or shape", tg_nm(name), i);
 				return ret;
 			}
+			tt->nnew++;
 			continue;
 		}
 		ret = tg_check_view(name, i, &a->v, &a->lay);
@@ -156,6 +154,7 @@ int tg_validate(struct accel_tg *tg, struct tg_task *tt, const struct accel_task
 			ret = tg_heap_check(tg, a, name, i);
 			if (ret)
 				return ret;
+			tt->nheap++;
 		}
 	}
 	ret = tg_validate_op(tk->op, tk->nargs, tv, lv, acc, tt->u0, name);
