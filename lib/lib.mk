@@ -107,7 +107,10 @@ check-symbols: $(LIBACCEL_SO)
 LIB_TSAN_SRC := tests/lib-native/libaccel_threads_test.c
 # (libaccel_abi_test is built apart too, over the whole library: see below)
 LIB_ABI_SRC := tests/lib-native/libaccel_abi_test.c
-LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_ABI_SRC),$(wildcard tests/lib-native/*_test.c))
+# (and libaccel_tg_native_test, over the whole library too)
+LIB_TG_NATIVE_SRC := tests/lib-native/libaccel_tg_native_test.c
+LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_ABI_SRC) $(LIB_TG_NATIVE_SRC), \
+	$(wildcard tests/lib-native/*_test.c))
 LIB_NATIVE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_NATIVE_SRCS))
 LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c lib/copy_struct.c \
 	lib/transport.c
@@ -148,6 +151,17 @@ $(BUILD)/host-tests/libaccel_ffi_test: LIB_NATIVE_LIBSRCS += \
 
 tests: $(LIB_ABI_TEST)
 
+# The task graph over the fake kernel (task struct sizes), under ASan and UBSan.
+LIB_TG_NATIVE_TEST := $(BUILD)/host-tests/libaccel_tg_native_test
+
+$(LIB_TG_NATIVE_TEST): $(LIB_TG_NATIVE_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h \
+		tests/lib-native/prng.h tests/include/signal_ref.h $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
+
+tests: $(LIB_TG_NATIVE_TEST)
+
 # VM tests of the library, linked statically against libaccel.a.
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)
 LIB_VM_TESTS := $(patsubst tests/lib/%.c,$(BUILD)/tests/%,$(LIB_VM_SRCS))
@@ -174,5 +188,17 @@ $(LIB_VM_ASAN): tests/lib/libaccel_core_test.c $(LIBACCEL_SRCS) $(wildcard tests
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_VM_ASAN)
+
+# The task graph's state tests, likewise (the reused signal slots of
+# ids_after_huge_signal_values index arrays by task ids).
+LIB_VM_TG_ASAN := $(BUILD)/tests/libaccel_tg_state_asan_test
+
+$(LIB_VM_TG_ASAN): tests/lib/libaccel_tg_state_test.c $(LIBACCEL_SRCS) \
+		$(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
+
+tests: $(LIB_VM_TG_ASAN)
 
 include lib/graph/graph.mk
