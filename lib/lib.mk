@@ -112,6 +112,7 @@ $(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LI
 LIB_TSAN_TEST := $(BUILD)/host-tests/libaccel_threads_test
 
 $(LIB_TSAN_TEST): $(LIB_TSAN_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h tests/include/signal_ref.h \
+		$(wildcard kmod/core/*.c kmod/core/*.h) \
 		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	clang $(TEST_CFLAGS) -O1 -fsanitize=thread -fno-omit-frame-pointer -I$(TOP)/lib \

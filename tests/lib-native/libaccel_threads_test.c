@@ -296,9 +296,9 @@ TEST(shared_device)
 		accel_signal_destroy(box[i]);
 	/* what is left: the signal pages */
 	ASSERT_EQ(0, accel_device_memory_used(dev, &used));
-	ASSERT_EQ(used, fake.mem_used);
+	ASSERT_EQ(used, fake_mem_used(0));
 	accel_device_close(dev);
-	ASSERT_EQ(0, fake.mem_used);
+	ASSERT_EQ(0, fake_mem_used(0));
 	TH_LOG("%.1f s, %llu packets, %u describes, %llu WAIT_SIGNALS",
 	       (double)(fake_now() - t0) / 1e9, (unsigned long long)fake_packets_run, describes,
 	       (unsigned long long)fake_waits);
@@ -458,7 +458,7 @@ TEST(complete_all)
 	accel_queue_destroy(q2);
 	accel_queue_destroy(q);
 	accel_device_close(dev);
-	EXPECT_EQ(0, fake.mem_used);
+	EXPECT_EQ(0, fake_mem_used(0));
 }
 
 /*
@@ -548,7 +548,7 @@ TEST(taskgraph_worker)
 	accel_device_close(dev);
 	fclose(devnull);
 	fake_complete_all = false;
-	EXPECT_EQ(0, fake.mem_used);
+	EXPECT_EQ(0, fake_mem_used(0));
 }
 
 TEST_HARNESS_MAIN
