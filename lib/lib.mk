@@ -95,7 +95,8 @@ uninstall-lib:
 # such as accel_queue_describe()).
 # (libaccel_threads_test is built apart, with TSan: see below)
 LIB_TSAN_SRC := tests/lib-native/libaccel_threads_test.c
-LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC),$(wildcard tests/lib-native/*_test.c))
+LIB_FAKE_SRCS := tests/lib-native/libaccel_tg_oracle_test.c tests/lib-native/libaccel_fake_test.c
+LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_FAKE_SRCS),$(wildcard tests/lib-native/*_test.c))
 LIB_NATIVE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_NATIVE_SRCS))
 LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c \
 	lib/transport.c
@@ -119,6 +120,20 @@ $(LIB_TSAN_TEST): $(LIB_TSAN_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h 
 		$(LIBACCEL_CFLAGS) -o $@ $< $(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_TSAN_TEST)
+
+# The whole library over the fake kernel (fake_kmod.h, with the packet core
+# compiled in) under ASan and UBSan: the fake's own rules, and the
+# whole-task-graph oracle (tests/lib/tg_oracle.h, shared with the VM test).
+LIB_FAKE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_FAKE_SRCS))
+
+$(LIB_FAKE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIBACCEL_SRCS) \
+		tests/lib-native/fake_kmod.h tests/lib/tg_oracle.h tests/include/signal_ref.h \
+		$(wildcard kmod/core/*.c kmod/core/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
+
+tests: $(LIB_FAKE_TESTS)
 
 # VM tests of the library, linked statically against libaccel.a.
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)

@@ -207,7 +207,7 @@ struct fake_queue {
 	uint64_t accepted;		/* the last doorbell value accepted */
 	struct vaccel_core_queue core;	/* the engine's only */
 	uint64_t sig_clock;		/* clock before the first signal of the current packet */
-	uint64_t last_done;		/* completion time of the last packet */
+	uint64_t last_done;		/* completion time of the last packet doing work */
 };
 
 struct fake_dev {
@@ -1319,8 +1319,9 @@ FAKE_API void fake_stamp_reset(void)
 void vaccel_os_packet(void *os, const struct drm_vaccel_packet *pkt, u64 index,
 		      unsigned int depth, bool done)
 {
+	uint32_t type = pkt->header & DRM_VACCEL_PKT_TYPE_MASK;
 	struct fake_queue *q = os;
-	uint64_t t, prev = q->last_done;
+	uint64_t t;
 	uint64_t *w;
 	void *p;
 
@@ -1330,8 +1331,15 @@ void vaccel_os_packet(void *os, const struct drm_vaccel_packet *pkt, u64 index,
 		return;
 	t = q->sig_clock ? q->sig_clock : fake_clock();
 	q->sig_clock = 0;
-	q->last_done = t;
-	if ((pkt->header & DRM_VACCEL_PKT_TYPE_MASK) != DRM_VACCEL_PKT_TIMESTAMP)
+	/*
+	 * A task's work: not its WAITs, not TIMESTAMPs, not SIGNALs (the
+	 * queue layer's progress marks are SIGNALs, and may come between a
+	 * task's last packet and its end TIMESTAMP).
+	 */
+	if (type != DRM_VACCEL_PKT_SIGNAL && type != DRM_VACCEL_PKT_WAIT &&
+	    type != DRM_VACCEL_PKT_TIMESTAMP)
+		q->last_done = t;
+	if (type != DRM_VACCEL_PKT_TIMESTAMP)
 		return;
 	fake_ignore_begin();
 	if (dev_translate(q_dev(q), pkt->operand[0], 8, DRM_VACCEL_VM_READ, &p, NULL, NULL))
@@ -1339,7 +1347,7 @@ void vaccel_os_packet(void *os, const struct drm_vaccel_packet *pkt, u64 index,
 	fake_ignore_end();
 	if (p) {
 		w = p;
-		stamp_log(*w, prev);
+		stamp_log(*w, q->last_done);
 	}
 }
 
