@@ -33,8 +33,11 @@ static void native_lag(int on)
 		fake_engine_resume();
 }
 
-/* One program: fresh devices, the engine seeded like the program. */
-static int run_seed(uint64_t seed, unsigned int steps)
+/*
+ * One program on fresh devices, the engine seeded like the program: the
+ * random one of @seed, or with @rounds the issue's scenarios.
+ */
+static int run_seed(uint64_t seed, unsigned int steps, unsigned int rounds)
 {
 	struct fake_engine_params ep = { .seed = seed, .poll_ns = 20000, .max_burst = 4 };
 	struct or_env env = {
@@ -54,7 +57,7 @@ static int run_seed(uint64_t seed, unsigned int steps)
 	}
 	ret = fake_engine_start(&ep);
 	if (!ret) {
-		ret = or_run(&env, seed);
+		ret = rounds ? or_defect1(&env, seed, rounds) : or_run(&env, seed);
 		fake_engine_stop();
 	}
 	for (d = 0; d < OR_DEVS; d++)
@@ -90,7 +93,7 @@ TEST_F_TIMEOUT(oracle, random_programs, 86400)
 
 	accel_log_set_level(ACCEL_LOG_NONE);
 	for (seed = one ? one : 1; seed <= (one ? one : n); seed++) {
-		ret = run_seed(seed, steps);
+		ret = run_seed(seed, steps, 0);
 		if (ret) {
 			failed++;
 			fprintf(stderr, "# seed %" PRIu64 " FAILED (%d); rerun it alone with ORACLE_SEED=%" PRIu64 "\n",
@@ -100,6 +103,16 @@ TEST_F_TIMEOUT(oracle, random_programs, 86400)
 	TH_LOG("%u of %" PRIu64 " seeds failed, %.1f s", failed, one ? 1 : n,
 	       (double)(fake_now() - t0) / 1e9);
 	ASSERT_EQ(0, failed);
+}
+
+/*
+ * Issue #14's defect 1, each case 20 times (tg_oracle.h, or_defect1()):
+ * a launch's summaries must not retire each other's.
+ */
+TEST_F_TIMEOUT(oracle, launch_summaries, 600)
+{
+	accel_log_set_level(ACCEL_LOG_NONE);
+	ASSERT_EQ(0, run_seed(1, 0, 20));
 }
 
 TEST_HARNESS_MAIN

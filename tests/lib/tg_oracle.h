@@ -1054,20 +1054,17 @@ static inline void or_lag(struct oracle *o, int on)
 	o->lagging = on;
 }
 
-static inline int or_eager(struct oracle *o, bool host)
+/* Submit task @td eagerly (a host task if its op is ACCEL_TASK_HOST). */
+static inline int or_submit(struct oracle *o, struct or_task *td)
 {
+	bool host = td->op == ACCEL_TASK_HOST;
 	struct accel_tensor tv[OR_MAX_ARGS];
 	struct or_hostarg *ha = NULL;
 	struct or_inst *in = NULL;
 	struct accel_task t;
-	struct or_task td;
 	int ret;
 
-	if (host)
-		or_gen_host_task(o, &td);
-	else
-		or_gen_device_task(o, false, &td);
-	snprintf(td.name, sizeof(td.name), "e%u", o->ninst);
+	snprintf(td->name, sizeof(td->name), "e%u", o->ninst);
 	if (host) {
 		/* it may run as soon as it is submitted: its instance is ready before */
 		ha = calloc(1, sizeof(*ha));
@@ -1075,7 +1072,7 @@ static inline int or_eager(struct oracle *o, bool host)
 			return -ENOMEM;
 		ha->o = o;
 		pthread_mutex_init(&ha->lock, NULL);
-		ret = or_inst_new(o, OR_HOST, &td, &in);
+		ret = or_inst_new(o, OR_HOST, td, &in);
 		if (ret) {
 			free(ha);
 			return ret;
@@ -1088,37 +1085,53 @@ static inline int or_eager(struct oracle *o, bool host)
 		or_model_host_writes(o, in);
 		o->stats_host++;
 	}
-	or_fill_task(o, &td, &t, tv, ha);
+	or_fill_task(o, td, &t, tv, ha);
 	ret = accel_tg_submit(o->tg, &t, NULL);
 	if (ret) {
-		OR_FAIL(o, "accel_tg_submit of %s %s: %d", or_op_name(td.op), td.name, ret);
+		OR_FAIL(o, "accel_tg_submit of %s %s: %d", or_op_name(td->op), td->name, ret);
 		return ret;
 	}
 	if (!host) {
-		ret = or_place_new(o, &td, tv, or_task_dev(o, &td));
+		ret = or_place_new(o, td, tv, or_task_dev(o, td));
 		if (!ret)
-			ret = or_inst_new(o, OR_EAGER, &td, &in);
+			ret = or_inst_new(o, OR_EAGER, td, &in);
 		if (ret)
 			return ret;
 		or_model_device(o, in);
 		o->stats_eager++;
 	}
-	snprintf(in->what, sizeof(in->what), "%s on device %d queue %d", td.name,
-		 td.dev == ACCEL_TG_AUTO ? -1 : (int)td.dev,
-		 td.queue == ACCEL_TG_AUTO ? -1 : (int)td.queue);
+	snprintf(in->what, sizeof(in->what), "%s on device %d queue %d", td->name,
+		 td->dev == ACCEL_TG_AUTO ? -1 : (int)td->dev,
+		 td->queue == ACCEL_TG_AUTO ? -1 : (int)td->queue);
 	return 0;
 }
 
-/* Capture a graph of 2..OR_MAX_GTASKS tasks and instantiate it. */
-static inline int or_capture(struct oracle *o)
+static inline int or_eager(struct oracle *o, bool host)
+{
+	struct or_task td;
+
+	if (host)
+		or_gen_host_task(o, &td);
+	else
+		or_gen_device_task(o, false, &td);
+	return or_submit(o, &td);
+}
+
+/*
+ * Capture a graph of the @n tasks @given (or, if NULL, of 2..OR_MAX_GTASKS
+ * random ones) and instantiate it. The executable's index is *@exec.
+ */
+static inline int or_capture_tasks(struct oracle *o, unsigned int n, const struct or_task *given,
+				   int *exec)
 {
 	struct accel_tensor tv[OR_MAX_ARGS];
 	struct or_graph *g;
 	struct or_exec *e;
 	struct accel_task t;
-	unsigned int i, k, n;
+	unsigned int i, k;
 	int ret, gi;
 
+	*exec = -1;
 	if (o->ngraphs == OR_MAX_GRAPHS || o->nexecs == OR_MAX_EXECS)
 		return 0;
 	gi = (int)o->ngraphs;
@@ -1129,19 +1142,23 @@ static inline int or_capture(struct oracle *o)
 		OR_FAIL(o, "accel_tg_capture_begin: %d", ret);
 		return ret;
 	}
-	n = 2 + (unsigned int)or_r(o, OR_MAX_GTASKS - 1);
+	if (!given)
+		n = 2 + (unsigned int)or_r(o, OR_MAX_GTASKS - 1);
 	for (i = 0; i < n; i++) {
 		struct or_task *td = &g->tasks[i];
 
-		if (!or_r(o, 7)) {
+		if (given)
+			*td = given[i];
+		else if (!or_r(o, 7))
 			or_gen_host_task(o, td);
+		else
+			or_gen_device_task(o, true, td);
+		if (td->op == ACCEL_TASK_HOST) {
 			g->hosts[i] = calloc(1, sizeof(*g->hosts[i]));
 			if (!g->hosts[i])
 				return -ENOMEM;
 			g->hosts[i]->o = o;
 			pthread_mutex_init(&g->hosts[i]->lock, NULL);
-		} else {
-			or_gen_device_task(o, true, td);
 		}
 		snprintf(td->name, sizeof(td->name), "g%d.%u", gi, i);
 		or_fill_task(o, td, &t, tv, g->hosts[i]);
@@ -1173,13 +1190,20 @@ static inline int or_capture(struct oracle *o)
 		OR_FAIL(o, "accel_graph_instantiate of graph %d: %d", gi, ret);
 		return ret;
 	}
-	o->nexecs++;
+	*exec = (int)o->nexecs++;
 	/* the executable keeps what it needs: drop the program's graph sometimes */
-	if (!or_r(o, 3)) {
+	if (!given && !or_r(o, 3)) {
 		accel_graph_destroy(g->g);
 		g->g = NULL;
 	}
 	return 0;
+}
+
+static inline int or_capture(struct oracle *o)
+{
+	int exec;
+
+	return or_capture_tasks(o, 0, NULL, &exec);
 }
 
 static inline int or_line_push(struct or_line *l, unsigned int launch)
@@ -1219,11 +1243,11 @@ static inline int or_fifo_push(struct or_hostarg *ha, struct or_inst *in)
 	return ret;
 }
 
-/* Launch a live executable, maybe with buffers rebound. */
-static inline int or_launch(struct oracle *o)
+/* Launch executable @ei, with buffers rebound if @rebind. */
+static inline int or_launch_exec(struct oracle *o, int ei, bool rebind)
 {
 	struct accel_binding bind[4];
-	int map[OR_MAX_BUFS], ei, tries;
+	int map[OR_MAX_BUFS], tries;
 	uint64_t taken = 0;
 	unsigned int nb = 0, i, k, first, li;
 	bool used[OR_DEVS][OR_MAXQ] = { { false } };
@@ -1232,19 +1256,12 @@ static inline int or_launch(struct oracle *o)
 	struct or_exec *e;
 	int ret;
 
-	for (tries = 0, ei = -1; tries < 8 && ei < 0; tries++) {
-		ei = o->nexecs ? (int)or_r(o, o->nexecs) : -1;
-		if (ei >= 0 && !o->execs[ei].ge)
-			ei = -1;
-	}
-	if (ei < 0)
-		return 0;
 	e = &o->execs[ei];
 	g = &o->graphs[e->graph];
 	for (i = 0; i < o->nbufs; i++)
 		map[i] = (int)i;
 	/* bindings: a buffer of the graph replaced by one of the same device it does not use */
-	if (!or_r(o, 2)) {
+	if (rebind) {
 		unsigned int want = 1 + (unsigned int)or_r(o, 2);
 
 		for (i = 0; i < o->nbufs && nb < want; i++) {
@@ -1330,6 +1347,19 @@ static inline int or_launch(struct oracle *o)
 	o->stats_launch++;
 	o->stats_rebound += nb > 0;
 	return 0;
+}
+
+/* Launch a random live executable, half the time with buffers rebound. */
+static inline int or_launch(struct oracle *o)
+{
+	int ei = -1, tries;
+
+	for (tries = 0; tries < 8 && ei < 0; tries++) {
+		ei = o->nexecs ? (int)or_r(o, o->nexecs) : -1;
+		if (ei >= 0 && !o->execs[ei].ge)
+			ei = -1;
+	}
+	return ei < 0 ? 0 : or_launch_exec(o, ei, or_r(o, 2));
 }
 
 /* Map a view; check what a reader sees, write a pattern; maybe keep it open. */
@@ -2042,19 +2072,19 @@ static inline void or_free(struct oracle *o)
 }
 
 /*
- * Run the program of @seed on @env's devices and check it. Returns the
- * number of problems found (0: it passed), or -errno if it could not run.
+ * A task graph over @env's devices and 3 or 4 buffers of OR_BUF_SIZE
+ * bytes on each, for the program of @seed: NULL if that failed.
  */
-static inline int or_run(const struct or_env *env, uint64_t seed)
+static inline struct oracle *or_begin(const struct or_env *env, uint64_t seed)
 {
 	struct accel_tg_params params = { .size = sizeof(params), .flags = ACCEL_TG_TRACE,
 					  .heap_size = OR_HEAP_SIZE, .timeout_ns = 20 * OR_SEC };
-	unsigned int d, i, nb, since = 0;
 	struct oracle *o = calloc(1, sizeof(*o));
-	int ret = 0, problems;
+	unsigned int d, i, nb;
+	int ret = 0;
 
 	if (!o)
-		return -ENOMEM;
+		return NULL;
 	o->env = *env;
 	o->seed = seed;
 	o->rng = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -2064,7 +2094,7 @@ static inline int or_run(const struct or_env *env, uint64_t seed)
 	if (ret) {
 		fprintf(stderr, "# oracle: accel_tg_create: %d\n", ret);
 		free(o);
-		return ret;
+		return NULL;
 	}
 	o->worker = or_r(o, 2);
 	if (o->worker && accel_tg_start_worker(o->tg))
@@ -2086,6 +2116,59 @@ static inline int or_run(const struct or_env *env, uint64_t seed)
 	}
 	if (ret)
 		OR_FAIL(o, "buffers: %d", ret);
+	return o;
+}
+
+/*
+ * The end of a program: everything done and read, the data and the order
+ * checked, everything freed. Returns the number of problems (0: passed).
+ */
+static inline int or_end(struct oracle *o)
+{
+	unsigned int i;
+	int problems;
+
+	if (o->held_ptr)
+		or_unmap_held(o);
+	or_lag(o, 0);
+	if (!o->failures)
+		or_checkpoint(o);
+	if (!o->failures)
+		or_check_data(o);
+	if (!o->failures || o->data_errors)
+		or_check_order(o);
+	problems = (int)(o->failures + o->violations);
+	fprintf(stderr, "# oracle seed %" PRIu64 ": %u steps, %u queues x %d devices, worker %s: %u instances (%u eager, %u host, %u launches of %u graphs, %u rebound, %u maps, %u heap tensors), %u pairs share a buffer, %u conflict, %u violations, %u data errors%s\n",
+		o->seed, o->step, o->nq, OR_DEVS, o->worker ? "on" : "off", o->ninst,
+		o->stats_eager, o->stats_host, o->stats_launch, o->stats_graphs, o->stats_rebound,
+		o->stats_maps, o->stats_new, o->checked_pairs, o->conflicts, o->violations,
+		o->data_errors, problems ? "  FAILED" : "");
+	for (i = 0; i < o->nexecs; i++)
+		accel_graph_exec_destroy(o->execs[i].ge);
+	for (i = 0; i < o->ngraphs; i++)
+		accel_graph_destroy(o->graphs[i].g);
+	accel_tg_destroy(o->tg);
+	for (i = 0; i < o->nbufs; i++)
+		if (!o->bufs[i].heap)
+			accel_buffer_destroy(o->bufs[i].b);
+	or_free(o);
+	free(o);
+	return problems;
+}
+
+/*
+ * Run the random program of @seed on @env's devices and check it. Returns
+ * the number of problems found (0: it passed), or -errno if it could not
+ * run.
+ */
+static inline int or_run(const struct or_env *env, uint64_t seed)
+{
+	struct oracle *o = or_begin(env, seed);
+	unsigned int i, since = 0;
+	int ret = 0;
+
+	if (!o)
+		return -ENOMEM;
 	for (o->step = 0; !ret && !o->failures && o->step < o->env.steps; o->step++) {
 		unsigned int r = (unsigned int)or_r(o, 100);
 		bool can_block = !o->held_ptr, need_ckpt = false;
@@ -2131,32 +2214,96 @@ static inline int or_run(const struct or_env *env, uint64_t seed)
 			ret = or_eager(o, false);
 		}
 	}
-	if (o->held_ptr)
-		or_unmap_held(o);
-	or_lag(o, 0);
-	if (!o->failures)
-		or_checkpoint(o);
-	if (!o->failures)
-		or_check_data(o);
-	if (!o->failures || o->data_errors)
-		or_check_order(o);
-	problems = (int)(o->failures + o->violations);
-	fprintf(stderr, "# oracle seed %" PRIu64 ": %u steps, %u queues x %d devices, worker %s: %u instances (%u eager, %u host, %u launches of %u graphs, %u rebound, %u maps, %u heap tensors), %u pairs share a buffer, %u conflict, %u violations, %u data errors%s\n",
-		seed, o->step, o->nq, OR_DEVS, o->worker ? "on" : "off", o->ninst, o->stats_eager,
-		o->stats_host, o->stats_launch, o->stats_graphs, o->stats_rebound, o->stats_maps,
-		o->stats_new, o->checked_pairs, o->conflicts, o->violations, o->data_errors,
-		problems ? "  FAILED" : "");
-	for (i = 0; i < o->nexecs; i++)
-		accel_graph_exec_destroy(o->execs[i].ge);
-	for (i = 0; i < o->ngraphs; i++)
-		accel_graph_destroy(o->graphs[i].g);
-	accel_tg_destroy(o->tg);
-	for (i = 0; i < o->nbufs; i++)
-		if (!o->bufs[i].heap)
-			accel_buffer_destroy(o->bufs[i].b);
-	or_free(o);
-	free(o);
-	return problems;
+	return or_end(o);
+}
+
+/* ---- the issue's scenarios (defect 1: a launch's summaries retire each other) ---- */
+
+/* a task with one argument: all of buffer @bi as bytes */
+static inline void or_whole(struct oracle *o, struct or_task *td, uint32_t op, uint32_t dev,
+			    uint32_t queue, int bi, uint32_t access)
+{
+	uint64_t shape = o->bufs[bi].size;
+
+	memset(td, 0, sizeof(*td));
+	td->op = op;
+	td->dev = dev;
+	td->queue = queue;
+	td->nargs = 1;
+	td->a[0].buf = bi;
+	td->a[0].access = access;
+	accel_tensor_init(&td->a[0].t, o->bufs[bi].b, 0, ACCEL_DTYPE_U8, 1, &shape);
+	td->u0 = op == ACCEL_TASK_FILL ? or_rnd(&o->rng) : 0;
+}
+
+/* COPY all of @dst = all of @src, on device 0 queue @queue */
+static inline void or_whole_copy(struct oracle *o, struct or_task *td, uint32_t queue, int dst,
+				 int src)
+{
+	or_whole(o, td, ACCEL_TASK_COPY, 0, queue, dst, ACCEL_OUTPUT);
+	td->nargs = 2;
+	td->a[1] = td->a[0];
+	td->a[1].buf = src;
+	td->a[1].t.buf = o->bufs[src].b;
+	td->a[1].access = ACCEL_INPUT;
+}
+
+/*
+ * Issue #14's three cases, @rounds times each with the devices held back
+ * while they are submitted, on device 0's buffers 0 (buf), 1 (out) and 2:
+ *  1. graph { FILL buf on queue 1; COPY out <- buf on queue 0 }, launched
+ *     twice: the second launch's FILL must wait for the first one's COPY
+ *     (WAR);
+ *  2. the same graph launched once, then an eager FILL of buf on queue 1
+ *     (WAR on the launch's reader on queue 0);
+ *  3. graph { FILL buf on queue 1; FILL buf on queue 0 }, launched, then
+ *     an eager COPY 2 <- buf on queue 1 (RAW on the last writer, queue 0).
+ * Returns the number of problems, as or_run().
+ */
+static inline int or_defect1(const struct or_env *env, uint64_t seed, unsigned int rounds)
+{
+	struct or_env e = *env;
+	struct or_task g1[2], g3[2], td;
+	struct oracle *o;
+	unsigned int r;
+	int x1, x3, ret = 0;
+
+	e.queues = 2;
+	o = or_begin(&e, seed);
+	if (!o)
+		return -ENOMEM;
+	or_whole(o, &g1[0], ACCEL_TASK_FILL, 0, 1, 0, ACCEL_OUTPUT);
+	or_whole_copy(o, &g1[1], 0, 1, 0);
+	or_whole(o, &g3[0], ACCEL_TASK_FILL, 0, 1, 0, ACCEL_OUTPUT);
+	or_whole(o, &g3[1], ACCEL_TASK_FILL, 0, 0, 0, ACCEL_OUTPUT);
+	ret = or_capture_tasks(o, 2, g1, &x1);
+	if (!ret)
+		ret = or_capture_tasks(o, 2, g3, &x3);
+	for (r = 0; !ret && !o->failures && r < rounds; r++, o->step++) {
+		or_lag(o, 1);
+		ret = or_launch_exec(o, x1, false);
+		if (!ret)
+			ret = or_launch_exec(o, x1, false);
+		if (!ret)
+			ret = or_checkpoint(o);
+		or_lag(o, 1);
+		if (!ret)
+			ret = or_launch_exec(o, x1, false);
+		or_whole(o, &td, ACCEL_TASK_FILL, 0, 1, 0, ACCEL_OUTPUT);
+		if (!ret)
+			ret = or_submit(o, &td);
+		if (!ret)
+			ret = or_checkpoint(o);
+		or_lag(o, 1);
+		if (!ret)
+			ret = or_launch_exec(o, x3, false);
+		or_whole_copy(o, &td, 1, 2, 0);
+		if (!ret)
+			ret = or_submit(o, &td);
+		if (!ret)
+			ret = or_checkpoint(o);
+	}
+	return or_end(o);
 }
 
 #endif /* TG_ORACLE_H */
