@@ -2234,6 +2234,14 @@ static inline void or_whole(struct oracle *o, struct or_task *td, uint32_t op, u
 	td->a[0].access = access;
 	accel_tensor_init(&td->a[0].t, o->bufs[bi].b, 0, ACCEL_DTYPE_U8, 1, &shape);
 	td->u0 = op == ACCEL_TASK_FILL ? or_rnd(&o->rng) : 0;
+	/*
+	 * Without the exact end of a task's work (the module), only a DELAY's
+	 * work is known to last: the same accesses, declared by a DELAY.
+	 */
+	if (!o->env.work_end) {
+		td->op = ACCEL_TASK_DELAY;
+		td->u0 = o->env.delay_max_ns;
+	}
 }
 
 /* COPY all of @dst = all of @src, on device 0 queue @queue */
@@ -2258,6 +2266,8 @@ static inline void or_whole_copy(struct oracle *o, struct or_task *td, uint32_t 
  *     (WAR on the launch's reader on queue 0);
  *  3. graph { FILL buf on queue 1; FILL buf on queue 0 }, launched, then
  *     an eager COPY 2 <- buf on queue 1 (RAW on the last writer, queue 0).
+ * Without env->work_end, DELAYs declaring the same accesses stand for the
+ * FILLs and COPYs (their run time bounds the end of their work).
  * Returns the number of problems, as or_run().
  */
 static inline int or_defect1(const struct or_env *env, uint64_t seed, unsigned int rounds)
