@@ -74,11 +74,14 @@
  *    library's KICK path runs. fake_engine_pause(ns) holds it for a while
  *    (the device lags behind the program, as a busy one would).
  *
- * Ordering evidence: for each TIMESTAMP it runs, the engine records the
- * time the previous packet of its queue completed (fake_stamp_prev()): the
- * end of a task's work, taken before its completion action is applied, so
- * before anyone can see the task done (the task graph's end TIMESTAMP comes
- * after the completion action).
+ * Ordering evidence: for each TIMESTAMP it runs, the engine records when
+ * the last packet doing work on its queue before it completed
+ * (fake_stamp_prev(); SIGNALs, WAITs and TIMESTAMPs are not work: the
+ * queue layer's progress marks are SIGNALs that can come between a task's
+ * last packet and its end TIMESTAMP). That is the end of a task's work,
+ * taken before its completion action is applied, so before anyone can see
+ * the task done (the task graph's end TIMESTAMP comes after the completion
+ * action, when another queue may already run).
  *
  * With fake_complete_all set (benchmarks of the library's host cost, such
  * as tools/taskgraph-bench.c), the core is not used: every packet completes

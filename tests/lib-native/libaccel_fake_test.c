@@ -14,6 +14,14 @@
 #include <stdlib.h>
 
 #include "fake_kmod.h"
+
+/* the harness ends test processes with _exit(), before LeakSanitizer's own check */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#define NO_LEAKS() EXPECT_EQ(0, __lsan_do_recoverable_leak_check())
+#else
+#define NO_LEAKS() do { } while (0)
+#endif
 #include "kselftest_harness.h"
 
 #define SEC	1000000000ll
@@ -69,6 +77,7 @@ FIXTURE_TEARDOWN(two)
 	EXPECT_EQ(0, fake_mem_used(0));
 	EXPECT_EQ(0, fake_mem_used(1));
 	fake_stamp_reset();
+	NO_LEAKS();
 }
 
 /* BO_SEAL: -EBUSY while writable anywhere; afterwards nothing writes it. */

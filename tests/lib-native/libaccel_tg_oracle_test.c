@@ -15,6 +15,14 @@
 #include <stdlib.h>
 
 #include "fake_kmod.h"
+
+/* the harness ends test processes with _exit(), before LeakSanitizer's own check */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#define NO_LEAKS() EXPECT_EQ(0, __lsan_do_recoverable_leak_check())
+#else
+#define NO_LEAKS() do { } while (0)
+#endif
 #include "kselftest_harness.h"
 #include "../lib/tg_oracle.h"
 
@@ -103,6 +111,7 @@ TEST_F_TIMEOUT(oracle, random_programs, 86400)
 	TH_LOG("%u of %" PRIu64 " seeds failed, %.1f s", failed, one ? 1 : n,
 	       (double)(fake_now() - t0) / 1e9);
 	ASSERT_EQ(0, failed);
+	NO_LEAKS();
 }
 
 /*
@@ -113,6 +122,7 @@ TEST_F_TIMEOUT(oracle, launch_summaries, 600)
 {
 	accel_log_set_level(ACCEL_LOG_NONE);
 	ASSERT_EQ(0, run_seed(1, 0, 20));
+	NO_LEAKS();
 }
 
 TEST_HARNESS_MAIN
