@@ -29,7 +29,9 @@
  *  - device tasks: the task graph's own trace (ACCEL_TG_TRACE,
  *    accel_tg_trace_write()): a slice per eager task (named after its
  *    instance) and per task of a launch (matched to its launch by the
- *    launch's slice on the same queue, which encloses it). A slice starts
+ *    launch's slice on the same queue, which encloses it). Only the Trace
+ *    Event Format and the tasks' names are relied on: a track's queue is
+ *    learnt from the tasks of known queues on it. A slice starts
  *    with a TIMESTAMP written before the task's packets and ends with one
  *    written after them, but the end TIMESTAMP of an eager task follows its
  *    completion action: another queue may already have started. So the
@@ -99,7 +101,6 @@ struct or_env {
 	unsigned int steps;		/* program steps */
 	uint64_t delay_max_ns;		/* longest DELAY task */
 	unsigned int queues;		/* queues per device, 0: random 2..3 */
-	int verbose;
 };
 
 /* ---- a small PRNG (xorshift64*) ---- */
@@ -236,7 +237,7 @@ struct or_inst {
 	uint32_t map_flags;		/* OR_MAP */
 	/* evidence */
 	bool have;
-	uint64_t start, end, stamp_end;	/* end: exact, or the end TIMESTAMP */
+	uint64_t start, end;		/* end: exact, or the end TIMESTAMP */
 	bool exact;
 	struct or_hostarg *hostarg;	/* an eager host task's argument (owned) */
 	/* host tasks: the bytes their inputs must hold */
@@ -261,7 +262,6 @@ struct or_hostarg {
 
 struct or_graph {
 	struct accel_graph *g;		/* NULL once destroyed */
-	bool live;			/* an executable may still launch it */
 	unsigned int ntasks;
 	struct or_task tasks[OR_MAX_GTASKS];
 	struct or_hostarg *hosts[OR_MAX_GTASKS];
@@ -1179,7 +1179,6 @@ static inline int or_capture_tasks(struct oracle *o, unsigned int n, const struc
 		OR_FAIL(o, "accel_tg_capture_end: %d", ret);
 		return ret;
 	}
-	g->live = true;
 	o->ngraphs++;
 	o->stats_graphs++;
 	e = &o->execs[o->nexecs];
@@ -1462,7 +1461,7 @@ static inline int or_release(struct oracle *o)
 /* ---- the trace ---- */
 
 struct or_ev {
-	char ph[4], name[40], args_name[40];
+	char ph[4], name[40];
 	long pid, tid;
 	uint64_t ts, dur;
 };
@@ -1620,27 +1619,6 @@ static inline void or_jevent(struct or_jp *p, struct or_ev *ev)
 				ev->ts = or_us_to_ns(num);
 			else
 				ev->dur = or_us_to_ns(num);
-		} else if (!strcmp(key, "args")) {
-			if (!or_jeat(p, '{')) {
-				p->err = 1;
-				return;
-			}
-			if (or_jeat(p, '}'))
-				continue;
-			do {
-				or_jstr(p, key, sizeof(key));
-				if (p->err || !or_jeat(p, ':')) {
-					p->err = 1;
-					return;
-				}
-				or_jws(p);
-				if (!strcmp(key, "name") && p->i < p->n && p->s[p->i] == '"')
-					or_jstr(p, ev->args_name, sizeof(ev->args_name));
-				else
-					or_jskip(p, 2);
-			} while (!p->err && or_jeat(p, ','));
-			if (!or_jeat(p, '}'))
-				p->err = 1;
 		} else {
 			or_jskip(p, 1);
 		}
@@ -1714,7 +1692,6 @@ static int or_slice_cmp(const void *a, const void *b)
 static inline void or_evidence(struct oracle *o, struct or_inst *in, uint64_t ts, uint64_t end)
 {
 	in->start = ts;
-	in->stamp_end = end;
 	in->end = end;
 	in->exact = false;
 	if (o->env.work_end) {
@@ -1727,15 +1704,57 @@ static inline void or_evidence(struct oracle *o, struct or_inst *in, uint64_t ts
 	in->have = true;
 }
 
-/* Read the trace and give each device instance the interval it ran in. */
+/* The queue of a track, learnt from the slices of tasks on explicit queues. */
+struct or_track {
+	long pid, tid;
+	int dev, q;			/* -1: not known */
+};
+
+static inline struct or_track *or_track_of(struct or_track *tr, unsigned int *nt, long pid,
+					   long tid)
+{
+	unsigned int k;
+
+	for (k = 0; k < *nt; k++)
+		if (tr[k].pid == pid && tr[k].tid == tid)
+			return &tr[k];
+	tr[*nt] = (struct or_track){ pid, tid, -1, -1 };
+	return &tr[(*nt)++];
+}
+
+/* The instance an X slice names: a device task's, or NULL (set *@graph_task). */
+static inline struct or_inst *or_slice_inst(struct oracle *o, const char *name, bool *named,
+					    unsigned int *g, unsigned int *t)
+{
+	unsigned int id;
+	char c;
+
+	*named = true;
+	*g = ~0u;
+	if (sscanf(name, "e%u%c", &id, &c) == 1)
+		return id < o->ninst ? o->inst[id] : NULL;
+	if (sscanf(name, "g%u.%u%c", g, t, &c) == 2)
+		return NULL;
+	*named = false;
+	return NULL;
+}
+
+/*
+ * Read the trace and give each device instance the interval it ran in.
+ * Only the Trace Event Format and the names given to the tasks are relied
+ * on: a track's queue is learnt from the tasks on explicit queues that ran
+ * on it, and a slice named after no task on a queue's track is a launch's.
+ */
 static inline int or_trace_read(struct oracle *o)
 {
-	struct { long pid, tid; unsigned int dev, q; bool host; } tracks[OR_DEVS * OR_MAXQ + 2];
 	struct or_slice *launches = NULL, *tasks = NULL;
-	unsigned int nt = 0, nl = 0, ntask = 0, i, k, d, q;
+	unsigned int nt = 0, nl = 0, ntask = 0, i, k, d, q, g, t;
+	struct or_track *tr = NULL, *x;
 	struct or_ev *evs = NULL;
+	struct or_inst *in;
 	char *doc = NULL;
 	size_t len = 0;
+	bool named;
 	FILE *f;
 	int n, ret = 0;
 
@@ -1757,61 +1776,68 @@ static inline int or_trace_read(struct oracle *o)
 	}
 	launches = calloc((size_t)n + 1, sizeof(*launches));
 	tasks = calloc((size_t)n + 1, sizeof(*tasks));
-	if (!launches || !tasks) {
+	tr = calloc((size_t)n + 1, sizeof(*tr));
+	if (!launches || !tasks || !tr) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	/* the tracks: process = device, "queue N" threads */
+	/* the tracks of queues: where tasks of known queues ran */
 	for (i = 0; i < (unsigned int)n; i++) {
 		struct or_ev *e = &evs[i];
-
-		if (strcmp(e->ph, "M") || strcmp(e->name, "thread_name") ||
-		    nt == sizeof(tracks) / sizeof(tracks[0]))
-			continue;
-		tracks[nt].pid = e->pid;
-		tracks[nt].tid = e->tid;
-		tracks[nt].host = !strncmp(e->args_name, "host", 4);
-		tracks[nt].dev = (unsigned int)e->pid;
-		tracks[nt].q = tracks[nt].host ? 0 :
-			       (unsigned int)strtoul(e->args_name + strlen("queue "), NULL, 10);
-		if (!tracks[nt].host && (strncmp(e->args_name, "queue ", 6) ||
-					 tracks[nt].dev >= OR_DEVS || tracks[nt].q >= o->nq)) {
-			OR_FAIL(o, "trace: unknown track \"%s\" of process %ld", e->args_name, e->pid);
-			continue;
-		}
-		nt++;
-	}
-	for (i = 0; i < (unsigned int)n; i++) {
-		struct or_ev *e = &evs[i];
-		unsigned int id, g, t;
-		char c;
+		int dev = -1, qu = -1;
 
 		if (strcmp(e->ph, "X"))
 			continue;
-		for (k = 0; k < nt && (tracks[k].pid != e->pid || tracks[k].tid != e->tid); k++)
-			;
-		if (k == nt) {
-			OR_FAIL(o, "trace: slice \"%s\" on an unnamed track %ld/%ld", e->name, e->pid,
-				e->tid);
-			continue;
+		x = or_track_of(tr, &nt, e->pid, e->tid);
+		in = or_slice_inst(o, e->name, &named, &g, &t);
+		if (in && in->kind == OR_EAGER && in->td.dev != ACCEL_TG_AUTO &&
+		    in->td.queue != ACCEL_TG_AUTO) {
+			dev = (int)in->td.dev;
+			qu = (int)in->td.queue;
+		} else if (g < o->ngraphs && t < o->graphs[g].ntasks &&
+			   o->graphs[g].tasks[t].op != ACCEL_TASK_HOST) {
+			dev = (int)o->graphs[g].tasks[t].dev;
+			qu = (int)o->graphs[g].tasks[t].queue;
 		}
-		if (tracks[k].host)
-			continue;	/* host tasks record their own times */
-		if (!strcmp(e->name, "graph launch")) {
-			launches[nl++] = (struct or_slice){ tracks[k].dev, tracks[k].q, e->ts,
-							    e->ts + e->dur, -1 };
-		} else if (sscanf(e->name, "e%u%c", &id, &c) == 1) {
-			if (id >= o->ninst || o->inst[id]->kind != OR_EAGER || o->inst[id]->have) {
+		if (dev < 0)
+			continue;
+		if (x->dev >= 0 && (x->dev != dev || x->q != qu))
+			OR_FAIL(o, "trace: track %ld/%ld has tasks of device %d queue %d and of device %d queue %d",
+				e->pid, e->tid, x->dev, x->q, dev, qu);
+		x->dev = dev;
+		x->q = qu;
+	}
+	for (i = 0; i < (unsigned int)n; i++) {
+		struct or_ev *e = &evs[i];
+
+		if (strcmp(e->ph, "X"))
+			continue;
+		x = or_track_of(tr, &nt, e->pid, e->tid);
+		in = or_slice_inst(o, e->name, &named, &g, &t);
+		if (!named) {
+			/* a launch's slice, on the track of a queue it ran on */
+			if (x->dev < 0) {
+				OR_FAIL(o, "trace: slice \"%s\" on track %ld/%ld, where no task ran",
+					e->name, e->pid, e->tid);
+				continue;
+			}
+			launches[nl++] = (struct or_slice){ (unsigned int)x->dev, (unsigned int)x->q,
+							    e->ts, e->ts + e->dur, -1 };
+		} else if (in) {
+			if (in->kind == OR_HOST)
+				continue;	/* host tasks record their own times */
+			if (in->kind != OR_EAGER || in->have) {
 				OR_FAIL(o, "trace: unexpected slice \"%s\"", e->name);
 				continue;
 			}
-			or_evidence(o, o->inst[id], e->ts, e->ts + e->dur);
-		} else if (sscanf(e->name, "g%u.%u%c", &g, &t, &c) == 2) {
-			tasks[ntask] = (struct or_slice){ tracks[k].dev, tracks[k].q, e->ts,
-							  e->ts + e->dur, (int)(g << 8 | t) };
-			ntask++;
+			or_evidence(o, in, e->ts, e->ts + e->dur);
+		} else if (g < o->ngraphs && t < o->graphs[g].ntasks) {
+			if (o->graphs[g].tasks[t].op == ACCEL_TASK_HOST)
+				continue;
+			tasks[ntask++] = (struct or_slice){ (unsigned int)x->dev, (unsigned int)x->q,
+							    e->ts, e->ts + e->dur, (int)(g << 8 | t) };
 		} else {
-			OR_FAIL(o, "trace: unexpected slice \"%s\"", e->name);
+			OR_FAIL(o, "trace: slice \"%s\" of no task", e->name);
 		}
 	}
 	/* launch slices of a queue, in time order = its launches in program order */
@@ -1834,23 +1860,22 @@ static inline int or_trace_read(struct oracle *o)
 		}
 	for (i = 0; i < ntask; i++) {
 		struct or_slice *s = &tasks[i];
-		unsigned int g = (unsigned int)s->launch >> 8, t = (unsigned int)s->launch & 0xff;
 		struct or_launch *L = NULL;
-		struct or_inst *in;
 
+		g = (unsigned int)s->launch >> 8;
+		t = (unsigned int)s->launch & 0xff;
 		for (k = 0; k < nl; k++)
 			if (launches[k].dev == s->dev && launches[k].q == s->q &&
 			    launches[k].ts <= s->ts && s->end <= launches[k].end &&
 			    launches[k].launch >= 0)
 				L = &o->launches[launches[k].launch];
-		if (!L || L->graph != (int)g || t >= o->graphs[g].ntasks) {
+		if (!L || L->graph != (int)g) {
 			OR_FAIL(o, "trace: slice g%u.%u on device %u queue %u is in no launch of its graph",
 				g, t, s->dev, s->q);
 			continue;
 		}
 		in = o->inst[L->first + t];
-		if (in->kind != OR_LAUNCHED || in->have || in->td.dev != s->dev ||
-		    in->td.queue != s->q) {
+		if (in->kind != OR_LAUNCHED || in->have) {
 			OR_FAIL(o, "trace: slice g%u.%u of launch %u: unexpected for [%u] %s", g, t,
 				L->no, in->id, in->what);
 			continue;
@@ -1858,6 +1883,7 @@ static inline int or_trace_read(struct oracle *o)
 		or_evidence(o, in, s->ts, s->end);
 	}
 out:
+	free(tr);
 	free(launches);
 	free(tasks);
 	free(evs);
@@ -1919,7 +1945,7 @@ static inline int or_checkpoint(struct oracle *o)
 
 static inline int or_exec_destroy(struct oracle *o)
 {
-	unsigned int i, k;
+	unsigned int i;
 	int ret;
 
 	i = (unsigned int)or_r(o, o->nexecs ? o->nexecs : 1);
@@ -1931,11 +1957,6 @@ static inline int or_exec_destroy(struct oracle *o)
 		return ret;
 	accel_graph_exec_destroy(o->execs[i].ge);
 	o->execs[i].ge = NULL;
-	for (k = 0; k < o->nexecs && (!o->execs[k].ge ||
-				       o->execs[k].graph != o->execs[i].graph); k++)
-		;
-	if (k == o->nexecs)
-		o->graphs[o->execs[i].graph].live = false;
 	return 0;
 }
 
@@ -2051,6 +2072,8 @@ static inline void or_free(struct oracle *o)
 			free(in->set[k].r);
 		free(in->expect);
 		free(in->expect_known);
+		if (in->hostarg)
+			pthread_mutex_destroy(&in->hostarg->lock);
 		free(in->hostarg);
 		free(in);
 	}
@@ -2058,6 +2081,7 @@ static inline void or_free(struct oracle *o)
 	for (i = 0; i < o->ngraphs; i++)
 		for (k = 0; k < OR_MAX_GTASKS; k++)
 			if (o->graphs[i].hosts[k]) {
+				pthread_mutex_destroy(&o->graphs[i].hosts[k]->lock);
 				free(o->graphs[i].hosts[k]->fifo);
 				free(o->graphs[i].hosts[k]);
 			}
