@@ -109,7 +109,8 @@ LIB_TSAN_SRC := tests/lib-native/libaccel_threads_test.c
 LIB_ABI_SRC := tests/lib-native/libaccel_abi_test.c
 # (and libaccel_tg_native_test, over the whole library too)
 LIB_TG_NATIVE_SRC := tests/lib-native/libaccel_tg_native_test.c
-LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_ABI_SRC) $(LIB_TG_NATIVE_SRC), \
+LIB_FAKE_SRCS := tests/lib-native/libaccel_tg_oracle_test.c tests/lib-native/libaccel_fake_test.c
+LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_ABI_SRC) $(LIB_TG_NATIVE_SRC) $(LIB_FAKE_SRCS), \
 	$(wildcard tests/lib-native/*_test.c))
 LIB_NATIVE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_NATIVE_SRCS))
 LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c lib/copy_struct.c \
@@ -127,6 +128,7 @@ $(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LI
 LIB_TSAN_TEST := $(BUILD)/host-tests/libaccel_threads_test
 
 $(LIB_TSAN_TEST): $(LIB_TSAN_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h tests/include/signal_ref.h \
+		$(wildcard kmod/core/*.c kmod/core/*.h) \
 		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	clang $(TEST_CFLAGS) -O1 -fsanitize=thread -fno-omit-frame-pointer -I$(TOP)/lib \
@@ -139,7 +141,20 @@ tests: $(LIB_TSAN_TEST)
 LIB_ABI_TEST := $(BUILD)/host-tests/libaccel_abi_test
 
 $(LIB_ABI_TEST): $(LIB_ABI_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h \
-		tests/lib-native/prng.h tests/include/signal_ref.h $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+		tests/lib-native/prng.h tests/include/signal_ref.h $(wildcard kmod/core/*.c kmod/core/*.h) \
+		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
+
+# The whole library over the fake kernel (fake_kmod.h, with the packet core
+# compiled in) under ASan and UBSan: the fake's own rules, and the
+# whole-task-graph oracle (tests/lib/tg_oracle.h, shared with the VM test).
+LIB_FAKE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_FAKE_SRCS))
+
+$(LIB_FAKE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIBACCEL_SRCS) \
+		tests/lib-native/fake_kmod.h tests/lib/tg_oracle.h tests/include/signal_ref.h \
+		$(wildcard kmod/core/*.c kmod/core/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
@@ -155,12 +170,15 @@ tests: $(LIB_ABI_TEST)
 LIB_TG_NATIVE_TEST := $(BUILD)/host-tests/libaccel_tg_native_test
 
 $(LIB_TG_NATIVE_TEST): $(LIB_TG_NATIVE_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h \
-		tests/lib-native/prng.h tests/include/signal_ref.h $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+		tests/lib-native/prng.h tests/include/signal_ref.h $(wildcard kmod/core/*.c kmod/core/*.h) \
+		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_TG_NATIVE_TEST)
+
+tests: $(LIB_FAKE_TESTS)
 
 # VM tests of the library, linked statically against libaccel.a.
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)

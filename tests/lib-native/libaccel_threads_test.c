@@ -4,9 +4,14 @@
  * kernel backend (fake_kmod.h): a device, its buffers and signals used
  * from any thread; a queue fed by one producer while other threads read
  * accel_queue_completed(), accel_queue_status() and accel_queue_describe();
- * a thread playing the engine. Built with -fsanitize=thread: any report
- * ends the test process with exit code 66 (__tsan_default_options below),
- * which fails the test.
+ * a thread playing the engine; and two devices joined by PRIME exports and
+ * imports, sealing, cross-device WAITs and the fake's own engine thread,
+ * which sleeps so that submissions KICK it (two_devices). The device's
+ * memory accesses (the packet core's COPY and FILL, signal updates) are
+ * seen by TSan, so a host access that nothing orders with them is
+ * reported too. Built with -fsanitize=thread: any report ends the test
+ * process with exit code 66 (__tsan_default_options below), which fails
+ * the test.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -305,9 +310,9 @@ TEST(shared_device)
 		accel_signal_destroy(box[i]);
 	/* what is left: the signal pages */
 	ASSERT_EQ(0, accel_device_memory_used(dev, &used));
-	ASSERT_EQ(used, fake.mem_used);
+	ASSERT_EQ(used, fake_mem_used(0));
 	accel_device_close(dev);
-	ASSERT_EQ(0, fake.mem_used);
+	ASSERT_EQ(0, fake_mem_used(0));
 	TH_LOG("%.1f s, %llu packets, %u describes, %llu WAIT_SIGNALS",
 	       (double)(fake_now() - t0) / 1e9, (unsigned long long)fake_packets_run, describes,
 	       (unsigned long long)fake_waits);
@@ -467,7 +472,7 @@ TEST(complete_all)
 	accel_queue_destroy(q2);
 	accel_queue_destroy(q);
 	accel_device_close(dev);
-	EXPECT_EQ(0, fake.mem_used);
+	EXPECT_EQ(0, fake_mem_used(0));
 }
 
 /*
@@ -557,7 +562,212 @@ TEST(taskgraph_worker)
 	accel_device_close(dev);
 	fclose(devnull);
 	fake_complete_all = false;
-	EXPECT_EQ(0, fake.mem_used);
+	EXPECT_EQ(0, fake_mem_used(0));
+}
+
+/*
+ * Two devices, the paths that join them, from several threads at once,
+ * with the fake's engine thread blocking queues on WAITs and sleeping
+ * after its poll budget (NEED_WAKEUP, so submissions KICK it):
+ *  - two threads, each with its own task graph over both devices and a
+ *    host-task worker: cross-device tasks (the library exports buffers and
+ *    signal pages and imports them on the other device), cross-queue
+ *    WAITs, host tasks, maps, and graphs captured, instantiated (sealed
+ *    bodies), launched with buffers rebound and destroyed;
+ *  - a thread sharing buffers and signals the other way by hand: exports,
+ *    imports, seals (refused while an import can write), read-only
+ *    imports of sealed buffers, queue WAITs on another device's signal.
+ */
+#define TG_THREADS	2
+#define TG_ROUNDS	600
+#define SHARE_ROUNDS	400
+
+static struct accel_device *devs2[2];
+
+static void host_touch(void *arg)
+{
+	uint8_t *p = arg;
+
+	p[0]++;	/* plain: the task graph orders host tasks on one buffer */
+}
+
+static void *tg_thread(void *arg)
+{
+	struct accel_tg_params params = { .size = sizeof(params), .queues_per_device = 2,
+					  .timeout_ns = 20 * SEC };
+	unsigned int me = (unsigned int)(uintptr_t)arg, i, k;
+	struct accel_buffer *b[2][2], *hostb;
+	struct accel_tensor x[2][2], h;
+	struct accel_graph_exec *ge;
+	struct accel_binding bind;
+	struct accel_graph *g;
+	struct accel_task t;
+	struct accel_tg *tg;
+	uint64_t shape = 4096;
+	void *m, *hp;
+	int ret;
+
+	ret = accel_tg_create(devs2, 2, &params, &tg);
+	CHECK(!ret, "tg_create: %d", ret);
+	ret = accel_tg_start_worker(tg);
+	CHECK(!ret, "start_worker: %d", ret);
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < 2; i++) {
+			ret = accel_buffer_create(devs2[k], 4096, 0, &b[k][i]);
+			CHECK(!ret, "buffer_create: %d", ret);
+			accel_tensor_init(&x[k][i], b[k][i], 0, ACCEL_DTYPE_U8, 1, &shape);
+		}
+	ret = accel_buffer_create(devs2[me % 2], 4096, ACCEL_BUFFER_HOST, &hostb);
+	CHECK(!ret, "buffer_create: %d", ret);
+	hp = accel_buffer_host(hostb);
+	accel_tensor_init(&h, hostb, 0, ACCEL_DTYPE_U8, 1, &shape);
+	for (i = 0; i < TG_ROUNDS; i++) {
+		/* device 0's buffer into device 1's, on device 1: an import */
+		accel_task_prep_copy(&t, &x[1][0], &x[0][0], ACCEL_OUTPUT);
+		t.device = 1;
+		ret = accel_tg_submit(tg, &t, NULL);
+		CHECK(!ret, "copy: %d", ret);
+		/* and back, on device 0, after it (a WAIT on device 1's timeline) */
+		accel_task_prep_copy(&t, &x[0][1], &x[1][0], ACCEL_OUTPUT);
+		t.device = 0;
+		ret = accel_tg_submit(tg, &t, NULL);
+		CHECK(!ret, "copy back: %d", ret);
+		accel_task_prep_fill(&t, &x[0][0], ACCEL_OUTPUT, i);
+		ret = accel_tg_submit(tg, &t, NULL);
+		CHECK(!ret, "fill: %d", ret);
+		accel_task_prep_host(&t, host_touch, hp);
+		accel_task_arg(&t, &x[0][1], ACCEL_INPUT);
+		accel_task_arg(&t, &h, ACCEL_INOUT);
+		ret = accel_tg_submit(tg, &t, NULL);
+		CHECK(!ret, "host: %d", ret);
+		if (i % 10 == 5) {
+			ret = accel_tg_map(tg, &x[1][0], ACCEL_MAP_READ, 20 * SEC, &m);
+			CHECK(!ret, "map: %d", ret);
+			ret = accel_tg_unmap(tg, m);
+			CHECK(!ret, "unmap: %d", ret);
+		}
+		if (i % 25 == 0) {
+			ret = accel_tg_capture_begin(tg);
+			CHECK(!ret, "capture: %d", ret);
+			accel_task_prep_fill(&t, &x[1][1], ACCEL_OUTPUT, 7);
+			t.device = 1;
+			ret = accel_tg_submit(tg, &t, NULL);
+			CHECK(!ret, "capture fill: %d", ret);
+			accel_task_prep_copy(&t, &x[0][1], &x[1][1], ACCEL_OUTPUT);
+			t.device = 0;
+			ret = accel_tg_submit(tg, &t, NULL);
+			CHECK(!ret, "capture copy: %d", ret);
+			accel_task_prep_host(&t, host_touch, hp);
+			accel_task_arg(&t, &x[0][1], ACCEL_INPUT);
+			accel_task_arg(&t, &h, ACCEL_INOUT);
+			ret = accel_tg_submit(tg, &t, NULL);
+			CHECK(!ret, "capture host: %d", ret);
+			ret = accel_tg_capture_end(tg, &g);
+			CHECK(!ret, "capture_end: %d", ret);
+			ret = accel_graph_instantiate(g, &ge);
+			CHECK(!ret, "instantiate: %d", ret);
+			accel_graph_destroy(g);
+			for (k = 0; k < 6; k++) {
+				bind = (struct accel_binding){ .from = b[1][1], .to = b[1][k % 2] };
+				ret = accel_graph_launch(ge, k % 2 ? NULL : &bind, k % 2 ? 0 : 1);
+				CHECK(!ret, "launch: %d", ret);
+			}
+			accel_graph_exec_destroy(ge);
+		}
+	}
+	ret = accel_tg_sync(tg, 20 * SEC);
+	CHECK(!ret, "sync: %d", ret);
+	accel_tg_destroy(tg);
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < 2; i++)
+			accel_buffer_destroy(b[k][i]);
+	accel_buffer_destroy(hostb);
+	return NULL;
+}
+
+static void *share_thread(void *arg)
+{
+	struct accel_buffer *p, *imp;
+	struct accel_signal *s;
+	struct accel_queue *q;
+	struct accel_event ev;
+	unsigned int i;
+	int fd, ret;
+
+	(void)arg;
+	ret = accel_queue_create(devs2[1], NULL, &q);
+	CHECK(!ret, "queue_create: %d", ret);
+	ret = accel_signal_create(devs2[0], &s);
+	CHECK(!ret, "signal_create: %d", ret);
+	for (i = 0; i < SHARE_ROUNDS; i++) {
+		ret = accel_buffer_create(devs2[0], 8192, ACCEL_BUFFER_PERSISTENT | ACCEL_BUFFER_HOST,
+					  &p);
+		CHECK(!ret, "buffer_create: %d", ret);
+		memset(accel_buffer_host(p), (int)i, 8192);
+		ret = accel_buffer_export(p, 0, &fd);
+		CHECK(!ret, "export: %d", ret);
+		ret = accel_buffer_import(devs2[1], fd, 0, &imp);
+		CHECK(!ret, "import: %d", ret);
+		ret = accel_buffer_seal(p);
+		CHECK(ret == -EBUSY, "seal with a writable import: %d", ret);
+		accel_buffer_destroy(imp);
+		ret = accel_buffer_seal(p);
+		CHECK(!ret, "seal: %d", ret);
+		ret = accel_buffer_import(devs2[1], fd, 0, &imp);
+		CHECK(!ret && imp->read_only, "import of a sealed buffer: %d", ret);
+		close(fd);
+		accel_buffer_destroy(imp);
+		accel_buffer_destroy(p);
+		/* a queue of device 1 waits for device 0's signal, raised by the host */
+		ev = (struct accel_event){ .signal = s, .value = accel_signal_read(s) + 1 };
+		ret = accel_queue_wait_event(q, &ev);
+		CHECK(!ret, "wait_event: %d", ret);
+		ret = accel_queue_record(q, &ev);
+		CHECK(!ret, "record: %d", ret);
+		ret = accel_queue_submit(q);
+		CHECK(ret > 0, "submit: %d", ret);
+		if (i % 2)
+			usleep(100);
+		ret = accel_signal_write(s, DRM_VACCEL_SIGNAL_ADD, 1);
+		CHECK(!ret, "signal_write: %d", ret);
+		ret = accel_event_wait(&ev, 10 * SEC);
+		CHECK(!ret, "event_wait: %d", ret);
+	}
+	accel_signal_destroy(s);
+	accel_queue_destroy(q);
+	return NULL;
+}
+
+TEST(two_devices)
+{
+	struct fake_engine_params ep = { .seed = 11, .poll_ns = 20000, .max_burst = 4 };
+	uint64_t kicks = fake_kicks, sleeps = fake_sleeps, waits = fake_waits;
+	pthread_t tgs[TG_THREADS], share;
+	int64_t t0 = fake_now();
+	unsigned int i;
+
+	ASSERT_EQ(0, acc_device_open_ops(&fake_ops, "fake0", &devs2[0]));
+	ASSERT_EQ(0, acc_device_open_ops(&fake_ops, "fake1", &devs2[1]));
+	ASSERT_EQ(0, fake_engine_start(&ep));
+	for (i = 0; i < TG_THREADS; i++)
+		start(&tgs[i], tg_thread, i);
+	start(&share, share_thread, 0);
+	for (i = 0; i < TG_THREADS; i++)
+		pthread_join(tgs[i], NULL);
+	pthread_join(share, NULL);
+	fake_engine_stop();
+	ASSERT_EQ(0, failures);
+	EXPECT_LT(kicks, fake_kicks);
+	EXPECT_LT(sleeps, fake_sleeps);
+	EXPECT_LT(waits, fake_waits);
+	accel_device_close(devs2[1]);
+	accel_device_close(devs2[0]);
+	EXPECT_EQ(0, fake_mem_used(0));
+	EXPECT_EQ(0, fake_mem_used(1));
+	TH_LOG("%.1f s, %llu packets, %llu kicks, %llu engine sleeps, %llu WAIT_SIGNALS",
+	       (double)(fake_now() - t0) / 1e9, (unsigned long long)fake_packets_run,
+	       (unsigned long long)(fake_kicks - kicks), (unsigned long long)(fake_sleeps - sleeps),
+	       (unsigned long long)(fake_waits - waits));
 }
 
 TEST_HARNESS_MAIN
