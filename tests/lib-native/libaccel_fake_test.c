@@ -317,11 +317,11 @@ TEST_F(two, waits_block)
 	accel_prep_nop(pk(q));
 	ASSERT_EQ(1, accel_queue_submit(q));
 	ASSERT_EQ(0, accel_queue_sync(q, 5 * SEC));
-	EXPECT_EQ(0, accel_queue_status(q, NULL));
+	EXPECT_EQ(0, accel_queue_status(q, NULL, 0));
 	/* one more than a ring ahead faults the queue */
 	*q->doorbell = accel_queue_completed(q) + q->size + 1;
 	feng_wake();
-	for (i = 0; i < 500 && !accel_queue_status(q, NULL); i++)
+	for (i = 0; i < 500 && !accel_queue_status(q, NULL, 0); i++)
 		usleep(1000);
 	EXPECT_EQ(DRM_VACCEL_FAULT_DOORBELL, q->ctrl->fault);
 	accel_queue_destroy(q);
@@ -348,9 +348,9 @@ TEST_F(two, wait_timeout_faults)
 	accel_prep_wait(pk(q), accel_signal_va(s), DRM_VACCEL_WAIT_GE, accel_signal_read(s) + 1,
 			0, 2 * MS);
 	ASSERT_EQ(2, accel_queue_submit(q));
-	for (i = 0; i < 2000 && !accel_queue_status(q, NULL); i++)
+	for (i = 0; i < 2000 && !accel_queue_status(q, NULL, 0); i++)
 		usleep(1000);
-	ASSERT_EQ(-EIO, accel_queue_status(q, &f));
+	ASSERT_EQ(-EIO, accel_queue_status(q, &f, sizeof(f)));
 	EXPECT_EQ(DRM_VACCEL_FAULT_WAIT_TIMEOUT, f.code);
 	EXPECT_EQ(1, f.ring_index);
 	EXPECT_EQ(accel_signal_va(s), f.addr);
@@ -448,9 +448,9 @@ TEST_F(two, exec_bodies)
 	ASSERT_EQ(0, accel_buffer_create(self->dev[0], 4096, ACCEL_BUFFER_PERSISTENT, &plain));
 	accel_prep_exec(pk(q), accel_buffer_va(plain), 1, 0);
 	ASSERT_EQ(1, accel_queue_submit(q));
-	for (i = 0; i < 2000 && !accel_queue_status(q, NULL); i++)
+	for (i = 0; i < 2000 && !accel_queue_status(q, NULL, 0); i++)
 		usleep(1000);
-	ASSERT_EQ(-EIO, accel_queue_status(q, &f));
+	ASSERT_EQ(-EIO, accel_queue_status(q, &f, sizeof(f)));
 	EXPECT_EQ(DRM_VACCEL_FAULT_NOT_SEALED, f.code);
 	accel_queue_destroy(q);
 	accel_buffer_destroy(plain);
