@@ -33,8 +33,14 @@ static void graph_free(struct accel_graph *g)
 	for (i = 0; i < g->npins; i++)
 		gheap_unpin(tg->heaps[g->pins[i].devi].h, g->pins[i].block);
 	for (i = 0; i < g->nbufs; i++) {
-		acc_buffer_unpin(g->bufs[i]->buf, &g->bufs[i]->pin);
-		free(g->bufs[i]);
+		struct tg_gbuf *gb = g->bufs[i];
+		unsigned int d;
+
+		for (d = 0; d < ACCEL_TG_MAX_DEVICES; d++)
+			if (gb->import[d])
+				acc_buffer_unpin(gb->import[d], &gb->import_pin[d]);
+		acc_buffer_unpin(gb->buf, &gb->pin);
+		free(gb);
 	}
 	for (i = 0; i < g->ntasks; i++)
 		free(g->tasks[i].deps);
@@ -95,7 +101,7 @@ ACCEL_API int accel_tg_capture_end(struct accel_tg *tg, struct accel_graph **out
 
 ACCEL_API void accel_graph_destroy(struct accel_graph *g)
 {
-	if (!g || g->destroyed || tg_in_host_task() == g->tg)
+	if (!g || g->destroyed || tg_in_host_task(g->tg))
 		return;
 	g->destroyed = true;
 	list_del(&g->node);

@@ -105,3 +105,40 @@ void tg_deps_count(struct accel_tg *tg)
 		tg->st.deps[k] += d->found[k];
 	tg->st.deps_same_queue += d->same_line;
 }
+
+int tg_map_blocking(const struct accel_tg *tg, uint32_t line, uint64_t value)
+{
+	uint32_t m = tg->open_maps;
+
+	while (m) {
+		int slot = __builtin_ctz(m);
+		uint64_t f = tg->maps[slot].from[line];
+
+		m &= m - 1;
+		if (f && value >= f)
+			return slot;
+	}
+	return -1;
+}
+
+void tg_deps_mark_blocked(struct accel_tg *tg, uint32_t line, uint64_t first)
+{
+	struct tg_deps *d = &tg->deps;
+	uint32_t m = tg->open_maps, i;
+
+	while (m) {
+		uint64_t *from = tg->maps[__builtin_ctz(m)].from;
+
+		m &= m - 1;
+		if (from[line])
+			continue;
+		for (i = 0; i < d->ntouched; i++) {
+			uint32_t src = d->touched[i];
+
+			if (d->need[src] && from[src] && d->need[src] >= from[src]) {
+				from[line] = first;
+				break;
+			}
+		}
+	}
+}

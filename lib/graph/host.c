@@ -24,13 +24,26 @@
 
 #include "tg_internal.h"
 
-/* the host task this thread runs now, and its task graph */
-static _Thread_local struct accel_tg *cur_tg;
-static _Thread_local const struct tg_host *cur_host;
+/*
+ * The host tasks this thread runs now, innermost first: a host task of one
+ * task graph may wait on another, which runs its host tasks meanwhile.
+ */
+struct host_frame {
+	struct accel_tg *tg;
+	const struct tg_host *h;
+	struct host_frame *outer;
+};
 
-struct accel_tg *tg_in_host_task(void)
+static _Thread_local struct host_frame *cur;
+
+bool tg_in_host_task(const struct accel_tg *tg)
 {
-	return cur_tg;
+	const struct host_frame *f;
+
+	for (f = cur; f; f = f->outer)
+		if (f->tg == tg)
+			return true;
+	return false;
 }
 
 void tg_bindings_put(struct accel_tg *tg, struct tg_bindings *b)
@@ -79,16 +92,13 @@ static bool host_ready(struct accel_tg *tg, const struct tg_host *h)
 static void host_run(struct accel_tg *tg, struct tg_host *h)
 {
 	struct tg_line *l = &tg->lines[tg->host_line];
-	struct accel_tg *outer_tg = cur_tg;
-	const struct tg_host *outer = cur_host;
+	struct host_frame frame = { .tg = tg, .h = h, .outer = cur };
 	int64_t t0 = acc_now_ns(), t1;
 	int ret;
 
-	cur_tg = tg;
-	cur_host = h;
+	cur = &frame;
 	h->fn(h->arg);
-	cur_tg = outer_tg;
-	cur_host = outer;
+	cur = frame.outer;
 	t1 = acc_now_ns();
 	if (tg->p.flags & ACCEL_TG_TRACE && l->trace) {
 		struct tg_trace_rec *r = &l->trace[h->value % TG_TRACE_SLOTS];
@@ -127,8 +137,20 @@ static void tg_host_wait_deps(struct accel_tg *tg, int64_t ns)
 			}
 	}
 	pthread_mutex_unlock(&tg->host_lock);
-	if (id)
-		tg_sleep(tg, id, acc_deadline(ns));
+	if (id && tg_sleep(tg, id, acc_deadline(ns)) == -ECANCELED) {
+		/* aborted: tg_sleep() returns at once; sleep until a recovery or the stop */
+		pthread_mutex_lock(&tg->host_lock);
+		if (!tg->worker_stop) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += ns % 1000000000;
+			ts.tv_sec += ns / 1000000000 + ts.tv_nsec / 1000000000;
+			ts.tv_nsec %= 1000000000;
+			pthread_cond_timedwait(&tg->host_cond, &tg->host_lock, &ts);
+		}
+		pthread_mutex_unlock(&tg->host_lock);
+	}
 }
 
 /* the worker stops waiting: it is told to stop */
@@ -236,7 +258,7 @@ void tg_host_abandon(struct accel_tg *tg)
 
 ACCEL_API struct accel_buffer *accel_tg_host_buffer(struct accel_buffer *captured)
 {
-	const struct tg_host *h = cur_host;
+	const struct tg_host *h = cur ? cur->h : NULL;
 	unsigned int i;
 
 	if (!h || !h->bind)

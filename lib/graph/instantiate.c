@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tg_internal.h"
 
@@ -53,20 +54,33 @@ static int graph_addr(struct tg_lower *lw, const struct tg_arg *a, uint64_t off,
 {
 	struct body *b = lw->priv;
 	uint32_t i = tg_graph_buf_index(b->g, a->v.buf);
-	struct tg_buf *tb;
-	int ret = 0;
+	struct accel_device *dev = lw->tg->devs[lw->devi];
+	struct tg_gbuf *gb;
+	int ret, fd;
 
-	if (i < b->g->nbufs && b->bind[i] >= 0) {
+	if (b->bind[i] >= 0) {
 		*va = DRM_VACCEL_BINDING_ADDR(b->bind[i], off);
 		return 0;
 	}
-	tb = tg_buf_get(lw->tg, a->v.buf, &ret);
-	if (!tb)
-		return ret;
-	ret = tg_buf_va(lw->tg, tb, lw->devi, va);
-	if (ret)
-		return ret;
-	*va += off;
+	/* addressed directly: the graph keeps its import (the list outlives any entry) */
+	gb = b->g->bufs[i];
+	if (gb->buf->dev == dev) {
+		*va = gb->buf->va + off;
+		return 0;
+	}
+	if (!gb->import[lw->devi]) {
+		ret = accel_buffer_export(gb->buf, 0, &fd);
+		if (ret)
+			return ret;
+		ret = acc_buffer_import_pinned(dev, fd, &gb->import_pin[lw->devi],
+					       &gb->import[lw->devi]);
+		close(fd);
+		if (ret) {
+			gb->import[lw->devi] = NULL;
+			return ret;
+		}
+	}
+	*va = gb->import[lw->devi]->va + off;
 	return 0;
 }
 
@@ -461,7 +475,7 @@ ACCEL_API void accel_graph_exec_destroy(struct accel_graph_exec *ge)
 {
 	int ret;
 
-	if (!ge || tg_in_host_task() == ge->tg)
+	if (!ge || tg_in_host_task(ge->tg))
 		return;
 	if (!acc_dev_forked(ge->tg->devs[0])) {
 		ret = accel_graph_exec_wait(ge, ge->tg->timeout_ns);

@@ -78,6 +78,18 @@ static int check_bindings(struct accel_graph_exec *ge, const struct accel_bindin
 				return -EINVAL;
 			}
 	}
+	for (i = 0; i < ge->nsums; i++) {
+		const struct tg_summary *s = &ge->sums[i];
+		const struct accel_buffer *to = actual(ge, s->buf, bindings, n);
+
+		if (s->write && !(to->vm_flags & DRM_VACCEL_VM_WRITE)) {
+			acc_err("accel_graph_launch: buffer 0x%llx, bound for graph buffer %u (0x%llx) that the graph writes, is %s",
+				(unsigned long long)to->va, s->buf,
+				(unsigned long long)g->bufs[s->buf]->buf->va,
+				to->sealed ? "sealed" : "read-only");
+			return -EACCES;
+		}
+	}
 	/* two of the graph's buffers may not become one: unordered writers */
 	for (i = 0; i < g->nbufs; i++) {
 		act[i] = actual(ge, i, bindings, n);
@@ -256,11 +268,58 @@ static void commit_line(struct accel_graph_exec *ge, uint32_t i, uint64_t epoch,
 	snprintf(rec->name, sizeof(rec->name), "graph launch");
 }
 
+/*
+ * A launch committed while maps are open: the lines of it that wait for an
+ * open map's unmap, through the WAITs before their EXEC or inside the graph
+ * (@bp: scratch of tg->nlines).
+ */
+static void launch_mark_blocked(struct accel_graph_exec *ge, uint64_t epoch, uint32_t *bp)
+{
+	struct accel_tg *tg = ge->tg;
+	struct accel_graph *g = ge->g;
+	uint32_t m = tg->open_maps, i, k;
+
+	while (m) {
+		uint64_t *from = tg->maps[__builtin_ctz(m)].from;
+
+		m &= m - 1;
+		for (i = 0; i < ge->nlines; i++) {
+			struct tg_exec_line *el = &ge->lines[i];
+
+			bp[el->line] = UINT32_MAX;
+			for (k = 0; k < el->nwaits; k++) {
+				uint64_t f = from[el->waits[k].line];
+
+				if (f && el->waits[k].value >= f)
+					bp[el->line] = 0;
+			}
+		}
+		for (i = 0; i < g->ntasks; i++) {
+			const struct tg_gtask *t = &g->tasks[i];
+
+			for (k = 0; k < t->ndeps && bp[t->line] > t->point; k++) {
+				const struct tg_gtask *d = &g->tasks[t->deps[k].task];
+
+				if (d->line != t->line && bp[d->line] != UINT32_MAX &&
+				    d->point >= bp[d->line])
+					bp[t->line] = t->point;
+			}
+		}
+		for (i = 0; i < ge->nlines; i++) {
+			uint32_t line = ge->lines[i].line;
+
+			if (bp[line] != UINT32_MAX && !from[line])
+				from[line] = epoch + bp[line];
+		}
+	}
+}
+
 ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel_binding *bindings,
 				 unsigned int n)
 {
 	struct accel_buffer **act = NULL, **sumbufs = NULL;
 	struct tg_buf **tb = NULL;
+	uint32_t *bp = NULL;
 	struct accel_graph *g;
 	struct accel_tg *tg;
 	struct list hostq;
@@ -284,7 +343,9 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 	act = calloc(g->nbufs, sizeof(*act));
 	tb = calloc(g->nbufs, sizeof(*tb));
 	sumbufs = calloc(ge->nsums ? ge->nsums : 1, sizeof(*sumbufs));
-	if (!act || !tb || !sumbufs) {
+	if (tg->open_maps)
+		bp = malloc(tg->nlines * sizeof(*bp));
+	if (!act || !tb || !sumbufs || (tg->open_maps && !bp)) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -390,6 +451,8 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 		tg_buf_used(tb[s->buf], s->line, end);
 	}
 	tm_group_end(tg->tm);
+	if (tg->open_maps)
+		launch_mark_blocked(ge, epoch, bp);
 	ge->launches++;
 	tg->st.launches++;
 	/* publish every queue; a dead one stops the task graph */
@@ -426,5 +489,6 @@ out:
 	free(act);
 	free(tb);
 	free(sumbufs);
+	free(bp);
 	return ret;
 }

@@ -14,6 +14,7 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tg_internal.h"
@@ -33,7 +34,7 @@ ACCEL_API int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, ui
 	uint32_t acc, slot, i, line;
 	bool stalled = false;
 	struct tg_line *l;
-	uint64_t id, value;
+	uint64_t id, value, *from = NULL;
 	void *host;
 	int ret;
 
@@ -82,16 +83,25 @@ ACCEL_API int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, ui
 	ret = tm_deps_layout(tg->tm, t->buf, &a.lay, (enum accel_access)acc, id, tg_dep_cb, tg);
 	if (ret < 0)
 		goto unstage;
-	/* an open map in the way: only this thread could unmap it */
-	for (i = 0; i < d->ntouched; i++) {
+	/*
+	 * An open map in the way, directly or through tasks that wait for its
+	 * unmap: only this thread could unmap it.
+	 */
+	for (i = 0; tg->open_maps && i < d->ntouched; i++) {
 		uint32_t src = d->touched[i];
-		const struct tg_map *m = &tg->maps[src - tg->map_line];
+		const struct tg_map *m;
+		int blk;
 
-		if (!is_map_line(tg, src) || tg_id_done(tg, tg_id(src, d->need[src])))
+		if (!d->need[src] || tg_id_done(tg, tg_id(src, d->need[src])))
 			continue;
-		acc_err("accel_tg_map: the view [%lld, %lld) of buffer 0x%llx conflicts with the open map %p ([%llu, %llu) of buffer 0x%llx): unmap it first",
+		blk = tg_map_blocking(tg, src, d->need[src]);
+		if (blk < 0)
+			continue;
+		m = &tg->maps[blk];
+		acc_err("accel_tg_map: the view [%lld, %lld) of buffer 0x%llx waits for %s the open map %p ([%llu, %llu) of buffer 0x%llx): unmap it first",
 			(long long)a.lay.lo, (long long)a.lay.hi, (unsigned long long)t->buf->va,
-			m->ptr, (unsigned long long)m->lo, (unsigned long long)m->hi,
+			is_map_line(tg, src) ? "" : "tasks that wait for", m->ptr,
+			(unsigned long long)m->lo, (unsigned long long)m->hi,
 			m->buf ? (unsigned long long)m->buf->va : 0ull);
 		ret = -EDEADLK;
 		goto unstage;
@@ -99,6 +109,11 @@ ACCEL_API int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, ui
 	ret = accel_buffer_map(t->buf, &host);
 	if (ret)
 		goto unstage;
+	from = calloc(tg->nlines, sizeof(*from));
+	if (!from) {
+		ret = -ENOMEM;
+		goto unstage;
+	}
 	bufs[0] = t->buf;
 	ret = tm_reserve(tg->tm, bufs, 1);
 	if (ret)
@@ -131,9 +146,13 @@ ACCEL_API int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, ui
 	tg->maps[slot].lo = (uint64_t)a.lay.lo;
 	tg->maps[slot].hi = (uint64_t)a.lay.hi;
 	tg->maps[slot].ptr = (char *)host + t->offset;
+	from[line] = value;
+	tg->maps[slot].from = from;
+	tg->open_maps |= 1u << slot;
 	*ptr = tg->maps[slot].ptr;
 	return 0;
 unstage:
+	free(from);
 	tg_buf_unstage(tg);
 	return ret;
 }
@@ -156,6 +175,9 @@ ACCEL_API int accel_tg_unmap(struct accel_tg *tg, void *ptr)
 	}
 	tg->maps[slot].ptr = NULL;
 	tg->maps[slot].buf = NULL;
+	free(tg->maps[slot].from);
+	tg->maps[slot].from = NULL;
+	tg->open_maps &= ~(1u << slot);
 	/* the host's accesses happen before whatever waits for this value */
 	atomic_thread_fence(memory_order_seq_cst);
 	return accel_signal_write(tg->lines[tg->map_line + slot].sig, DRM_VACCEL_SIGNAL_MAX,

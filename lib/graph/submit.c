@@ -269,6 +269,8 @@ static int submit_eager(struct accel_tg *tg, struct tg_task *tt, uint64_t *id_ou
 	tg_holds_commit(tg, l, tt, value);
 	tg_outputs_commit(tt);
 	tg_deps_count(tg);
+	if (tg->open_maps)
+		tg_deps_mark_blocked(tg, tt->line, value);
 	tg->st.heap_allocs += nplaced;
 	tg->st.tasks++;
 	l->next = value + 1;

@@ -50,7 +50,7 @@ int tg_enter(struct accel_tg *tg, unsigned int flags, const char *fn)
 {
 	if (!tg)
 		return -EINVAL;
-	if (tg_in_host_task() == tg) {
+	if (tg_in_host_task(tg)) {
 		acc_err("%s: called from a host task of the same task graph (a host task may not call its task graph)",
 			fn);
 		return -EDEADLK;
@@ -345,7 +345,7 @@ ACCEL_API void accel_tg_destroy(struct accel_tg *tg)
 	if (!tg)
 		return;
 	forked = acc_dev_forked(tg->devs[0]);
-	if (tg_in_host_task() == tg) {
+	if (tg_in_host_task(tg)) {
 		acc_err("accel_tg_destroy: called from a host task of the same task graph: not destroyed");
 		return;
 	}
@@ -383,8 +383,10 @@ ACCEL_API void accel_tg_destroy(struct accel_tg *tg)
 		tg_graph_put(g);
 	}
 	tg_host_abandon(tg);
-	for (i = 0; i < ACCEL_TG_MAX_MAPS; i++)
+	for (i = 0; i < ACCEL_TG_MAX_MAPS; i++) {
 		tg->maps[i].ptr = NULL;
+		free(tg->maps[i].from);
+	}
 	if (tg->bufs)
 		tg_bufs_fini(tg);
 	for (i = 0; tg->lines && i < tg->nlines; i++)

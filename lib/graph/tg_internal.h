@@ -184,6 +184,12 @@ struct tg_map {
 	uint64_t value;
 	struct accel_buffer *buf;
 	uint64_t lo, hi;		/* the mapped view's byte hull */
+	/*
+	 * While open: per line, the first value that waits (directly or
+	 * through other work) for this map's unmap, 0: none. Waiting on the
+	 * host for such a value would wait for this thread (maps.c).
+	 */
+	uint64_t *from;
 };
 
 /* deps.c: the dependencies of one submission, per line the latest value */
@@ -237,6 +243,7 @@ struct accel_tg {
 	pthread_t worker;
 	bool worker_running, worker_stop;
 	struct tg_map maps[ACCEL_TG_MAX_MAPS];
+	uint32_t open_maps;		/* bit s: maps[s] is open */
 	struct accel_graph *capture;
 	struct list graphs, execs;
 	struct accel_tg_stats st;
@@ -264,11 +271,17 @@ struct tg_gdep {
 	uint32_t kind;			/* TM_DEP_* */
 };
 
-/* a buffer a graph uses: a reference, and the end of the graph's use */
+/*
+ * A buffer a graph uses: a pin, the end of the graph's use, and its imports
+ * into other devices whose packet lists address it directly (not through a
+ * binding): they live as long as the graph, whatever the program destroys.
+ */
 struct tg_gbuf {
 	struct accel_buffer *buf;
 	struct acc_pin pin;
 	uint64_t hi;
+	struct accel_buffer *import[ACCEL_TG_MAX_DEVICES];
+	struct acc_pin import_pin[ACCEL_TG_MAX_DEVICES];
 };
 
 struct accel_graph {
@@ -490,6 +503,16 @@ int tg_deps_resolve(struct accel_tg *tg, uint32_t devi);
 void tg_deps_emit(struct accel_tg *tg, struct tg_line *l);
 /* commit the statistics of what was found */
 void tg_deps_count(struct accel_tg *tg);
+/*
+ * The open map whose unmap value @value of @line waits for, or -1: a host
+ * wait for it would wait for this thread. O(open maps).
+ */
+int tg_map_blocking(const struct accel_tg *tg, uint32_t line, uint64_t value);
+/*
+ * Work committed on @line from value @first with the dependencies of
+ * tg->deps: it waits for every open map one of them waits for.
+ */
+void tg_deps_mark_blocked(struct accel_tg *tg, uint32_t line, uint64_t first);
 
 /* --- outputs.c --- */
 int tg_heap_get(struct accel_tg *tg, uint32_t devi, struct tg_heap **out);
@@ -519,8 +542,8 @@ void tg_heaps_fini(struct accel_tg *tg);
 int tg_lower_eager(struct accel_tg *tg, struct tg_task *tt, struct tg_line *l, uint64_t value);
 
 /* --- host.c --- */
-/* the task graph whose host task this thread runs, or NULL */
-struct accel_tg *tg_in_host_task(void);
+/* does this thread run a host task of @tg (maybe under others)? */
+bool tg_in_host_task(const struct accel_tg *tg);
 void tg_run_host_tasks(struct accel_tg *tg, bool block);
 void tg_host_free(struct tg_host *h);
 void tg_host_queue(struct accel_tg *tg, struct list *batch);

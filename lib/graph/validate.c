@@ -149,6 +149,12 @@ int tg_validate(struct accel_tg *tg, struct tg_task *tt, const struct accel_task
 				tg_nm(name), i, (unsigned long long)a->v.buf->va, a->v.buf->dev->path);
 			return -ENOENT;
 		}
+		if (tg_writes(a->access) && !(a->v.buf->vm_flags & DRM_VACCEL_VM_WRITE)) {
+			acc_err("%s: argument %u: buffer 0x%llx is %s: the device may not write it",
+				tg_nm(name), i, (unsigned long long)a->v.buf->va,
+				a->v.buf->sealed ? "sealed" : "read-only");
+			return -EACCES;
+		}
 		a->heap = tg_heap_of(tg, a->v.buf);
 		if (a->heap >= 0) {
 			ret = tg_heap_check(tg, a, name, i);

@@ -147,6 +147,16 @@ int tg_wait_id(struct accel_tg *tg, uint64_t id, int64_t deadline, const char *w
 
 	if (tg_id_done(tg, id))
 		return 0;
+	if (tg->open_maps) {
+		int m = tg_map_blocking(tg, TG_ID_LINE(id), TG_ID_VALUE(id));
+
+		if (m >= 0) {
+			acc_err("task graph: %s (line %u value %llu) waits for the open map %p: unmap it first (only this thread could)",
+				what, TG_ID_LINE(id), (unsigned long long)TG_ID_VALUE(id),
+				tg->maps[m].ptr);
+			return -EDEADLK;
+		}
+	}
 	tg_flush(tg);
 	spin_end = acc_now_ns() + acc_spin_ns();
 	for (;;) {
@@ -401,6 +411,9 @@ ACCEL_API int accel_tg_recover(struct accel_tg *tg)
 		atomic_fetch_add(&tg->abort_level, 1);
 		atomic_store_explicit(&tg->aborted, false, memory_order_release);
 	}
+	pthread_mutex_lock(&tg->host_lock);
+	pthread_cond_broadcast(&tg->host_cond);	/* an aborted worker sleeps there */
+	pthread_mutex_unlock(&tg->host_lock);
 	acc_info("accel_tg_recover: %u queues replaced, in-flight work abandoned", tg->nq);
 	return 0;
 }

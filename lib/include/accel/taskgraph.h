@@ -311,8 +311,10 @@ ACCEL_INLINE void accel_task_prep_host(struct accel_task *task, void (*fn)(void 
  * Return: 0; -EINVAL for a bad task (size, op, argument count, access,
  * view, dtype, shape mismatch, overlapping COPY operands, an accumulating
  * MATMUL whose C is not INOUT; the log names the task and argument);
- * -ENOENT for a buffer of a device the task graph does not have; -ESTALE
- * for a heap tensor that was released or whose block was reclaimed;
+ * -ENOENT for a buffer of a device the task graph does not have; -EACCES
+ * for a written argument in a buffer the device may not write (sealed,
+ * device-read-only, a read-only import); -ESTALE for a heap tensor that
+ * was released or whose block was reclaimed;
  * -E2BIG for a task needing more packets than its ring holds (at most
  * min(1024, ring size) packets, a strided view lowers to one per row), an
  * OUTPUT_NEW tensor larger than the output heap, or a @task of a newer
@@ -542,8 +544,12 @@ struct accel_binding {
  * and binding table. Later tasks depend on the launch like on any task.
  *
  * Return: 0; -EINVAL (a @from the graph does not use or cannot rebind, a
- * @to too small or of another device); -ETIMEDOUT (ring room); -EIO;
- * -ENODEV. No syscall on the usual path.
+ * @to too small, of another device or an output heap, two bindings of one
+ * @from, two of the graph's buffers bound to one buffer); -EACCES (a @to
+ * the device may not write for a buffer the graph writes); -EBUSY while
+ * capturing; -ETIMEDOUT (ring room, a binding table slot); -EIO;
+ * -ECANCELED; -EDEADLK from a host task of the task graph; -ENODEV. No
+ * syscall on the usual path.
  */
 int accel_graph_launch(struct accel_graph_exec *ge, const struct accel_binding *bindings,
 		       unsigned int n);
