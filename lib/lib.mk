@@ -133,13 +133,14 @@ $(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIB_VM_DEPS)
 
 tests: $(LIB_NATIVE_TESTS) $(LIB_VM_TESTS)
 
-# The same VM test built with ASan and UBSan over the library's sources
+# Some VM tests built again with ASan and UBSan over the library's sources
 # (dynamically linked: tests/vm/run copies the sanitizer runtimes), with a
-# leak check at the end of each test.
-LIB_VM_ASAN := $(BUILD)/tests/libaccel_core_asan_test
+# leak check at the end of each test: libaccel_X_test.c gives
+# libaccel_X_asan_test.
+LIB_VM_ASAN := $(BUILD)/tests/libaccel_core_asan_test $(BUILD)/tests/libaccel_robust_asan_test
 
-$(LIB_VM_ASAN): tests/lib/libaccel_core_test.c $(LIBACCEL_SRCS) $(wildcard tests/kselftest/*.h) \
-		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+$(LIB_VM_ASAN): $(BUILD)/tests/libaccel_%_asan_test: tests/lib/libaccel_%_test.c $(LIBACCEL_SRCS) \
+		$(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
