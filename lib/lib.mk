@@ -95,7 +95,9 @@ uninstall-lib:
 # such as accel_queue_describe()).
 # (libaccel_threads_test is built apart, with TSan: see below)
 LIB_TSAN_SRC := tests/lib-native/libaccel_threads_test.c
-LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC),$(wildcard tests/lib-native/*_test.c))
+LIB_FASTPATH_SRC := tests/lib-native/libaccel_fastpath_test.c
+LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_FASTPATH_SRC), \
+	$(wildcard tests/lib-native/*_test.c))
 LIB_NATIVE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_NATIVE_SRCS))
 LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c \
 	lib/transport.c
@@ -118,6 +120,19 @@ $(LIB_TSAN_TEST): $(LIB_TSAN_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h 
 		$(LIBACCEL_CFLAGS) -o $@ $< $(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_TSAN_TEST)
+
+# The fast path's promises (no clock read, no backend call): the whole
+# library over fake_kmod.h under ASan/UBSan, its clock_gettime() calls
+# counted through --wrap.
+LIB_FASTPATH_TEST := $(BUILD)/host-tests/libaccel_fastpath_test
+
+$(LIB_FASTPATH_TEST): $(LIB_FASTPATH_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h \
+		tests/include/signal_ref.h $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) \
+		-Wl,--wrap=clock_gettime -o $@ $< $(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
+
+tests: $(LIB_FASTPATH_TEST)
 
 # VM tests of the library, linked statically against libaccel.a.
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)

@@ -69,8 +69,11 @@ struct tp_map {
 	struct tp_map *prev, *next;
 };
 
-/* The process generation: bumped in the child by a pthread_atfork() handler. */
-extern _Atomic unsigned int acc_fork_gen;
+/*
+ * The process generation: bumped in the child by a pthread_atfork()
+ * handler. Hidden: read on the fast path without going through the GOT.
+ */
+extern _Atomic unsigned int acc_fork_gen __attribute__((visibility("hidden")));
 /* Register the fork handlers (once per process). */
 void acc_fork_init(void);
 
