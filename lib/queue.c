@@ -513,8 +513,10 @@ ACCEL_API int accel_queue_submit_packets(struct accel_queue *q,
 					 const struct drm_vaccel_packet *pkts, unsigned int n,
 					 int64_t timeout_ns, unsigned int *submitted)
 {
+	struct drm_vaccel_packet *ring;
 	unsigned int chunk, i, done = 0;
-	uint64_t pi;
+	uint64_t pi, mark;
+	uint32_t mask;
 	int ret;
 
 	if (submitted)
@@ -540,16 +542,21 @@ ACCEL_API int accel_queue_submit_packets(struct accel_queue *q,
 		ret = reserve(q, k, timeout_ns, 0, NULL);
 		if (ret)
 			goto out;
+		/* in locals: the ring stores could alias the queue's fields */
+		ring = q->ring;
+		mask = q->mask;
+		mark = q->next_mark;
 		for (i = 0, pi = q->pi; i < k; i++) {
-			if (pi == q->next_mark) {
-				put_mark(q, &q->ring[pi & q->mask], pi);
+			if (pi == mark) {
+				put_mark(q, &ring[pi & mask], pi);
 				pi++;
-				q->next_mark += q->interval + 1;
+				mark += q->interval + 1;
 			}
 			/* the whole packet, then its header with a store-release */
-			acc_packet_publish(&q->ring[pi & q->mask], &pkts[done + i]);
+			acc_packet_publish(&ring[pi & mask], &pkts[done + i]);
 			pi++;
 		}
+		q->next_mark = mark;
 		/* published for other threads' readers (describe) */
 		acc_store_relaxed_u64(&q->pi, pi);
 		ret = accel_queue_submit(q);
