@@ -447,6 +447,9 @@ static int reserve(struct accel_queue *q, unsigned int n, int64_t timeout_ns, in
 		return ret;
 	if (!n)
 		return acc_queue_check(q);
+	/* a fault seen before: no room will ever be needed (no control-page read) */
+	if (atomic_load_explicit(&q->faulted, memory_order_relaxed))
+		return q_faulted(q);
 	need = q->pi + slots - q->size;
 	ret = read_past(q, need, &room);
 	if (ret || room)

@@ -571,11 +571,7 @@ int acc_wait_events(const struct accel_event *evs, unsigned int n, bool all, int
 	}
 	w = domain_device(&dom, &mode);
 	for (;;) {
-		ret = domain_check(&dom);
-		if (!ret)
-			ret = abort_check(abort);
-		if (ret)
-			return ret;
+		/* done first: a fault or an abort after the events does not undo them */
 		r = poll_events(evs, n, all, &err);
 		if (err)
 			return err;
@@ -584,6 +580,11 @@ int acc_wait_events(const struct accel_event *evs, unsigned int n, bool all, int
 				*first = (unsigned int)r;
 			return 0;
 		}
+		ret = domain_check(&dom);
+		if (!ret)
+			ret = abort_check(abort);
+		if (ret)
+			return ret;
 		now = acc_now_ns();
 		if (now >= deadline)
 			return -ETIMEDOUT;

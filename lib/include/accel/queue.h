@@ -138,9 +138,10 @@ int accel_queue_reserve(struct accel_queue *q, unsigned int n, int64_t timeout_n
  * engine sleeps.
  *
  * Return: the number of packets published (0 if none were taken); -EIO if
- * the queue is known to have faulted (nothing is published then; a fault
- * not seen yet is reported by the next wait, see above); -ENODEV;
- * -ECHILD. No syscall on the hot path.
+ * the queue faulted: known before, nothing is published; found on the
+ * slow path (the engine asked for a KICK), the packets went to the stopped
+ * queue and never run. A fault not seen yet is reported by the next wait
+ * (see above). -ENODEV; -ECHILD. No syscall on the hot path.
  */
 int accel_queue_submit(struct accel_queue *q);
 
