@@ -25,7 +25,7 @@ static _Atomic uint64_t page_uid;
 
 static uint64_t new_uid(void)
 {
-	return atomic_fetch_add_explicit(&page_uid, 1, memory_order_relaxed) + 1;
+	return atomic_fetch_add_explicit(&page_uid, 1, memory_order_relaxed) + 1;	/* unique only */
 }
 
 /* A new signal page; dev->lock held (dropped around the buffer's creation). */
@@ -684,6 +684,7 @@ static bool other_fault(struct accel_device *dev, const struct accel_queue *q)
 	for (l = dev->queues.next; l != &dev->queues && !seen; l = l->next) {
 		struct accel_queue *o = container_of(l, struct accel_queue, node);
 
+		/* acquire: pairs with the engine's store-release of the state */
 		seen = o != q && acc_load_acquire_u32(&o->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING;
 	}
 	acc_dev_unlock(dev);

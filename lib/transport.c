@@ -135,7 +135,10 @@ _Atomic unsigned int acc_fork_gen;
 
 static void fork_child(void)
 {
-	/* every transport opened before is the parent's from now on */
+	/*
+	 * every transport opened before is the parent's from now on (relaxed:
+	 * the child has one thread now, the one that reads it next)
+	 */
 	atomic_fetch_add_explicit(&acc_fork_gen, 1, memory_order_relaxed);
 	acc_log_fork_child();
 }
@@ -184,7 +187,7 @@ static void tp_init(struct acc_tp *tp, const struct tp_ops *ops, const char *nam
 	memset(tp, 0, sizeof(*tp));
 	tp->ops = ops;
 	tp->fd = -1;
-	tp->gen = atomic_load_explicit(&acc_fork_gen, memory_order_relaxed);
+	tp->gen = atomic_load_explicit(&acc_fork_gen, memory_order_relaxed);	/* this process's */
 	snprintf(tp->name, sizeof(tp->name), "%s", name);
 	tp->maps.prev = tp->maps.next = &tp->maps;
 	pthread_mutex_init(&tp->map_lock, NULL);
@@ -246,6 +249,7 @@ void tp_close(struct acc_tp *tp)
 
 int tp_is_gone(const struct acc_tp *tp)
 {
+	/* acquire: pairs with the release below */
 	return atomic_load_explicit(&tp->gone, memory_order_acquire);
 }
 
@@ -257,6 +261,7 @@ void tp_mark_gone(struct acc_tp *tp)
 	if (!atomic_load(&tp->gone)) {
 		for (m = tp->maps.next; m != &tp->maps; m = m->next)
 			tp->ops->replace_anon(m->addr, m->len, m->prot);
+		/* release: whoever sees gone sees the mappings replaced */
 		atomic_store_explicit(&tp->gone, 1, memory_order_release);
 		acc_err("%s was removed: calls on it fail with -ENODEV from now on",
 			tp->name);

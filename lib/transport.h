@@ -99,6 +99,7 @@ int tp_is_gone(const struct acc_tp *tp);
 /* Opened by a parent of this process (see fork above). Async-signal-safe. */
 static inline bool tp_forked(const struct acc_tp *tp)
 {
+	/* relaxed: the child's handler ran in this very thread, before fork() returned */
 	return tp->gen != atomic_load_explicit(&acc_fork_gen, memory_order_relaxed);
 }
 
@@ -107,6 +108,7 @@ static inline int tp_check(const struct acc_tp *tp)
 {
 	if (tp_forked(tp))
 		return -ECHILD;
+	/* acquire: pairs with tp_mark_gone()'s release: the mappings are replaced */
 	if (atomic_load_explicit(&tp->gone, memory_order_acquire))
 		return -ENODEV;
 	return 0;
