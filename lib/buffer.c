@@ -80,7 +80,7 @@ static int map_locked(struct accel_buffer *b, int prot)
 		return 0;
 	ret = tp_bo_info(&b->dev->tp, &info);
 	if (!ret)
-		ret = tp_mmap(&b->dev->tp, info.mmap_offset, b->size, prot, &p);
+		ret = tp_mmap(&b->dev->tp, info.mmap_offset, (size_t)b->size, prot, &p);
 	if (ret) {
 		acc_err("%s: mmap of buffer 0x%llx (handle %u, %llu bytes, %s): %s", b->dev->path,
 			(unsigned long long)b->va, b->handle, (unsigned long long)b->size,
@@ -88,6 +88,7 @@ static int map_locked(struct accel_buffer *b, int prot)
 		return ret;
 	}
 	b->host = p;
+	b->map_offset = info.mmap_offset;
 	b->host_prot = prot;
 	return 0;
 }
@@ -113,12 +114,13 @@ int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, u
 	b->dev = dev;
 	b->handle = c.handle;
 	b->size = c.size;
+	b->bo_flags = bo_flags;
 	b->vm_flags = vm_flags;
 	/* the program's buffer, or the library's own (a ring, a signal page) */
 	b->refs = internal ? 0 : 1;
 	b->internal = internal;
 	list_init(&b->pins);
-	pthread_mutex_lock(&dev->lock);
+	acc_dev_lock(dev);
 	ret = place(b);
 	if (!ret && map_prot)
 		ret = map_locked(b, map_prot);
@@ -127,14 +129,14 @@ int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, u
 			tp_vm_unbind(&dev->tp, b->va, b->size);
 			va_free(&dev->va, b->va);
 		}
-		pthread_mutex_unlock(&dev->lock);
+		acc_dev_unlock(dev);
 		tp_gem_close(&dev->tp, b->handle);
 		free(b);
 		return ret;
 	}
 	by_handle_add(dev, b);
 	list_add_tail(internal ? &dev->internal : &dev->buffers, &b->node);
-	pthread_mutex_unlock(&dev->lock);
+	acc_dev_unlock(dev);
 	*out = b;
 	return 0;
 }
@@ -156,11 +158,16 @@ static void release_locked(struct accel_buffer *b)
 	if (b->host)
 		tp_munmap(&dev->tp, b->host, b->size);
 	if (b->va) {
+		/* no ioctl in a child of the opener (-ECHILD): the binding is the parent's */
 		ret = tp_vm_unbind(&dev->tp, b->va, b->size);
-		if (ret && ret != -ENODEV)
+		if (ret && ret != -ENODEV && ret != -ECHILD)
 			acc_warn("%s: VM_UNBIND buffer 0x%llx (handle %u): %s", dev->path,
 				 (unsigned long long)b->va, b->handle, strerror(-ret));
-		va_free(&dev->va, b->va);
+		/*
+		 * Quarantined, not reused at once: work still running on the
+		 * old address faults UNMAPPED instead of writing the next buffer.
+		 */
+		va_retire(&dev->va, b->va);
 	}
 	tp_gem_close(&dev->tp, b->handle);
 }
@@ -178,18 +185,18 @@ void acc_buffer_free(struct accel_buffer *b)
 {
 	struct accel_device *dev = b->dev;
 
-	pthread_mutex_lock(&dev->lock);
+	acc_dev_lock(dev);
 	if (b->internal) {
 		b->internal = false;
 		if (held_locked(b)) {
 			list_del(&b->node);
 			list_add_tail(&dev->buffers, &b->node);
-			pthread_mutex_unlock(&dev->lock);
+			acc_dev_unlock(dev);
 			return;
 		}
 	}
 	release_locked(b);
-	pthread_mutex_unlock(&dev->lock);
+	acc_dev_unlock(dev);
 	free(b);
 }
 
@@ -206,9 +213,9 @@ void acc_buffer_release_all_locked(struct accel_buffer *b)
 
 void acc_buffer_pin(struct accel_buffer *buf, struct acc_pin *pin)
 {
-	pthread_mutex_lock(&buf->dev->lock);
+	acc_dev_lock(buf->dev);
 	list_add_tail(&buf->pins, &pin->node);
-	pthread_mutex_unlock(&buf->dev->lock);
+	acc_dev_unlock(buf->dev);
 }
 
 void acc_buffer_unpin(struct accel_buffer *buf, struct acc_pin *pin)
@@ -216,13 +223,13 @@ void acc_buffer_unpin(struct accel_buffer *buf, struct acc_pin *pin)
 	struct accel_device *dev = buf->dev;
 	bool freed = false;
 
-	pthread_mutex_lock(&dev->lock);
+	acc_dev_lock(dev);
 	list_del(&pin->node);
 	if (!held_locked(buf)) {
 		release_locked(buf);
 		freed = true;
 	}
-	pthread_mutex_unlock(&dev->lock);
+	acc_dev_unlock(dev);
 	if (freed)
 		free(buf);
 }
@@ -232,9 +239,9 @@ bool acc_buffer_orphaned(const struct accel_buffer *buf)
 	struct accel_device *dev = buf->dev;
 	bool orphaned;
 
-	pthread_mutex_lock(&dev->lock);
+	acc_dev_lock(dev);
 	orphaned = !buf->refs;
-	pthread_mutex_unlock(&dev->lock);
+	acc_dev_unlock(dev);
 	return orphaned;
 }
 
@@ -276,15 +283,15 @@ ACCEL_API void accel_buffer_destroy(struct accel_buffer *buf)
 		return;
 	dev = buf->dev;
 	/* the decision and the unlink in one critical section (see release_locked()) */
-	pthread_mutex_lock(&dev->lock);
+	acc_dev_lock(dev);
 	if (!buf->refs) {
-		pthread_mutex_unlock(&dev->lock);
+		acc_dev_unlock(dev);
 		acc_err("buffer_destroy: %s: buffer 0x%llx has no reference of the program left",
 			dev->path, (unsigned long long)buf->va);
 		return;
 	}
 	if (--buf->refs) {
-		pthread_mutex_unlock(&dev->lock);
+		acc_dev_unlock(dev);
 		return;
 	}
 	ACC_HOOK(ACC_HOOK_BUFFER_LAST_REF, buf);
@@ -298,7 +305,7 @@ ACCEL_API void accel_buffer_destroy(struct accel_buffer *buf)
 		release_locked(buf);
 		freed = true;
 	}
-	pthread_mutex_unlock(&dev->lock);
+	acc_dev_unlock(dev);
 	acc_trace("%s: destroy buffer 0x%llx%s", dev->path, (unsigned long long)buf->va,
 		  freed ? "" : " (pinned by the library: kept)");
 	if (freed)
@@ -320,32 +327,62 @@ ACCEL_API struct accel_device *accel_buffer_device(const struct accel_buffer *bu
 	return buf ? buf->dev : NULL;
 }
 
+int acc_buffer_map_prot(struct accel_buffer *buf, int prot, void **ptr)
+{
+	int ret;
+
+	acc_dev_lock(buf->dev);
+	ret = map_locked(buf, prot);
+	if (!ret)
+		*ptr = buf->host;
+	acc_dev_unlock(buf->dev);
+	return ret;
+}
+
 ACCEL_API int accel_buffer_map(struct accel_buffer *buf, void **ptr)
 {
-	int ret, prot;
+	int ret;
 
 	if (!buf || !ptr)
 		return -EINVAL;
 	ret = acc_check_dev(buf->dev, "buffer_map");
 	if (ret)
 		return ret;
-	prot = buf->sealed || buf->read_only ? PROT_READ : PROT_READ | PROT_WRITE;
-	pthread_mutex_lock(&buf->dev->lock);
-	ret = map_locked(buf, prot);
-	pthread_mutex_unlock(&buf->dev->lock);
+	acc_dev_lock(buf->dev);
+	/* sealed is the lock's (a seal may be running in another thread) */
+	ret = map_locked(buf, buf->sealed || buf->read_only ? PROT_READ : PROT_READ | PROT_WRITE);
 	if (!ret)
 		*ptr = buf->host;
+	acc_dev_unlock(buf->dev);
 	return ret;
 }
 
 ACCEL_API void *accel_buffer_host(const struct accel_buffer *buf)
 {
-	return buf ? buf->host : NULL;
+	struct accel_device *dev;
+	void *host;
+
+	if (!buf)
+		return NULL;
+	dev = buf->dev;
+	acc_dev_lock(dev);
+	host = buf->host;
+	acc_dev_unlock(dev);
+	return host;
 }
 
+/*
+ * Check, compute, commit: the program's writable host mapping is replaced
+ * in place by a read-only one (same address: the program's pointer stays
+ * valid), the writable binding by a read-only one at the same device
+ * address, then BO_SEAL. If any step fails, the earlier ones are undone:
+ * the mapping is writable again at the same address and the binding is
+ * what it was, so a failed seal changes nothing.
+ */
 ACCEL_API int accel_buffer_seal(struct accel_buffer *buf)
 {
 	struct accel_device *dev;
+	bool remapped = false, rebound = false;
 	int ret, ret2;
 
 	if (!buf)
@@ -359,44 +396,72 @@ ACCEL_API int accel_buffer_seal(struct accel_buffer *buf)
 			(unsigned long long)buf->va);
 		return -EINVAL;
 	}
+	acc_dev_lock(dev);
 	if (buf->sealed)
-		return 0;
-	pthread_mutex_lock(&dev->lock);
+		goto out;
 	if (buf->host && buf->host_prot & PROT_WRITE) {
-		tp_munmap(&dev->tp, buf->host, buf->size);
-		buf->host = NULL;
+		ret = tp_remap(&dev->tp, buf->host, buf->map_offset, (size_t)buf->size, PROT_READ);
+		if (ret) {
+			acc_err("buffer_seal: buffer 0x%llx: host mapping %p read-only: %s",
+				(unsigned long long)buf->va, buf->host, strerror(-ret));
+			goto out;
+		}
+		remapped = true;
 	}
 	if (buf->vm_flags & DRM_VACCEL_VM_WRITE) {
 		ret = tp_vm_unbind(&dev->tp, buf->va, buf->size);
 		if (ret) {
 			acc_err("buffer_seal: VM_UNBIND 0x%llx: %s", (unsigned long long)buf->va,
 				strerror(-ret));
-			goto out;
+			goto undo_host;
 		}
+		ret = tp_vm_bind(&dev->tp, buf->handle, DRM_VACCEL_VM_READ, buf->va, buf->size);
+		if (ret) {
+			acc_err("buffer_seal: VM_BIND 0x%llx read-only: %s",
+				(unsigned long long)buf->va, strerror(-ret));
+			goto undo_bind;
+		}
+		rebound = true;
 	}
 	ret = tp_bo_seal(&dev->tp, buf->handle);
-	if (ret)
+	if (ret) {
 		acc_err("buffer_seal: BO_SEAL buffer 0x%llx (handle %u): %s%s",
 			(unsigned long long)buf->va, buf->handle, strerror(-ret),
 			ret == -EBUSY ? " (a writable mapping or export of it exists)" : "");
-	if (buf->vm_flags & DRM_VACCEL_VM_WRITE) {
-		/* read-only once sealed; as before if sealing failed */
-		uint32_t vm = ret ? buf->vm_flags : DRM_VACCEL_VM_READ;
-
-		ret2 = tp_vm_bind(&dev->tp, buf->handle, vm, buf->va, buf->size);
-		if (ret2) {
-			acc_err("buffer_seal: VM_BIND 0x%llx again: %s", (unsigned long long)buf->va,
-				strerror(-ret2));
-			if (!ret)
-				ret = ret2;
-		} else {
-			buf->vm_flags = vm;
+		if (rebound) {
+			ret2 = tp_vm_unbind(&dev->tp, buf->va, buf->size);
+			if (ret2)
+				acc_err("buffer_seal: undo: VM_UNBIND 0x%llx: %s; it stays bound "
+					"read-only", (unsigned long long)buf->va, strerror(-ret2));
+			else
+				goto undo_bind;
 		}
+		goto undo_host;
 	}
-	if (!ret)
-		buf->sealed = true;
+	/* commit */
+	buf->sealed = true;
+	if (rebound)
+		buf->vm_flags = DRM_VACCEL_VM_READ;
+	if (remapped)
+		buf->host_prot = PROT_READ;
+	goto out;
+undo_bind:
+	ret2 = tp_vm_bind(&dev->tp, buf->handle, buf->vm_flags, buf->va, buf->size);
+	if (ret2) {
+		/* not reachable in practice: the address and the mapping slot were ours */
+		acc_err("buffer_seal: undo: VM_BIND 0x%llx again: %s; the buffer is unbound",
+			(unsigned long long)buf->va, strerror(-ret2));
+	}
+undo_host:
+	if (remapped) {
+		ret2 = tp_remap(&dev->tp, buf->host, buf->map_offset, (size_t)buf->size,
+				PROT_READ | PROT_WRITE);
+		if (ret2)
+			acc_err("buffer_seal: undo: host mapping %p writable again: %s; it stays "
+				"read-only", buf->host, strerror(-ret2));
+	}
 out:
-	pthread_mutex_unlock(&dev->lock);
+	acc_dev_unlock(dev);
 	return ret;
 }
 
@@ -434,7 +499,7 @@ static int import(struct accel_device *dev, int fd, uint32_t flags, struct acc_p
 		acc_err("buffer_import: %s: fd %d: %s", dev->path, fd, strerror(-ro));
 		return ro;
 	}
-	pthread_mutex_lock(&dev->lock);
+	acc_dev_lock(dev);
 	ret = tp_import(&dev->tp, fd, &handle);
 	if (ret) {
 		acc_err("buffer_import: %s: fd %d: %s", dev->path, fd, strerror(-ret));
@@ -470,6 +535,7 @@ static int import(struct accel_device *dev, int fd, uint32_t flags, struct acc_p
 	b->dev = dev;
 	b->handle = handle;
 	b->size = info.size;
+	b->bo_flags = info.flags;
 	b->imported = true;
 	list_init(&b->pins);
 	if (pin)
@@ -500,7 +566,7 @@ static int import(struct accel_device *dev, int fd, uint32_t flags, struct acc_p
 	list_add_tail(&dev->buffers, &b->node);
 	*out = b;
 out:
-	pthread_mutex_unlock(&dev->lock);
+	acc_dev_unlock(dev);
 	return ret;
 }
 

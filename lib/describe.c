@@ -176,7 +176,8 @@ static const char *const fr_args[][2] = {
 
 ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_t len)
 {
-	struct acc_fr_entry fr[ACC_FR_SIZE];
+	struct acc_fr_rec fr[ACC_FR_SIZE];
+	int64_t t0 = 0;
 	struct accel_queue_fault f;
 	unsigned int i, n, next;
 	size_t pos = 0;
@@ -192,10 +193,11 @@ ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_
 	put(buf, len, &pos, "queue %u on %s (device %u): ring 0x%llx of %u, submitted %llu, "
 	    "taken %llu, completed %llu, marks every %u on signal 0x%llx, %s\n", q->id,
 	    q->dev->path, q->dev->props.id, X(q->ring_buf ? q->ring_buf->va : 0), q->size,
-	    X(__atomic_load_n(&q->wi, __ATOMIC_RELAXED)),
-	    X(__atomic_load_n(&q->pi, __ATOMIC_RELAXED)), X(accel_queue_completed(q)), q->interval,
+	    X(acc_load_relaxed_u64(&q->wi)), X(acc_load_relaxed_u64(&q->pi)),
+	    X(accel_queue_completed(q)), q->interval,
 	    X(q->timeline ? q->timeline->va : 0),
-	    st == -EIO ? "FAULTED" : st == -ENODEV ? "device removed" : "running");
+	    st == -EIO ? "FAULTED" : st == -ENODEV ? "device removed" :
+	    st == -ECHILD ? "opened by the parent process" : "running");
 	if (st == -EIO) {
 		put(buf, len, &pos, "  fault %s (%u) at ring index %llu", accel_fault_name(f.code),
 		    f.code, X(f.ring_index));
@@ -210,18 +212,26 @@ ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_
 		put(buf, len, &pos, "\n");
 	}
 	/* the producer may be adding entries: take the complete ones */
-	next = __atomic_load_n(&q->fr_next, __ATOMIC_ACQUIRE);
+	/* acquire: pairs with acc_fr_add()'s release of fr_next */
+	next = atomic_load_explicit(&q->fr_next, memory_order_acquire);
 	for (i = next - (next < ACC_FR_SIZE ? next : ACC_FR_SIZE), n = 0; i != next; i++)
-		if (acc_fr_read(q, i, &fr[n]))
+		if (acc_fr_read(q, i, &fr[n])) {
+			if (!t0)
+				t0 = fr[n].t;
 			n++;
-	put(buf, len, &pos, "  last %u operations (oldest first, ms since the first):\n", n);
+		}
+	put(buf, len, &pos, "  last %u operations (oldest first, ms since the first timed one; "
+	    "fast-path ones are not timed):\n", n);
 	for (i = 0; i < n; i++) {
-		const struct acc_fr_entry *e = &fr[i];
+		const struct acc_fr_rec *e = &fr[i];
 
 		bool known = e->op < sizeof(fr_args) / sizeof(fr_args[0]) && fr_args[e->op][0];
 
-		put(buf, len, &pos, "    %9.3f %-13s", (double)(e->t - fr[0].t) / 1e6,
-		    acc_fr_name(e->op));
+		if (e->t)
+			put(buf, len, &pos, "    %9.3f %-13s", (double)(e->t - t0) / 1e6,
+			    acc_fr_name(e->op));
+		else
+			put(buf, len, &pos, "    %9s %-13s", "-", acc_fr_name(e->op));
 		if (known)
 			put(buf, len, &pos, e->op == FR_WAIT_EVENT ? " %s=0x%llx" : " %s=%llu",
 			    fr_args[e->op][0], X(e->a));

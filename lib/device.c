@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -180,10 +181,11 @@ ACCEL_API int accel_device_open_path(const char *path, struct accel_device **out
 	return acc_device_open_ops(&acc_tp_kernel, path, out);
 }
 
+static int dev_setup(struct accel_device *dev, const char *path);
+
 int acc_device_open_ops(const struct tp_ops *ops, const char *path, struct accel_device **out)
 {
 	struct accel_device *dev;
-	unsigned int max_order;
 	int ret;
 
 	if (!path || !out || strlen(path) >= ACCEL_PATH_MAX)
@@ -208,12 +210,65 @@ int acc_device_open_ops(const struct tp_ops *ops, const char *path, struct accel
 		free(dev);
 		return ret;
 	}
+	ret = dev_setup(dev, path);
+	if (!ret)
+		*out = dev;
+	return ret;
+}
+
+ACCEL_API int accel_device_open_fd(int fd, struct accel_device **out)
+{
+	char link[32], path[ACCEL_PATH_MAX];
+	struct accel_device *dev;
+	ssize_t n;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+	ret = tp_fd_driver_is(&acc_tp_kernel, fd, "vaccel");
+	if (ret <= 0) {
+		acc_err("device_open_fd: fd %d: %s", fd, ret ? strerror(-ret) :
+			"not a vaccel device");
+		return ret ? ret : -ENODEV;
+	}
+	/* the node, for messages */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n > 0)
+		path[n] = '\0';
+	else
+		snprintf(path, sizeof(path), "fd %d", fd);
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	snprintf(dev->path, sizeof(dev->path), "%s", path);
+	ret = tp_open_fd(&dev->tp, &acc_tp_kernel, fd);
+	if (ret) {
+		acc_err("device_open_fd: fd %d: cannot duplicate it: %s", fd, strerror(-ret));
+		free(dev);
+		return ret;
+	}
+	ret = dev_setup(dev, path);
+	if (!ret)
+		*out = dev;
+	return ret;
+}
+
+/* Properties, allocators, lists of a device whose transport is open; frees it on failure. */
+static int dev_setup(struct accel_device *dev, const char *path)
+{
+	unsigned int max_order;
+	int ret;
+
 	pthread_mutex_init(&dev->lock, NULL);
 	list_init(&dev->buffers);
 	list_init(&dev->internal);
 	list_init(&dev->signals);
 	list_init(&dev->queues);
 	list_init(&dev->sigimports);
+	list_init(&dev->imported_pages);
 	ret = read_props(dev);
 	if (ret)
 		goto err;
@@ -232,7 +287,6 @@ int acc_device_open_ops(const struct tp_ops *ops, const char *path, struct accel
 	acc_info("%s: opened vaccel device %u (uAPI %u, %u engines, %llu MiB)", path,
 		 dev->props.id, dev->props.uapi_version, dev->props.engines,
 		 (unsigned long long)(dev->props.memory_capacity >> 20));
-	*out = dev;
 	return 0;
 err_va:
 	va_fini(&dev->va);
@@ -243,12 +297,20 @@ err:
 	return ret;
 }
 
+/*
+ * In a child of the opener (fork) this frees memory only: every ioctl of
+ * the teardown fails with -ECHILD in the transport without reaching the
+ * device, the munmaps and the close are the child's own copies, and
+ * dev->lock is not taken (acc_dev_lock()).
+ */
 ACCEL_API void accel_device_close(struct accel_device *dev)
 {
+	bool forked;
 	unsigned int i;
 
 	if (!dev)
 		return;
+	forked = acc_dev_forked(dev);
 	/* the queues first: nothing runs on what is unbound next */
 	while (!list_empty(&dev->queues))
 		accel_queue_destroy(container_of(dev->queues.next, struct accel_queue, node));
@@ -260,34 +322,39 @@ ACCEL_API void accel_device_close(struct accel_device *dev)
 	 * program's and imported ones, then the signal pages and anything
 	 * else of the library's own.
 	 */
-	pthread_mutex_lock(&dev->lock);
+	acc_dev_lock(dev);
 	while (!list_empty(&dev->buffers))
 		acc_buffer_release_all_locked(container_of(dev->buffers.next, struct accel_buffer,
 							   node));
 	while (!list_empty(&dev->internal))
 		acc_buffer_release_all_locked(container_of(dev->internal.next, struct accel_buffer,
 							   node));
-	pthread_mutex_unlock(&dev->lock);
+	acc_dev_unlock(dev);
 	for (i = 0; i < dev->npages; i++)
 		free(dev->pages[i]);
 	free(dev->pages);
 	slots_fini(&dev->slots);
 	va_fini(&dev->va);
 	tp_close(&dev->tp);
-	pthread_mutex_destroy(&dev->lock);
-	acc_info("%s: closed", dev->path);
+	if (!forked)
+		pthread_mutex_destroy(&dev->lock);
+	acc_info("%s: closed%s", dev->path, forked ? " (memory only: opened by the parent)" : "");
 	free(dev);
 }
 
 int acc_check_dev(const struct accel_device *dev, const char *fn)
 {
+	int ret;
+
 	if (!dev)
 		return -EINVAL;
-	if (tp_is_gone(&dev->tp)) {
+	ret = tp_check(&dev->tp);
+	if (ret == -ECHILD)
+		acc_err("%s: %s: the device belongs to the parent process (opened before fork())",
+			fn, dev->path);
+	else if (ret == -ENODEV)
 		acc_err("%s: %s: the device was removed", fn, dev->path);
-		return -ENODEV;
-	}
-	return 0;
+	return ret;
 }
 
 ACCEL_API int accel_device_fd(const struct accel_device *dev)

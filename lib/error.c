@@ -5,6 +5,7 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,12 @@
 
 #include "internal.h"
 
+/*
+ * The meaning of every errno the library returns. Fixed library-wide:
+ * -ETIMEDOUT a wait expired, -EIO a device fault, -ECANCELED aborted,
+ * -ENODEV unplugged (or not a vaccel device), -EAGAIN ring full / try
+ * again, -ECHILD an object of the parent process used after fork().
+ */
 static const struct {
 	int code;
 	const char *text;
@@ -21,33 +28,47 @@ static const struct {
 	{ EINVAL, "invalid argument: a bad parameter, flag, size or state for this call" },
 	{ ENOMEM, "out of memory: device capacity, RLIMIT_MEMLOCK (pinned memory) or host memory" },
 	{ ENOSPC, "no space: the VA window, the signal slots or a per-context limit (buffers, "
-		  "mappings, queues) is full" },
-	{ ENODEV, "the device was removed (or is not a vaccel device)" },
-	{ EIO, "a queue faulted: see accel_queue_status() and accel_queue_describe()" },
-	{ ETIMEDOUT, "the wait timed out" },
-	{ EAGAIN, "the ring is full and the call was asked not to wait" },
+		  "mappings, queues, eventfd arms) is full" },
+	{ ENODEV, "no device: the device was removed, or the file is not a vaccel device" },
+	{ EIO, "a device fault: a queue this call depends on faulted; see accel_queue_status() "
+	       "and accel_queue_describe()" },
+	{ ETIMEDOUT, "a wait expired: its timeout passed first" },
+	{ EAGAIN, "try again: the ring is full and the call was asked not to wait" },
 	{ ECANCELED, "the wait was aborted" },
+	{ ECHILD, "the object belongs to the parent process: it was created before fork(); in "
+		  "the child only its destroy or close call works (and frees memory only)" },
 	{ EPROTO, "the vaccel module's uAPI is too old for this library" },
 	{ EACCES, "permission denied: the node's group (render), a sealed or read-only buffer" },
 	{ EPERM, "not permitted: a priority above NORMAL needs CAP_SYS_NICE" },
-	{ E2BIG, "larger than the device's whole memory capacity" },
-	{ EBADF, "not a valid file descriptor (dma-buf)" },
+	{ E2BIG, "too big: a buffer above the device's whole memory capacity, a task needing "
+		 "more packets than a ring holds, an OUTPUT_NEW tensor larger than the output "
+		 "heap, or non-zero bytes past the part of a structure (one with a size field) "
+		 "that this library knows" },
+	{ EDEADLK, "deadlock avoided: the output heap space a task needs can never come back "
+		   "(held by the program, a captured graph or a task not submitted)" },
+	{ EBADF, "not a valid file descriptor (dma-buf, device file)" },
 	{ EMFILE, "the process's file descriptor limit is reached" },
 	{ ENFILE, "the system's file limit is reached" },
-	{ ENOENT, "not found: no such device, handle or queue" },
-	{ EBUSY, "busy: something could still write the buffer (a writable mapping or export)" },
+	{ ENOENT, "not found: no such device, handle, queue, heap tensor or mapping, or a buffer "
+		  "of a device the task graph does not have" },
+	{ EBUSY, "busy: something could still write the buffer (a writable mapping or export), "
+		 "or the task graph is capturing, runs a worker or holds its maximum of maps" },
 	{ EFAULT, "bad address" },
 	{ ENXIO, "the queue's ring is not inside one mapping" },
 	{ ERANGE, "outside the device's VA window" },
 	{ EOVERFLOW, "an address range wraps" },
 	{ EINTR, "interrupted by a signal handler" },
-	{ EOPNOTSUPP, "not supported for this buffer" },
+	{ EOPNOTSUPP, "not supported: by this buffer, or by the module (an older uAPI)" },
+	{ ENOTTY, "not a DRM device: the file does not take this ioctl" },
 };
 
 ACCEL_API const char *accel_strerror(int err)
 {
 	size_t i;
 
+	/* -INT_MIN does not exist */
+	if (err == INT_MIN)
+		return "unknown error";
 	if (err < 0)
 		err = -err;
 	for (i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
@@ -67,10 +88,32 @@ static int64_t spin_ns = 20000;
 
 static const char *const level_names[] = { "none", "error", "warn", "info", "trace" };
 
+/*
+ * fork(): the child must not inherit log_lock held by another thread of
+ * the parent (its first log line would hang). Registered by
+ * acc_fork_init() (transport.c) with the process generation's handler.
+ */
+void acc_log_fork_prepare(void)
+{
+	pthread_mutex_lock(&log_lock);
+}
+
+void acc_log_fork_parent(void)
+{
+	pthread_mutex_unlock(&log_lock);
+}
+
+void acc_log_fork_child(void)
+{
+	pthread_mutex_unlock(&log_lock);
+}
+
 static void log_init(void)
 {
 	const char *env = getenv("ACCEL_DEBUG"), *spin = getenv("ACCEL_SPIN_NS");
 	int i;
+
+	acc_fork_init();
 
 	if (env) {
 		for (i = 0; i <= ACCEL_LOG_TRACE; i++)

@@ -17,9 +17,18 @@
 
 #include <accel/accel.h>
 
+#include "barrier.h"
 #include "slots.h"
 #include "transport.h"
 #include "va.h"
+
+/*
+ * libaccel is 64-bit only: buffer sizes are 64-bit and must fit size_t
+ * for host mappings, and device addresses are stored in pointers'
+ * neighbours without checks. A 32-bit build stops here.
+ */
+_Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8,
+	       "libaccel is 64-bit only (buffers may exceed 4 GiB)");
 
 /* Public entry points; everything else is hidden (-fvisibility=hidden). */
 #define ACCEL_API __attribute__((visibility("default")))
@@ -84,6 +93,11 @@ extern void (*acc_test_hook)(int where, const void *obj);
 #define ACC_HOOK(where, obj) \
 	do { if (__builtin_expect(acc_test_hook != NULL, 0)) acc_test_hook(where, obj); } while (0)
 
+/* pthread_atfork() handlers of the log lock (error.c), see acc_fork_init() */
+void acc_log_fork_prepare(void);
+void acc_log_fork_parent(void);
+void acc_log_fork_child(void);
+
 /* ACCEL_SPIN_NS: how long host waits spin before they sleep (default 20 us) */
 int64_t acc_spin_ns(void);
 
@@ -142,10 +156,12 @@ struct acc_pin {
  * dev->lock, so that an import racing with it either finds a live buffer
  * with a valid handle or does not find it at all.
  *
- * Locking: @refs, @pins, @internal, @node, @hnext, @host, @host_prot,
- * @vm_flags and @sealed are protected by dev->lock. @dev, @handle, @size,
- * @va, @imported, @read_only and @flags are set before the buffer is
- * published (handle table, lists, the caller's pointer) and never change.
+ * Locking: @refs, @pins, @internal, @node, @hnext, @host, @map_offset,
+ * @host_prot, @vm_flags and @sealed are protected by dev->lock. @dev,
+ * @handle, @size, @va, @imported, @read_only, @flags and @bo_flags are set
+ * before the buffer is published (handle table, lists, the caller's
+ * pointer) and never change. @host changes only from NULL to the mapping
+ * (sealing and a removal keep its address).
  */
 struct accel_buffer {
 	struct accel_device *dev;
@@ -154,10 +170,12 @@ struct accel_buffer {
 	struct list pins;		/* struct acc_pin.node */
 	uint32_t handle;
 	uint32_t flags;			/* ACCEL_BUFFER_* */
+	uint32_t bo_flags;		/* DRM_VACCEL_BO_* (the exporter's for imports) */
 	uint32_t vm_flags;		/* DRM_VACCEL_VM_* it is bound with */
 	uint64_t size;
 	uint64_t va;
 	void *host;
+	uint64_t map_offset;		/* of @host */
 	int host_prot;
 	unsigned int refs;		/* the program's references */
 	bool imported;
@@ -166,11 +184,20 @@ struct accel_buffer {
 	bool internal;			/* the library owns it: a ring or a signal page */
 };
 
-/* A page of signal slots: a DRM_VACCEL_BO_SIGNAL buffer. */
+/*
+ * A page of signal slots: a DRM_VACCEL_BO_SIGNAL buffer of this device
+ * (slots handed out by dev->slots), or a signal page imported with
+ * accel_signal_import() (@imported: its signals are views of words another
+ * process or device owns; the page lives while one of them does).
+ */
 struct acc_sigpage {
 	struct accel_buffer *buf;
 	uint64_t uid;			/* process-unique, keys imports */
 	const volatile uint64_t *host;
+	bool imported;
+	unsigned int users;		/* imported: signals on it (dev->lock) */
+	struct list node;		/* imported: dev->imported_pages */
+	struct acc_pin pin;		/* imported: on @buf */
 };
 
 /* A signal page of another device imported into this one. */
@@ -190,6 +217,7 @@ struct accel_signal {
 	uint64_t va;
 	const volatile uint64_t *word;
 	_Atomic uint64_t next;		/* accel_signal_next() */
+	struct accel_queue *queue;	/* whose timeline it is (its faults matter), or NULL */
 	bool internal;
 };
 
@@ -199,12 +227,17 @@ struct accel_device {
 	struct acc_tp tp;
 	char path[ACCEL_PATH_MAX];
 	struct accel_device_props props;
-	pthread_mutex_t lock;		/* everything below */
+	/*
+	 * Protects everything below, the buffers' and signal pages' fields
+	 * named in their comments, and dev->queues. Not taken in a child
+	 * of the opener (acc_dev_lock()).
+	 */
+	pthread_mutex_t lock;
 	struct acc_va va;
 	struct acc_slots slots;
 	struct acc_sigpage **pages;
 	unsigned int npages;
-	struct list buffers, internal, signals, queues, sigimports;
+	struct list buffers, internal, signals, queues, sigimports, imported_pages;
 	struct accel_buffer *by_handle[ACC_BY_HANDLE];
 };
 
@@ -213,8 +246,17 @@ enum acc_fr_op {
 	FR_RESERVE_SLEEP, FR_SYNC, FR_SYNC_MARK, FR_FAULT, FR_FULL,
 };
 
+/* A flight recorder entry, shared with readers: see acc_fr_add(). */
 struct acc_fr_entry {
-	uint64_t seq;			/* see acc_fr_add() */
+	_Atomic uint64_t seq;
+	_Atomic int64_t t;		/* 0: not timestamped (a fast-path entry) */
+	_Atomic uint32_t op;
+	_Atomic uint64_t a, b;
+};
+
+/* An entry as read (acc_fr_read()). */
+struct acc_fr_rec {
+	uint64_t seq;
 	int64_t t;
 	uint32_t op;
 	uint64_t a, b;
@@ -222,7 +264,7 @@ struct acc_fr_entry {
 
 struct accel_queue {
 	struct accel_device *dev;
-	struct list node;
+	struct list node;		/* dev->queues (dev->lock) */
 	uint32_t id;
 	uint32_t size, mask, interval;
 	struct accel_buffer *ring_buf;
@@ -231,24 +273,47 @@ struct accel_queue {
 	const volatile struct drm_vaccel_queue_control *ctrl;
 	struct accel_signal *timeline;
 	uint64_t base;			/* timeline value of ring index -1 */
-	/* written by the producer only, atomically: other threads read them */
+	/*
+	 * The producer's. wi, pi and ri are read by other threads
+	 * (accel_queue_completed(), _describe()): the producer stores them
+	 * with acc_store_relaxed_u64() and others load them relaxed.
+	 */
 	uint64_t wi;			/* published (doorbell) */
 	uint64_t pi;			/* taken */
 	uint64_t ri;			/* last read index seen */
 	uint64_t next_mark;		/* ring index of the next progress mark */
 	uint64_t last_sig;		/* 1 + index of the last timeline packet, 0 none */
 	bool created;			/* QUEUE_CREATE succeeded */
-	bool fault_logged;
-	bool ignore_faults;		/* another queue of the context faulted */
-	unsigned int fr_next;
+	atomic_bool faulted;		/* seen faulted: submit publishes nothing */
+	atomic_bool fault_logged;
+	_Atomic unsigned int fr_next;
 	struct acc_fr_entry fr[ACC_FR_SIZE];
 };
 
-/* TEMPORARY shim until the core branch's fork detection lands */
+/* --- fork (see transport.h) --- */
+
+/* @dev was opened by a parent of this process: calls fail with -ECHILD. */
 static inline bool acc_dev_forked(const struct accel_device *dev)
 {
-	(void)dev;
-	return false;
+	return tp_forked(&dev->tp);
+}
+
+/*
+ * dev->lock, except in a child of the opener: a parent thread may have
+ * held it at the fork. There, only destroy and close calls get this far
+ * (every other call fails first with -ECHILD), and they must not run
+ * concurrently on the same device (documented).
+ */
+static inline void acc_dev_lock(struct accel_device *dev)
+{
+	if (!acc_dev_forked(dev))
+		pthread_mutex_lock(&dev->lock);
+}
+
+static inline void acc_dev_unlock(struct accel_device *dev)
+{
+	if (!acc_dev_forked(dev))
+		pthread_mutex_unlock(&dev->lock);
 }
 
 /* --- internal calls between files --- */
@@ -261,6 +326,8 @@ int acc_buffer_new(struct accel_device *dev, uint64_t size, uint32_t bo_flags, u
 void acc_buffer_free(struct accel_buffer *buf);
 /* accel_device_close(): free @buf whoever holds it; dev->lock held. */
 void acc_buffer_release_all_locked(struct accel_buffer *buf);
+/* Map @buf into the host with @prot if it is not mapped yet; the mapping. */
+int acc_buffer_map_prot(struct accel_buffer *buf, int prot, void **ptr);
 
 /*
  * Internal buffer references (the task graph's and the signal imports'),
@@ -300,13 +367,52 @@ int acc_signal_on(struct accel_device *dev, const struct accel_signal *sig, uint
 		  uint64_t *va);
 void acc_device_remove_sigimports(struct accel_device *dev);
 void acc_queue_free(struct accel_queue *q);
-int acc_wait(struct accel_device *dev, struct drm_vaccel_signal_cond *conds, uint32_t n,
-	     uint32_t flags, int64_t deadline, uint32_t *first);
+/* The signal's word (acquire); 0 with *err = -ENODEV or -ECHILD. */
 uint64_t acc_signal_load(const struct accel_signal *sig, int *err);
 
-void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b);
+/*
+ * Aborting a wait: it returns -ECANCELED once @sig is at or after @value
+ * (WAIT GE). The aborting thread raises @sig with one SIGNAL_WRITE
+ * (acc_signal_write_raw(), async-signal-safe), which also wakes a waiter
+ * sleeping in WAIT_SIGNALS.
+ */
+struct acc_abort {
+	const struct accel_signal *sig;
+	uint64_t value;
+};
+
+/*
+ * acc_wait_events() - the library's host wait
+ * @evs, @n, @all: events (1 to 63), any or all of them
+ * @deadline: absolute CLOCK_MONOTONIC ns (INT64_MAX: none)
+ * @queues, @nq: queues whose faults fail the wait with -EIO, besides the
+ *	queues producing @evs (accel_queue_record() events); a fault of any
+ *	other queue of the devices does not end the wait
+ * @abort: NULL, or the abort condition
+ * @first: the lowest event done (any) or 0 (all); may be NULL
+ *
+ * Spins for ACCEL_SPIN_NS, then sleeps in WAIT_SIGNALS (restarted after
+ * EINTR). Return: 0, -ETIMEDOUT, -EIO, -ECANCELED, -ENODEV, -ECHILD,
+ * -EINVAL, -ENOMEM.
+ */
+int acc_wait_events(const struct accel_event *evs, unsigned int n, bool all, int64_t deadline,
+		    struct accel_queue *const *queues, unsigned int nq,
+		    const struct acc_abort *abort, unsigned int *first);
+/* accel_queue_reserve() and _sync() with an absolute deadline and an abort condition. */
+int acc_queue_reserve(struct accel_queue *q, unsigned int n, int64_t deadline,
+		      const struct acc_abort *abort);
+int acc_queue_sync(struct accel_queue *q, int64_t deadline, const struct acc_abort *abort);
+/* 0 if @q runs; -EIO if it faulted (logged once); -ENODEV, -ECHILD. No syscall. */
+int acc_queue_check(struct accel_queue *q);
+/*
+ * One SIGNAL_WRITE of @sig on its own device: no logging, no lock, no
+ * allocation, errno preserved. Async-signal-safe. 0 or -errno.
+ */
+int acc_signal_write_raw(const struct accel_signal *sig, uint32_t op, uint64_t value);
+
+void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b, bool timed);
 /* Entry @idx (an fr_next value) if it is complete and still there. */
-bool acc_fr_read(const struct accel_queue *q, unsigned int idx, struct acc_fr_entry *out);
+bool acc_fr_read(const struct accel_queue *q, unsigned int idx, struct acc_fr_rec *out);
 const char *acc_fr_name(uint32_t op);
 
 /*

@@ -109,8 +109,9 @@ LIB_TSAN_SRC := tests/lib-native/libaccel_threads_test.c
 LIB_ABI_SRC := tests/lib-native/libaccel_abi_test.c
 # (and libaccel_tg_native_test, over the whole library too)
 LIB_TG_NATIVE_SRC := tests/lib-native/libaccel_tg_native_test.c
+LIB_FASTPATH_SRC := tests/lib-native/libaccel_fastpath_test.c
 LIB_FAKE_SRCS := tests/lib-native/libaccel_tg_oracle_test.c tests/lib-native/libaccel_fake_test.c
-LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_ABI_SRC) $(LIB_TG_NATIVE_SRC) $(LIB_FAKE_SRCS), \
+LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_FASTPATH_SRC) $(LIB_ABI_SRC) $(LIB_TG_NATIVE_SRC) $(LIB_FAKE_SRCS), \
 	$(wildcard tests/lib-native/*_test.c))
 LIB_NATIVE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_NATIVE_SRCS))
 LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c lib/copy_struct.c \
@@ -180,6 +181,20 @@ tests: $(LIB_TG_NATIVE_TEST)
 
 tests: $(LIB_FAKE_TESTS)
 
+# The fast path's promises (no clock read, no backend call): the whole
+# library over fake_kmod.h under ASan/UBSan, its clock_gettime() calls
+# counted through --wrap.
+LIB_FASTPATH_TEST := $(BUILD)/host-tests/libaccel_fastpath_test
+
+$(LIB_FASTPATH_TEST): $(LIB_FASTPATH_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h \
+		tests/include/signal_ref.h $(wildcard kmod/core/*.c kmod/core/*.h) \
+		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) \
+		-Wl,--wrap=clock_gettime -o $@ $< $(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
+
+tests: $(LIB_FASTPATH_TEST)
+
 # VM tests of the library, linked statically against libaccel.a.
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)
 LIB_VM_TESTS := $(patsubst tests/lib/%.c,$(BUILD)/tests/%,$(LIB_VM_SRCS))
@@ -194,13 +209,14 @@ $(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIB_VM_DEPS)
 
 tests: $(LIB_NATIVE_TESTS) $(LIB_VM_TESTS)
 
-# The same VM test built with ASan and UBSan over the library's sources
+# Some VM tests built again with ASan and UBSan over the library's sources
 # (dynamically linked: tests/vm/run copies the sanitizer runtimes), with a
-# leak check at the end of each test.
-LIB_VM_ASAN := $(BUILD)/tests/libaccel_core_asan_test
+# leak check at the end of each test: libaccel_X_test.c gives
+# libaccel_X_asan_test.
+LIB_VM_ASAN := $(BUILD)/tests/libaccel_core_asan_test $(BUILD)/tests/libaccel_robust_asan_test
 
-$(LIB_VM_ASAN): tests/lib/libaccel_core_test.c $(LIBACCEL_SRCS) $(wildcard tests/kselftest/*.h) \
-		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+$(LIB_VM_ASAN): $(BUILD)/tests/libaccel_%_asan_test: tests/lib/libaccel_%_test.c $(LIBACCEL_SRCS) \
+		$(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)

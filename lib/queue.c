@@ -15,10 +15,19 @@
  * rule at any index. A submitter that needs room sleeps until the mark
  * that frees it.
  *
+ * The fast path (accel_queue_get_packet(), accel_queue_submit() with the
+ * engine awake) reads no clock and no control-page word but need_wakeup,
+ * which the doorbell protocol needs; the state and the read index are read
+ * when the ring looks full, in waits and in accel_queue_status(). A fault
+ * the producer has not seen yet therefore does not stop a submit: the
+ * packets go to a stopped queue and the next wait, reserve, sync or
+ * status reports -EIO.
+ *
  * Copyright (C) 2026 The vaccel authors
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,92 +35,140 @@
 #include "internal.h"
 
 /*
- * The flight recorder: written by the producer (and by whichever thread
- * first sees a fault), read by accel_queue_describe() from any thread.
- * Every field is an atomic; an entry's seq is odd while it is written and
- * 2 * (index + 1) once entry @index is complete. The fields are stored
- * with release, so a reader that loads a newer field also sees the odd
- * seq after it, and skips the entry instead of printing a mix.
+ * The flight recorder: written by the producer only, read by
+ * accel_queue_describe() from any thread. An entry's seq holds the entry's
+ * index + 1 in its upper 32 bits, then a version count, then a "being
+ * written" bit (bit 0). The writer sets the bit, stores the fields with
+ * release, then stores seq with the bit clear and the version bumped; a
+ * reader loads seq (acquire), the fields (acquire), and seq again: any
+ * change, the bit, or another index means the entry changed under it, and
+ * it is skipped instead of printed as a mix. Fast-path entries (@timed
+ * false) carry no timestamp: no clock read per submit.
  */
-void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b)
+#define FR_SEQ(idx)	((uint64_t)((idx) + 1) << 32)
+
+void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b, bool timed)
 {
-	unsigned int idx = __atomic_fetch_add(&q->fr_next, 1, __ATOMIC_RELAXED);
+	/* one writer: a load and a store, no read-modify-write */
+	unsigned int idx = atomic_load_explicit(&q->fr_next, memory_order_relaxed);
 	struct acc_fr_entry *e = &q->fr[idx % ACC_FR_SIZE];
 
-	__atomic_store_n(&e->seq, 2 * (uint64_t)idx + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->t, acc_now_ns(), __ATOMIC_RELEASE);
-	__atomic_store_n(&e->op, op, __ATOMIC_RELEASE);
-	__atomic_store_n(&e->a, a, __ATOMIC_RELEASE);
-	__atomic_store_n(&e->b, b, __ATOMIC_RELEASE);
-	__atomic_store_n(&e->seq, 2 * (uint64_t)idx + 2, __ATOMIC_RELEASE);
+	atomic_store_explicit(&e->seq, FR_SEQ(idx) | 1, memory_order_relaxed);
+	/* release: pairs with the acquire loads of acc_fr_read() (see above) */
+	atomic_store_explicit(&e->t, timed ? acc_now_ns() : 0, memory_order_release);
+	atomic_store_explicit(&e->op, op, memory_order_release);
+	atomic_store_explicit(&e->a, a, memory_order_release);
+	atomic_store_explicit(&e->b, b, memory_order_release);
+	atomic_store_explicit(&e->seq, FR_SEQ(idx), memory_order_release);
+	/* release: a reader acquiring fr_next sees the complete entry */
+	atomic_store_explicit(&q->fr_next, idx + 1, memory_order_release);
 }
 
-bool acc_fr_read(const struct accel_queue *q, unsigned int idx, struct acc_fr_entry *out)
+/*
+ * A submit right after a submit updates that entry (packets added up, the
+ * new write index) instead of taking a new one: fewer stores on the fast
+ * path, and a run of small submits does not push everything else out.
+ */
+static void fr_submit(struct accel_queue *q, uint64_t n, uint64_t wi)
+{
+	unsigned int next = atomic_load_explicit(&q->fr_next, memory_order_relaxed);
+	struct acc_fr_entry *e = &q->fr[(next - 1) % ACC_FR_SIZE];
+	uint64_t seq;
+
+	if (!next || atomic_load_explicit(&e->op, memory_order_relaxed) != FR_SUBMIT) {
+		acc_fr_add(q, FR_SUBMIT, n, wi, false);
+		return;
+	}
+	seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
+	atomic_store_explicit(&e->seq, seq | 1, memory_order_relaxed);
+	/* release: as in acc_fr_add() */
+	atomic_store_explicit(&e->a, atomic_load_explicit(&e->a, memory_order_relaxed) + n,
+			      memory_order_release);
+	atomic_store_explicit(&e->b, wi, memory_order_release);
+	atomic_store_explicit(&e->seq, seq + 2, memory_order_release);	/* the next version */
+}
+
+bool acc_fr_read(const struct accel_queue *q, unsigned int idx, struct acc_fr_rec *out)
 {
 	const struct acc_fr_entry *e = &q->fr[idx % ACC_FR_SIZE];
-	uint64_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+	/* acquire: pairs with the final release store of seq in acc_fr_add() */
+	uint64_t seq = atomic_load_explicit(&e->seq, memory_order_acquire);
 
-	if (seq != 2 * (uint64_t)idx + 2)
+	if ((seq & ~0xffffffffull) != FR_SEQ(idx) || seq & 1)
 		return false;
-	out->t = __atomic_load_n(&e->t, __ATOMIC_ACQUIRE);
-	out->op = __atomic_load_n(&e->op, __ATOMIC_ACQUIRE);
-	out->a = __atomic_load_n(&e->a, __ATOMIC_ACQUIRE);
-	out->b = __atomic_load_n(&e->b, __ATOMIC_ACQUIRE);
+	/* acquire: a field of a newer write makes its changed seq visible to the re-check */
+	out->t = atomic_load_explicit(&e->t, memory_order_acquire);
+	out->op = atomic_load_explicit(&e->op, memory_order_acquire);
+	out->a = atomic_load_explicit(&e->a, memory_order_acquire);
+	out->b = atomic_load_explicit(&e->b, memory_order_acquire);
 	out->seq = seq;
-	return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq;
+	return atomic_load_explicit(&e->seq, memory_order_relaxed) == seq;
 }
 
-/* Read the control page: read index and state. */
+static void fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b)
+{
+	acc_fr_add(q, op, a, b, true);
+}
+
+/* Read the control page: read index and state. The producer only. */
 static int q_ctrl(struct accel_queue *q, uint64_t *ri, uint32_t *state)
 {
-	struct acc_tp *tp = &q->dev->tp;
+	int ret = tp_check(&q->dev->tp);
 
-	if (tp_is_gone(tp))
-		return -ENODEV;
-	*state = __atomic_load_n(&q->ctrl->state, __ATOMIC_ACQUIRE);
-	*ri = __atomic_load_n(&q->ctrl->read_index, __ATOMIC_ACQUIRE);
-	/* the producer's; accel_queue_completed() reads it from any thread */
-	__atomic_store_n(&q->ri, *ri, __ATOMIC_RELAXED);
+	if (ret)
+		return ret;
+	/* acquire: pairs with the engine's store-release of the state (after the fault record) */
+	*state = acc_load_acquire_u32(&q->ctrl->state);
+	/* acquire: the packets' effects before the read index are visible */
+	*ri = acc_load_acquire_u64(&q->ctrl->read_index);
+	/* published for accel_queue_completed() after a removal */
+	acc_store_relaxed_u64(&q->ri, *ri);
 	return 0;
 }
 
+/*
+ * The queue is not running: -ENODEV if the device is gone (the module
+ * stops every queue of a removed device with REMOVED), else -EIO, logged
+ * once whichever thread sees it first. Any thread.
+ */
 static int q_faulted(struct accel_queue *q)
 {
 	char text[2048];
 
-	/* the module stops every queue of a removed device with REMOVED */
-	if (q->ctrl && __atomic_load_n(&q->ctrl->fault, __ATOMIC_RELAXED) ==
-	    DRM_VACCEL_FAULT_REMOVED) {
+	if (acc_load_relaxed_u32(&q->ctrl->fault) == DRM_VACCEL_FAULT_REMOVED) {
 		tp_mark_gone(&q->dev->tp);
 		return -ENODEV;
 	}
-
-	/* the producer and readers of the state may all get here */
-	if (!__atomic_exchange_n(&q->fault_logged, true, __ATOMIC_RELAXED)) {
-		acc_fr_add(q, FR_FAULT, q->ctrl ? q->ctrl->fault : 0, q->ctrl ? q->ctrl->fault_index : 0);
-		if (acc_log_enabled(ACCEL_LOG_ERROR)) {
-			accel_queue_describe(q, text, sizeof(text));
-			acc_err("%s", text);
-		}
+	atomic_store_explicit(&q->faulted, true, memory_order_relaxed);
+	if (!atomic_exchange_explicit(&q->fault_logged, true, memory_order_relaxed) &&
+	    acc_log_enabled(ACCEL_LOG_ERROR)) {
+		accel_queue_describe(q, text, sizeof(text));
+		acc_err("%s", text);
 	}
 	return -EIO;
 }
 
-static int check_running(struct accel_queue *q)
+int acc_queue_check(struct accel_queue *q)
 {
-	uint64_t ri;
-	uint32_t st;
-	int ret = q_ctrl(q, &ri, &st);
+	int ret = tp_check(&q->dev->tp);
 
 	if (ret)
 		return ret;
-	return st == DRM_VACCEL_QUEUE_RUNNING ? 0 : q_faulted(q);
+	/* acquire: pairs with the engine's store-release of the state */
+	if (acc_load_acquire_u32(&q->ctrl->state) != DRM_VACCEL_QUEUE_RUNNING)
+		return q_faulted(q);
+	return 0;
 }
 
-static void put_mark(struct accel_queue *q, struct drm_vaccel_packet *p, uint64_t idx)
+/* A timeline SIGNAL (a progress mark, record or sync mark) for ring index @idx. */
+static void put_mark(struct accel_queue *q, struct drm_vaccel_packet *slot, uint64_t idx)
 {
-	accel_prep_signal(p, q->timeline->va, DRM_VACCEL_SIGNAL_MAX, q->base + idx + 1);
-	accel_prep_irq(p);
+	struct drm_vaccel_packet p;
+
+	memset(&p, 0, sizeof(p));
+	accel_prep_signal(&p, q->timeline->va, DRM_VACCEL_SIGNAL_MAX, q->base + idx + 1);
+	accel_prep_irq(&p);
+	acc_packet_publish(slot, &p);
 	q->last_sig = idx + 1;
 }
 
@@ -125,6 +182,7 @@ static struct drm_vaccel_packet *take(struct accel_queue *q, int *err)
 
 	*err = 0;
 	if (q->pi + need - q->ri > q->size) {
+		/* the slow path: the ring looks full, read the control page */
 		*err = q_ctrl(q, &ri, &st);
 		if (*err)
 			return NULL;
@@ -133,25 +191,25 @@ static struct drm_vaccel_packet *take(struct accel_queue *q, int *err)
 			return NULL;
 		}
 		if (q->pi + need - ri > q->size) {
-			unsigned int last = __atomic_load_n(&q->fr_next, __ATOMIC_RELAXED) - 1;
+			unsigned int last = atomic_load_explicit(&q->fr_next,
+								 memory_order_relaxed) - 1;
 
-			if (__atomic_load_n(&q->fr[last % ACC_FR_SIZE].op, __ATOMIC_RELAXED) !=
-			    FR_FULL)
-				acc_fr_add(q, FR_FULL, q->pi + need - q->size, ri);
+			if (atomic_load_explicit(&q->fr[last % ACC_FR_SIZE].op,
+						 memory_order_relaxed) != FR_FULL)
+				fr_add(q, FR_FULL, q->pi + need - q->size, ri);
 			*err = -EAGAIN;
 			return NULL;
 		}
 	}
 	if (q->pi == q->next_mark) {
 		put_mark(q, &q->ring[q->pi & q->mask], q->pi);
-		acc_fr_add(q, FR_MARK, q->pi, q->base + q->pi + 1);
-		/* pi and wi: stored atomically for accel_queue_describe() */
-		__atomic_store_n(&q->pi, q->pi + 1, __ATOMIC_RELAXED);
+		acc_fr_add(q, FR_MARK, q->pi, q->base + q->pi + 1, false);
+		acc_store_relaxed_u64(&q->pi, q->pi + 1);
 		q->next_mark += q->interval + 1;
 	}
 	p = &q->ring[q->pi & q->mask];
 	memset(p, 0, sizeof(*p));
-	__atomic_store_n(&q->pi, q->pi + 1, __ATOMIC_RELAXED);
+	acc_store_relaxed_u64(&q->pi, q->pi + 1);
 	return p;
 }
 
@@ -159,51 +217,74 @@ ACCEL_API struct drm_vaccel_packet *accel_queue_get_packet(struct accel_queue *q
 {
 	int err;
 
-	if (!q || tp_is_gone(&q->dev->tp))
+	/*
+	 * Not after a fork (the ring is the parent's). After a removal it
+	 * still hands out the slots the producer knows are free (the ring is
+	 * anonymous memory then, and submit says -ENODEV), so that the slots
+	 * of a successful accel_queue_reserve() are always there.
+	 */
+	if (!q || tp_forked(&q->dev->tp))
 		return NULL;
+	/* the fast path: room by the read index last seen, no mark due */
+	if (q->pi != q->next_mark && q->pi + 1 - q->ri <= q->size) {
+		struct drm_vaccel_packet *p = &q->ring[q->pi & q->mask];
+
+		memset(p, 0, sizeof(*p));
+		acc_store_relaxed_u64(&q->pi, q->pi + 1);
+		return p;
+	}
 	return take(q, &err);
+}
+
+/* KICK, the engine said it sleeps (the slow path of a submit). */
+static int kick(struct accel_queue *q)
+{
+	int ret;
+
+	fr_add(q, FR_KICK, q->wi, 0);
+	ret = tp_kick(&q->dev->tp, q->id);
+	if (ret)
+		acc_err("queue %u on %s: KICK at write index %llu: %s", q->id, q->dev->path,
+			(unsigned long long)q->wi, strerror(-ret));
+	return ret;
 }
 
 ACCEL_API int accel_queue_submit(struct accel_queue *q)
 {
-	struct acc_tp *tp;
-	uint32_t state, nw = 0;
+	uint32_t nw;
 	uint64_t n;
 	int ret;
 
 	if (!q)
 		return -EINVAL;
-	tp = &q->dev->tp;
-	if (tp_is_gone(tp))
-		return -ENODEV;
-	n = q->pi - q->wi;
-	state = __atomic_load_n(&q->ctrl->state, __ATOMIC_ACQUIRE);
-	if (state == DRM_VACCEL_QUEUE_RUNNING && n) {
-		/* 1. the bodies are in the ring already (taken in place) */
-		/* 2. commit: store-release of the write index */
-		__atomic_store_n(q->doorbell, q->pi, __ATOMIC_RELEASE);
-		/*
-		 * 3. full fence (StoreLoad): the engine stores need_wakeup, fences
-		 * and reloads the doorbell; one of us sees the other's store.
-		 */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		/* 4. KICK only if the engine said it sleeps */
-		nw = __atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_RELAXED);
-	}
-	if (state != DRM_VACCEL_QUEUE_RUNNING)
+	ret = tp_check(&q->dev->tp);
+	if (ret)
+		return ret;
+	if (atomic_load_explicit(&q->faulted, memory_order_relaxed))
 		return q_faulted(q);
+	n = q->pi - q->wi;
 	if (!n)
-		return 0;
-	__atomic_store_n(&q->wi, q->pi, __ATOMIC_RELAXED);
-	acc_fr_add(q, FR_SUBMIT, n, q->wi);
+		return acc_queue_check(q);	/* nothing to publish: the state */
+	/* 1. the packet bodies are in the ring already (taken in place) */
+	/* 2. commit: store-release of the write index; pairs with the engine's acquire load */
+	acc_store_release_u64(q->doorbell, q->pi);
+	/*
+	 * 3. full fence (StoreLoad): pairs with the engine's smp_mb() between
+	 * setting need_wakeup and re-reading the doorbells: one of us sees
+	 * the other's store.
+	 */
+	acc_full_fence();
+	/* 4. need_wakeup (relaxed: ordered by the fence); KICK only if set */
+	nw = acc_load_relaxed_u32(&q->ctrl->need_wakeup);
+	acc_store_relaxed_u64(&q->wi, q->pi);
+	fr_submit(q, n, q->wi);
 	if (nw) {
-		acc_fr_add(q, FR_KICK, q->wi, 0);
-		ret = tp_kick(tp, q->id);
-		if (ret) {
-			acc_err("queue %u on %s: KICK at write index %llu: %s", q->id, q->dev->path,
-				(unsigned long long)q->wi, strerror(-ret));
+		/* the slow path anyway: a stopped queue's engine is not woken */
+		ret = acc_queue_check(q);
+		if (!ret)
+			ret = kick(q);
+		if (ret)
 			return ret;
-		}
 	}
 	return (int)n;
 }
@@ -258,48 +339,17 @@ static bool sleep_target(const struct accel_queue *q, uint64_t need, uint64_t *i
 	return have_latest;
 }
 
-/* Sleep until the timeline reaches @value or @deadline passes. */
-static int q_sleep(struct accel_queue *q, uint64_t value, int64_t deadline)
-{
-	struct drm_vaccel_signal_cond c = {
-		.handle = q->timeline->page->buf->handle, .cond = DRM_VACCEL_WAIT_GE,
-		.offset = q->timeline->offset, .value = value,
-	};
-	int64_t d = deadline;
-	uint64_t ri;
-	uint32_t st;
-	int ret;
-
-	if (q->ignore_faults && d - acc_now_ns() > 1000000)
-		d = acc_now_ns() + 1000000;
-	ret = acc_wait(q->dev, &c, 1, q->ignore_faults ? DRM_VACCEL_WAIT_IGNORE_FAULTS : 0, d,
-		       NULL);
-	if (ret == -ETIMEDOUT && d < deadline)
-		return 0;
-	if (ret == -EIO) {
-		/* another queue of the context faulted: ours? */
-		ret = q_ctrl(q, &ri, &st);
-		if (ret)
-			return ret;
-		if (st != DRM_VACCEL_QUEUE_RUNNING)
-			return q_faulted(q);
-		acc_warn("queue %u on %s: another queue of the context faulted; waiting in 1 ms "
-			 "slices from now on", q->id, q->dev->path);
-		q->ignore_faults = true;
-		return 0;
-	}
-	return ret;
-}
 
 /*
- * Wait until the read index reaches @need: spin for the budget, then
- * sleep on the timeline (or, when no mark covers @need, in short naps).
+ * Wait until the read index reaches @need or @deadline: spin for the
+ * budget, then sleep on the timeline (or, when no mark covers @need, in
+ * naps of 20 us doubling to 1 ms, checking the abort between them).
  */
-static int wait_index(struct accel_queue *q, uint64_t need, int64_t timeout_ns,
-		      bool nonblock_eagain, uint32_t fr_op)
+static int wait_index(struct accel_queue *q, uint64_t need, int64_t deadline,
+		      const struct acc_abort *abort, uint32_t fr_op)
 {
-	int64_t deadline = acc_deadline(timeout_ns), spin_end = acc_now_ns() + acc_spin_ns();
-	int64_t nap = 20000, now;
+	int64_t spin_end = acc_now_ns() + acc_spin_ns(), nap = 20000, now;
+	struct accel_event ev = { .signal = q->timeline };
 	uint64_t ri, idx;
 	uint32_t st;
 	int ret, err;
@@ -312,8 +362,8 @@ static int wait_index(struct accel_queue *q, uint64_t need, int64_t timeout_ns,
 			return q_faulted(q);
 		if ((int64_t)(ri - need) >= 0)
 			return 0;
-		if (!timeout_ns)
-			return nonblock_eagain ? -EAGAIN : -ETIMEDOUT;
+		if (abort && acc_ge(acc_signal_load(abort->sig, &err), abort->value))
+			return err ? err : -ECANCELED;
 		now = acc_now_ns();
 		if (now >= deadline)
 			return -ETIMEDOUT;
@@ -325,8 +375,10 @@ static int wait_index(struct accel_queue *q, uint64_t need, int64_t timeout_ns,
 		    !acc_ge(acc_signal_load(q->timeline, &err), value_of(q, idx))) {
 			if (err)
 				return err;
-			acc_fr_add(q, fr_op, need, idx);
-			ret = q_sleep(q, value_of(q, idx), deadline);
+			fr_add(q, fr_op, need, idx);
+			/* the timeline's producer is @q: only its faults end the wait */
+			ev.value = value_of(q, idx);
+			ret = acc_wait_events(&ev, 1, false, deadline, NULL, 0, abort, NULL);
 			if (ret)
 				return ret;
 			nap = 20000;
@@ -335,51 +387,103 @@ static int wait_index(struct accel_queue *q, uint64_t need, int64_t timeout_ns,
 		/* the mark we could sleep on is done and the read index lags, or none */
 		if (nap > deadline - now)
 			nap = deadline - now;
-		{
-			struct timespec ts = { 0, (long)nap };
-
-			nanosleep(&ts, NULL);
-		}
+		nanosleep(&(struct timespec){ 0, (long)nap }, NULL);
 		if (nap < 1000000)
 			nap *= 2;
 	}
 }
 
-ACCEL_API int accel_queue_reserve(struct accel_queue *q, unsigned int n, int64_t timeout_ns)
+/*
+ * Is the ring index @need read already? From the read index last seen
+ * first (no control-page read), then from the control page.
+ */
+static int read_past(struct accel_queue *q, uint64_t need, bool *done)
 {
-	uint64_t slots;
+	uint64_t ri;
+	uint32_t st;
 	int ret;
 
-	if (!q)
-		return -EINVAL;
-	ret = acc_check_dev(q->dev, "queue_reserve");
+	*done = (int64_t)(q->ri - need) >= 0;
+	if (*done)
+		return 0;
+	ret = q_ctrl(q, &ri, &st);
 	if (ret)
 		return ret;
-	slots = slots_for(q, n);
-	if (slots + (q->pi - q->wi) > q->size) {
-		acc_err("queue %u on %s: reserve %u packets (%llu slots with marks) with %llu "
-			"unsubmitted: can never fit a ring of %u", q->id, q->dev->path, n,
-			(unsigned long long)slots, (unsigned long long)(q->pi - q->wi), q->size);
-		return -EINVAL;
-	}
-	if (!n)
-		return check_running(q);
-	return wait_index(q, q->pi + slots - q->size, timeout_ns, true, FR_RESERVE_SLEEP);
+	if (st != DRM_VACCEL_QUEUE_RUNNING)
+		return q_faulted(q);
+	*done = (int64_t)(ri - need) >= 0;
+	return 0;
 }
 
-ACCEL_API int accel_queue_sync(struct accel_queue *q, int64_t timeout_ns)
+/* Check: @n slots (with marks) can ever fit with what is taken and unsubmitted. */
+static int reserve_fits(struct accel_queue *q, unsigned int n, uint64_t *slots)
+{
+	*slots = slots_for(q, n);
+	if (*slots + (q->pi - q->wi) > q->size) {
+		acc_err("queue %u on %s: reserve %u packets (%llu slots with marks) with %llu "
+			"unsubmitted: can never fit a ring of %u", q->id, q->dev->path, n,
+			(unsigned long long)*slots, (unsigned long long)(q->pi - q->wi), q->size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Room for @n packets: 0 (no clock and no control-page read when the read
+ * index last seen shows the room), or a wait until @deadline (computed
+ * from @timeout_ns only then, when @deadline is 0), -EAGAIN if @timeout_ns
+ * is 0.
+ */
+static int reserve(struct accel_queue *q, unsigned int n, int64_t timeout_ns, int64_t deadline,
+		   const struct acc_abort *abort)
+{
+	uint64_t slots, need;
+	bool room;
+	int ret = acc_check_dev(q->dev, "queue_reserve");
+
+	if (!ret)
+		ret = reserve_fits(q, n, &slots);
+	if (ret)
+		return ret;
+	if (!n)
+		return acc_queue_check(q);
+	/* a fault seen before: no room will ever be needed (no control-page read) */
+	if (atomic_load_explicit(&q->faulted, memory_order_relaxed))
+		return q_faulted(q);
+	need = q->pi + slots - q->size;
+	ret = read_past(q, need, &room);
+	if (ret || room)
+		return ret;
+	if (!timeout_ns)
+		return -EAGAIN;
+	return wait_index(q, need, deadline ? deadline : acc_deadline(timeout_ns), abort,
+			  FR_RESERVE_SLEEP);
+}
+
+int acc_queue_reserve(struct accel_queue *q, unsigned int n, int64_t deadline,
+		      const struct acc_abort *abort)
+{
+	return reserve(q, n, -1, deadline, abort);
+}
+
+ACCEL_API int accel_queue_reserve(struct accel_queue *q, unsigned int n, int64_t timeout_ns)
+{
+	if (!q)
+		return -EINVAL;
+	return reserve(q, n, timeout_ns, 0, NULL);
+}
+
+int acc_queue_sync(struct accel_queue *q, int64_t deadline, const struct acc_abort *abort)
 {
 	struct drm_vaccel_packet *p;
 	uint64_t ri;
 	uint32_t st;
 	int ret, err;
 
-	if (!q)
-		return -EINVAL;
 	ret = acc_check_dev(q->dev, "queue_sync");
 	if (ret)
 		return ret;
-	acc_fr_add(q, FR_SYNC, q->wi, 0);
+	fr_add(q, FR_SYNC, q->wi, 0);
 	ret = q_ctrl(q, &ri, &st);
 	if (ret)
 		return ret;
@@ -388,27 +492,38 @@ ACCEL_API int accel_queue_sync(struct accel_queue *q, int64_t timeout_ns)
 	if (ri == q->wi)
 		return 0;
 	/* make the last submitted packet one the host can sleep on */
-	if (q->pi == q->wi && q->last_sig != q->wi && timeout_ns) {
+	if (q->pi == q->wi && q->last_sig != q->wi && deadline > acc_now_ns()) {
 		p = take(q, &err);
 		if (p) {
 			put_mark(q, p, q->pi - 1);
-			acc_fr_add(q, FR_SYNC_MARK, q->pi - 1, value_of(q, q->pi - 1));
+			fr_add(q, FR_SYNC_MARK, q->pi - 1, value_of(q, q->pi - 1));
 			ret = accel_queue_submit(q);
 			if (ret < 0)
 				return ret;
 		}
 	}
-	return wait_index(q, q->wi, timeout_ns, false, FR_SYNC);
+	return wait_index(q, q->wi, deadline, abort, FR_SYNC);
+}
+
+ACCEL_API int accel_queue_sync(struct accel_queue *q, int64_t timeout_ns)
+{
+	if (!q)
+		return -EINVAL;
+	return acc_queue_sync(q, timeout_ns ? acc_deadline(timeout_ns) : 0, NULL);
 }
 
 ACCEL_API int accel_queue_submit_packets(struct accel_queue *q,
 					 const struct drm_vaccel_packet *pkts, unsigned int n,
-					 int64_t timeout_ns)
+					 int64_t timeout_ns, unsigned int *submitted)
 {
+	struct drm_vaccel_packet *ring;
 	unsigned int chunk, i, done = 0;
-	struct drm_vaccel_packet *p;
-	int ret, err;
+	uint64_t pi, mark;
+	uint32_t mask;
+	int ret;
 
+	if (submitted)
+		*submitted = 0;
 	if (!q || (n && !pkts))
 		return -EINVAL;
 	ret = acc_check_dev(q->dev, "queue_submit_packets");
@@ -417,29 +532,49 @@ ACCEL_API int accel_queue_submit_packets(struct accel_queue *q,
 	chunk = (q->size - q->interval) / 2;
 	if (!chunk)
 		chunk = 1;
-	while (done < n) {
-		unsigned int k = n - done < chunk ? n - done : chunk;
-
-		if (q->pi != q->wi) {
-			ret = accel_queue_submit(q);
-			if (ret < 0)
-				return ret;
-		}
-		ret = accel_queue_reserve(q, k, timeout_ns);
-		if (ret)
-			return ret;
-		for (i = 0; i < k; i++) {
-			p = take(q, &err);
-			if (!p)
-				return err ? err : -EAGAIN;
-			*p = pkts[done + i];
-		}
+	/* the program's own packets taken before: published first, not counted */
+	if (q->pi != q->wi) {
 		ret = accel_queue_submit(q);
 		if (ret < 0)
 			return ret;
+	}
+	while (done < n) {
+		unsigned int k = n - done < chunk ? n - done : chunk;
+
+		/* room for the whole batch first: after this, writing it cannot fail */
+		ret = reserve(q, k, timeout_ns, 0, NULL);
+		if (ret)
+			goto out;
+		/* in locals: the ring stores could alias the queue's fields */
+		ring = q->ring;
+		mask = q->mask;
+		mark = q->next_mark;
+		for (i = 0, pi = q->pi; i < k; i++) {
+			if (pi == mark) {
+				put_mark(q, &ring[pi & mask], pi);
+				pi++;
+				mark += q->interval + 1;
+			}
+			/* the whole packet, then its header with a store-release */
+			acc_packet_publish(&ring[pi & mask], &pkts[done + i]);
+			pi++;
+		}
+		q->next_mark = mark;
+		/* published for other threads' readers (describe) */
+		acc_store_relaxed_u64(&q->pi, pi);
+		ret = accel_queue_submit(q);
+		if (ret < 0)
+			goto out;
 		done += k;
 	}
-	return 0;
+	ret = 0;
+out:
+	if (submitted)
+		*submitted = done;
+	if (ret)
+		acc_err("queue %u on %s: submit_packets: %u of %u packets published: %s", q->id,
+			q->dev->path, done, n, strerror(-ret));
+	return ret;
 }
 
 ACCEL_API int accel_queue_record(struct accel_queue *q, struct accel_event *ev)
@@ -451,7 +586,7 @@ ACCEL_API int accel_queue_record(struct accel_queue *q, struct accel_event *ev)
 		return -EINVAL;
 	err = acc_check_dev(q->dev, "queue_record");
 	if (!err)
-		err = check_running(q);	/* an event on a faulted queue never comes */
+		err = acc_queue_check(q);	/* an event on a faulted queue never comes */
 	if (err)
 		return err;
 	p = take(q, &err);
@@ -460,13 +595,13 @@ ACCEL_API int accel_queue_record(struct accel_queue *q, struct accel_event *ev)
 	put_mark(q, p, q->pi - 1);
 	ev->signal = q->timeline;
 	ev->value = value_of(q, q->pi - 1);
-	acc_fr_add(q, FR_RECORD, q->pi - 1, ev->value);
+	acc_fr_add(q, FR_RECORD, q->pi - 1, ev->value, false);
 	return 0;
 }
 
 ACCEL_API int accel_queue_wait_event(struct accel_queue *q, const struct accel_event *ev)
 {
-	struct drm_vaccel_packet *p;
+	struct drm_vaccel_packet *p, w;
 	uint32_t handle;
 	uint64_t va;
 	int err;
@@ -475,7 +610,7 @@ ACCEL_API int accel_queue_wait_event(struct accel_queue *q, const struct accel_e
 		return -EINVAL;
 	err = acc_check_dev(q->dev, "queue_wait_event");
 	if (!err)
-		err = check_running(q);
+		err = acc_queue_check(q);
 	if (err)
 		return err;
 	err = acc_signal_on(q->dev, ev->signal, &handle, &va);
@@ -487,14 +622,16 @@ ACCEL_API int accel_queue_wait_event(struct accel_queue *q, const struct accel_e
 	p = take(q, &err);
 	if (!p)
 		return err;
-	accel_prep_wait(p, va, DRM_VACCEL_WAIT_GE, ev->value, 0, 0);
-	acc_fr_add(q, FR_WAIT_EVENT, va, ev->value);
+	memset(&w, 0, sizeof(w));
+	accel_prep_wait(&w, va, DRM_VACCEL_WAIT_GE, ev->value, 0, 0);
+	acc_packet_publish(p, &w);
+	acc_fr_add(q, FR_WAIT_EVENT, va, ev->value, false);
 	return 0;
 }
 
 ACCEL_API uint64_t accel_queue_submitted(const struct accel_queue *q)
 {
-	return q ? q->wi : 0;
+	return q ? acc_load_relaxed_u64(&q->wi) : 0;
 }
 
 ACCEL_API uint64_t accel_queue_completed(const struct accel_queue *q)
@@ -502,16 +639,16 @@ ACCEL_API uint64_t accel_queue_completed(const struct accel_queue *q)
 	if (!q)
 		return 0;
 	/* any thread: no store into the queue (q->ri is the producer's) */
-	if (tp_is_gone(&q->dev->tp))
-		return __atomic_load_n(&q->ri, __ATOMIC_RELAXED);
-	return __atomic_load_n(&q->ctrl->read_index, __ATOMIC_ACQUIRE);
+	if (tp_check(&q->dev->tp))
+		return acc_load_relaxed_u64(&q->ri);
+	/* acquire: the completed packets' effects are visible to the caller */
+	return acc_load_acquire_u64(&q->ctrl->read_index);
 }
 
 ACCEL_API int accel_queue_status(const struct accel_queue *q, struct accel_queue_fault *fault,
 				 size_t fault_size)
 {
 	struct accel_queue *mq = (struct accel_queue *)q;
-	struct acc_tp *tp;
 	struct accel_queue_fault f;
 	uint32_t st;
 	int ret;
@@ -523,27 +660,25 @@ ACCEL_API int accel_queue_status(const struct accel_queue *q, struct accel_queue
 		if (ret)
 			return ret;
 	}
-	tp = &q->dev->tp;
-	if (tp_is_gone(tp))
-		return -ENODEV;
-	memset(&f, 0, sizeof(f));
-	st = __atomic_load_n(&q->ctrl->state, __ATOMIC_ACQUIRE);
-	if (st != DRM_VACCEL_QUEUE_RUNNING) {
-		f.code = q->ctrl->fault;
-		f.ring_index = q->ctrl->fault_index;
-		f.addr = q->ctrl->fault_addr;
-		f.depth = q->ctrl->fault_depth;
-		f.binding = q->ctrl->fault_binding;
-		f.exec_index = q->ctrl->fault_exec_index;
-	}
+	ret = tp_check(&q->dev->tp);
+	if (ret)
+		return ret;
+	/* acquire: pairs with the engine's store-release of the state after the record */
+	st = acc_load_acquire_u32(&q->ctrl->state);
 	if (st == DRM_VACCEL_QUEUE_RUNNING)
 		return 0;
+	memset(&f, 0, sizeof(f));
+	f.code = acc_load_relaxed_u32(&q->ctrl->fault);
+	f.ring_index = acc_load_relaxed_u64(&q->ctrl->fault_index);
+	f.addr = acc_load_relaxed_u64(&q->ctrl->fault_addr);
+	f.depth = acc_load_relaxed_u32(&q->ctrl->fault_depth);
+	f.binding = acc_load_relaxed_u32(&q->ctrl->fault_binding);
+	f.exec_index = acc_load_relaxed_u64(&q->ctrl->fault_exec_index);
 	if (f.code == DRM_VACCEL_FAULT_REMOVED)
 		return q_faulted(mq);	/* -ENODEV, not a fault of the program */
 	f.packet = q->ring[f.ring_index & q->mask];
 	if (fault)
 		acc_put_struct(fault, fault_size, &f, sizeof(f), ACCEL_QUEUE_FAULT_SIZE_1_0);
-	(void)mq;
 	return -EIO;
 }
 
@@ -612,6 +747,7 @@ ACCEL_API int accel_queue_create(struct accel_device *dev, const struct accel_qu
 	ret = acc_signal_new(dev, true, &q->timeline);
 	if (ret)
 		goto err;
+	q->timeline->queue = q;
 	q->base = acc_signal_load(q->timeline, &err);
 	c.ring_va = q->ring_buf->va;
 	c.ring_size = q->size;
@@ -637,10 +773,10 @@ ACCEL_API int accel_queue_create(struct accel_device *dev, const struct accel_qu
 			strerror(-ret));
 		goto err;
 	}
-	acc_fr_add(q, FR_CREATE, q->id, q->size);
-	pthread_mutex_lock(&dev->lock);
+	fr_add(q, FR_CREATE, q->id, q->size);
+	acc_dev_lock(dev);
 	list_add_tail(&dev->queues, &q->node);
-	pthread_mutex_unlock(&dev->lock);
+	acc_dev_unlock(dev);
 	acc_info("%s: queue %u: ring 0x%llx of %u packets, marks every %u, timeline 0x%llx",
 		 dev->path, q->id, (unsigned long long)c.ring_va, q->size, q->interval,
 		 (unsigned long long)q->timeline->va);
@@ -656,12 +792,13 @@ void acc_queue_free(struct accel_queue *q)
 	struct accel_device *dev = q->dev;
 	int ret;
 
-	pthread_mutex_lock(&dev->lock);
+	acc_dev_lock(dev);
 	list_del(&q->node);
-	pthread_mutex_unlock(&dev->lock);
+	acc_dev_unlock(dev);
 	if (q->created) {
+		/* not in a child of the opener: the queue is the parent's (-ECHILD, no ioctl) */
 		ret = tp_queue_destroy(&dev->tp, q->id);
-		if (ret && ret != -ENODEV)
+		if (ret && ret != -ENODEV && ret != -ECHILD)
 			acc_warn("%s: QUEUE_DESTROY %u: %s", dev->path, q->id, strerror(-ret));
 	}
 	tp_munmap(&dev->tp, (void *)q->doorbell, ACC_PAGE);

@@ -98,6 +98,20 @@ static int k_dmabuf_read_only(int dmabuf)
 	return (fl & O_ACCMODE) == O_RDONLY;
 }
 
+static int k_dup(int fd)
+{
+	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	return nfd < 0 ? -errno : nfd;
+}
+
+static int k_remap(void *addr, int fd, uint64_t offset, size_t len, int prot)
+{
+	void *p = mmap(addr, len, prot, MAP_SHARED | MAP_FIXED, fd, (off_t)offset);
+
+	return p == MAP_FAILED ? -errno : 0;
+}
+
 const struct tp_ops acc_tp_kernel = {
 	.name = "kernel",
 	.open = k_open,
@@ -111,34 +125,79 @@ const struct tp_ops acc_tp_kernel = {
 	.prime_export = k_prime_export,
 	.prime_import = k_prime_import,
 	.dmabuf_read_only = k_dmabuf_read_only,
+	.dup = k_dup,
+	.remap = k_remap,
 };
+
+/* ---- fork ---- */
+
+_Atomic unsigned int acc_fork_gen;
+
+static void fork_child(void)
+{
+	/*
+	 * every transport opened before is the parent's from now on (relaxed:
+	 * the child has one thread now, the one that reads it next)
+	 */
+	atomic_fetch_add_explicit(&acc_fork_gen, 1, memory_order_relaxed);
+	acc_log_fork_child();
+}
+
+static void fork_register(void)
+{
+	pthread_atfork(acc_log_fork_prepare, acc_log_fork_parent, fork_child);
+}
+
+void acc_fork_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, fork_register);
+}
 
 /* ---- the transport object ---- */
 
-int tp_driver_is(const struct tp_ops *ops, const char *path, const char *driver)
+int tp_fd_driver_is(const struct tp_ops *ops, int fd, const char *driver)
 {
 	char name[64];
+	int ret = ops->driver_name(fd, name, sizeof(name));
+
+	/* drmGetVersion() of a file that is not a DRM node */
+	if (ret == -ENOTTY || ret == -EINVAL)
+		return 0;
+	if (ret)
+		return ret;
+	return !strcmp(name, driver);
+}
+
+int tp_driver_is(const struct tp_ops *ops, const char *path, const char *driver)
+{
 	int fd = ops->open(path, 1), ret;
 
 	if (fd < 0)
 		return fd;
-	ret = ops->driver_name(fd, name, sizeof(name));
+	ret = tp_fd_driver_is(ops, fd, driver);
 	ops->close(fd);
-	if (ret)
-		return ret;
-	return !strcmp(name, driver);
+	return ret;
+}
+
+static void tp_init(struct acc_tp *tp, const struct tp_ops *ops, const char *name)
+{
+	acc_fork_init();
+	memset(tp, 0, sizeof(*tp));
+	tp->ops = ops;
+	tp->fd = -1;
+	tp->gen = atomic_load_explicit(&acc_fork_gen, memory_order_relaxed);	/* this process's */
+	snprintf(tp->name, sizeof(tp->name), "%s", name);
+	tp->maps.prev = tp->maps.next = &tp->maps;
+	pthread_mutex_init(&tp->map_lock, NULL);
 }
 
 int tp_open(struct acc_tp *tp, const struct tp_ops *ops, const char *path)
 {
 	int fd;
 
-	memset(tp, 0, sizeof(*tp));
-	tp->ops = ops;
-	tp->fd = -1;
-	snprintf(tp->name, sizeof(tp->name), "%s", path);
-	tp->maps.prev = tp->maps.next = &tp->maps;
-	pthread_mutex_init(&tp->map_lock, NULL);
+	tp_init(tp, ops, path);
 	fd = ops->open(path, 0);
 	if (fd < 0) {
 		pthread_mutex_destroy(&tp->map_lock);
@@ -148,9 +207,32 @@ int tp_open(struct acc_tp *tp, const struct tp_ops *ops, const char *path)
 	return 0;
 }
 
+int tp_open_fd(struct acc_tp *tp, const struct tp_ops *ops, int fd)
+{
+	char name[64];
+	int nfd;
+
+	snprintf(name, sizeof(name), "fd %d", fd);
+	tp_init(tp, ops, name);
+	nfd = ops->dup ? ops->dup(fd) : -EOPNOTSUPP;
+	if (nfd < 0) {
+		pthread_mutex_destroy(&tp->map_lock);
+		return nfd;
+	}
+	tp->fd = nfd;
+	return 0;
+}
+
+/*
+ * Unmap everything, close the file. In a child of the opener the list and
+ * its lock are a snapshot of the parent's (the lock may have been held by
+ * a parent thread at the fork): walk it without the lock, do not destroy
+ * the lock; the child's munmap and close touch only the child.
+ */
 void tp_close(struct acc_tp *tp)
 {
 	struct tp_map *m, *next;
+	bool forked = tp_forked(tp);
 
 	for (m = tp->maps.next; m != &tp->maps; m = next) {
 		next = m->next;
@@ -161,11 +243,13 @@ void tp_close(struct acc_tp *tp)
 	if (tp->fd >= 0)
 		tp->ops->close(tp->fd);
 	tp->fd = -1;
-	pthread_mutex_destroy(&tp->map_lock);
+	if (!forked)
+		pthread_mutex_destroy(&tp->map_lock);
 }
 
 int tp_is_gone(const struct acc_tp *tp)
 {
+	/* acquire: pairs with the release below */
 	return atomic_load_explicit(&tp->gone, memory_order_acquire);
 }
 
@@ -177,6 +261,7 @@ void tp_mark_gone(struct acc_tp *tp)
 	if (!atomic_load(&tp->gone)) {
 		for (m = tp->maps.next; m != &tp->maps; m = m->next)
 			tp->ops->replace_anon(m->addr, m->len, m->prot);
+		/* release: whoever sees gone sees the mappings replaced */
 		atomic_store_explicit(&tp->gone, 1, memory_order_release);
 		acc_err("%s was removed: calls on it fail with -ENODEV from now on",
 			tp->name);
@@ -194,8 +279,10 @@ static int tp_result(struct acc_tp *tp, int ret)
 
 static int tp_ioctl(struct acc_tp *tp, unsigned long request, void *arg)
 {
-	if (tp_is_gone(tp))
-		return -ENODEV;
+	int ret = tp_check(tp);
+
+	if (ret)
+		return ret;
 	return tp_result(tp, tp->ops->ioctl(tp->fd, request, arg));
 }
 
@@ -233,6 +320,9 @@ int tp_gem_close(struct acc_tp *tp, uint32_t handle)
 	/* after a removal the file still holds the handle: close it anyway */
 	if (tp->fd < 0)
 		return -EBADF;
+	/* never in a child: the handle table is the parent's */
+	if (tp_forked(tp))
+		return -ECHILD;
 	return tp->ops->ioctl(tp->fd, DRM_IOCTL_GEM_CLOSE, &c);
 }
 
@@ -278,10 +368,10 @@ int tp_wait_signals(struct acc_tp *tp, struct drm_vaccel_signal_cond *conds, uin
 		.conds = (uintptr_t)conds, .count = n, .flags = flags,
 		.timeout_ns = deadline_ns,
 	};
-	int ret;
+	int ret = tp_check(tp);
 
-	if (tp_is_gone(tp))
-		return -ENODEV;
+	if (ret)
+		return ret;
 	/* not ->ioctl (drmIoctl()): -EINTR must reach the caller's restart loop */
 	ret = tp_result(tp, tp->ops->ioctl_once(tp->fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w));
 	if (!ret && first)
@@ -299,14 +389,36 @@ int tp_signal_write(struct acc_tp *tp, uint32_t handle, uint64_t offset, uint32_
 	return tp_ioctl(tp, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w);
 }
 
+int tp_signal_write_raw(const struct acc_tp *tp, uint32_t handle, uint64_t offset, uint32_t op,
+			uint64_t value)
+{
+	struct drm_vaccel_signal_write w = {
+		.handle = handle, .op = op, .offset = offset, .value = value,
+	};
+	int saved = errno, ret = tp_check(tp);
+
+	if (!ret)
+		ret = tp->ops->ioctl(tp->fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w);
+	errno = saved;
+	return ret;
+}
+
+int tp_signal_eventfd(struct acc_tp *tp, const struct drm_vaccel_signal_cond *cond, int efd,
+		      uint32_t flags)
+{
+	struct drm_vaccel_signal_eventfd a = { .cond = *cond, .fd = efd, .flags = flags };
+
+	return tp_ioctl(tp, DRM_IOCTL_VACCEL_SIGNAL_EVENTFD, &a);
+}
+
 int tp_mmap(struct acc_tp *tp, uint64_t offset, size_t len, int prot, void **addr)
 {
 	struct tp_map *m;
-	int err = 0;
+	int err = tp_check(tp);
 	void *p;
 
-	if (tp_is_gone(tp))
-		return -ENODEV;
+	if (err)
+		return err;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -328,13 +440,35 @@ int tp_mmap(struct acc_tp *tp, uint64_t offset, size_t len, int prot, void **add
 	return 0;
 }
 
+int tp_remap(struct acc_tp *tp, void *addr, uint64_t offset, size_t len, int prot)
+{
+	struct tp_map *m;
+	int ret = tp_check(tp);
+
+	if (ret)
+		return ret;
+	if (!tp->ops->remap)
+		return 0;
+	pthread_mutex_lock(&tp->map_lock);
+	ret = tp_result(tp, tp->ops->remap(addr, tp->fd, offset, len, prot));
+	if (!ret)
+		for (m = tp->maps.next; m != &tp->maps; m = m->next)
+			if (m->addr == addr)
+				m->prot = prot;
+	pthread_mutex_unlock(&tp->map_lock);
+	return ret;
+}
+
+/* Also in a child of the opener: its own copy of the mapping (see tp_close()). */
 void tp_munmap(struct acc_tp *tp, void *addr, size_t len)
 {
+	bool forked = tp_forked(tp);
 	struct tp_map *m;
 
 	if (!addr)
 		return;
-	pthread_mutex_lock(&tp->map_lock);
+	if (!forked)
+		pthread_mutex_lock(&tp->map_lock);
 	for (m = tp->maps.next; m != &tp->maps; m = m->next)
 		if (m->addr == addr) {
 			m->prev->next = m->next;
@@ -342,21 +476,26 @@ void tp_munmap(struct acc_tp *tp, void *addr, size_t len)
 			free(m);
 			break;
 		}
-	pthread_mutex_unlock(&tp->map_lock);
+	if (!forked)
+		pthread_mutex_unlock(&tp->map_lock);
 	tp->ops->munmap(addr, len);
 }
 
 int tp_export(struct acc_tp *tp, uint32_t handle, int writable, int *dmabuf)
 {
-	if (tp_is_gone(tp))
-		return -ENODEV;
+	int ret = tp_check(tp);
+
+	if (ret)
+		return ret;
 	return tp_result(tp, tp->ops->prime_export(tp->fd, handle, writable, dmabuf));
 }
 
 int tp_import(struct acc_tp *tp, int dmabuf, uint32_t *handle)
 {
-	if (tp_is_gone(tp))
-		return -ENODEV;
+	int ret = tp_check(tp);
+
+	if (ret)
+		return ret;
 	return tp_result(tp, tp->ops->prime_import(tp->fd, dmabuf, handle));
 }
 

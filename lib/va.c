@@ -172,7 +172,7 @@ unsigned int va_order_for(const struct acc_va *va, uint64_t size, uint64_t align
 	return order;
 }
 
-int va_alloc(struct acc_va *va, uint64_t size, uint64_t align, uint64_t *addr)
+static int alloc_block(struct acc_va *va, uint64_t size, uint64_t align, uint64_t *addr)
 {
 	unsigned int order, k;
 	struct va_block *b;
@@ -231,6 +231,44 @@ int va_free(struct acc_va *va, uint64_t addr)
 		b->order++;
 	}
 	list_push(va, b);
+	return 0;
+}
+
+/* Give the quarantined blocks back to the allocator, oldest first. */
+static void flush_quarantine(struct acc_va *va)
+{
+	while (va->qlen) {
+		va_free(va, va->quarantine[va->qhead]);
+		va->qhead = (va->qhead + 1) % VA_QUARANTINE;
+		va->qlen--;
+	}
+}
+
+int va_alloc(struct acc_va *va, uint64_t size, uint64_t align, uint64_t *addr)
+{
+	int ret = alloc_block(va, size, align, addr);
+
+	/* the quarantine never makes an allocation fail */
+	if (ret == -ENOSPC && va->qlen) {
+		flush_quarantine(va);
+		ret = alloc_block(va, size, align, addr);
+	}
+	return ret;
+}
+
+int va_retire(struct acc_va *va, uint64_t addr)
+{
+	const struct va_block *b = hash_find(va, addr);
+
+	if (!b || !b->allocated)
+		return -EINVAL;
+	if (va->qlen == VA_QUARANTINE) {
+		va_free(va, va->quarantine[va->qhead]);
+		va->qhead = (va->qhead + 1) % VA_QUARANTINE;
+		va->qlen--;
+	}
+	va->quarantine[(va->qhead + va->qlen) % VA_QUARANTINE] = addr;
+	va->qlen++;
 	return 0;
 }
 

@@ -14,6 +14,12 @@
  *       host noticing): polling the signal vs accel_event_wait() asleep
  *   two-thread cache-line ping-pong: the physical floor of a polled
  *       doorbell round trip (a store seen by another CPU and back)
+ *   the raw queue path (tools/queue_path_work.h) against a bare loop
+ *       that copies a 64-byte packet into a ring slot and store-releases
+ *       the doorbell, the engines held with the stall_engine knob while a
+ *       batch is timed: one packet per doorbell (also against the bare
+ *       loop plus the protocol's full fence and need_wakeup load), 64 per
+ *       doorbell, accel_queue_submit_packets() of 64
  *   the task graph (tools/taskgraph_work.h):
  *       host time per eager task of 4 tensor arguments (accel_tg_submit)
  *           vs the raw accel_queue path for the same packets
@@ -36,6 +42,7 @@
 #include <accel/accel.h>
 
 #include "../tests/kselftest/vaccel_queue_util.h"
+#include "queue_path_work.h"
 #include "taskgraph_work.h"
 
 #define ROUNDS		10		/* alternate library and raw blocks */
@@ -149,7 +156,10 @@ static uint64_t wake_latency(struct accel_queue *q, struct accel_signal *sig,
 	int ret;
 
 	*stamp = 0;
-	p = accel_queue_get_packet(q);
+	ret = accel_queue_reserve(q, 2, 10000000000ll);
+	if (ret)
+		die("reserve", ret);
+	p = accel_queue_get_packet(q);	/* reserved: never NULL */
 	accel_prep_delay(p, WAIT_DELAY_NS);
 	p = accel_queue_get_packet(q);
 	accel_prep_timestamp(p, accel_buffer_va(ts));
@@ -395,6 +405,109 @@ static void tg_matmul(struct accel_device *dev, struct tg_figures *f)
 	free(ref);
 }
 
+/* ---- the raw queue path against the bare loop (tools/queue_path_work.h) ---- */
+
+#define QP_BATCHES	11
+
+struct qp_figures {
+	double med[QP_N];
+	double kicks_per_packet;
+};
+
+/* Hold (@ns > 0) or release (0) every engine of device @id (debugfs stall_engine). */
+static void stall_engines(unsigned int id, unsigned int engines, uint64_t ns)
+{
+	char path[128], val[64];
+	unsigned int e;
+	int ret;
+
+	snprintf(path, sizeof(path), ACCEL_DEBUGFS "/vaccel%u/stall_engine", id);
+	for (e = 0; e < engines; e++) {
+		snprintf(val, sizeof(val), "%u %llu", e, (unsigned long long)ns);
+		ret = vaccel_sysfs_write(path, val);
+		if (ret)
+			die("stall_engine (debugfs)", ret);
+	}
+}
+
+static long long kicks_of(unsigned int id)
+{
+	char buf[1024];
+
+	if (vaccel_dev_debugfs(id, "stats", buf, sizeof(buf)) <= 0)
+		return -1;
+	return vaccel_kv(buf, "kicks");
+}
+
+static void queue_path(struct accel_device *dev, const struct accel_device_props *props,
+		       struct qp_figures *f)
+{
+	static uint64_t ns[QP_N][QP_BATCHES];
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = QP_RING };
+	struct drm_vaccel_packet pkts[64], *bare_ring;
+	struct accel_buffer *ring_buf, *db_buf;
+	long long k0, k1, lib_packets = 0;
+	struct accel_queue *q;
+	uint64_t start = 0, t0, *db;
+	unsigned int b, w;
+	int ret;
+
+	ret = accel_queue_create(dev, &qp, &q);
+	if (!ret)
+		ret = accel_buffer_create(dev, QP_RING * sizeof(*bare_ring), ACCEL_BUFFER_HOST,
+					  &ring_buf);
+	if (!ret)
+		ret = accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &db_buf);
+	if (ret)
+		die("raw queue path set-up", ret);
+	bare_ring = accel_buffer_host(ring_buf);
+	db = accel_buffer_host(db_buf);
+	qp_packets(pkts);
+	k0 = kicks_of(props->id);
+	for (b = 0; b <= QP_BATCHES; b++)	/* batch 0 unmeasured */
+		for (w = 0; w < QP_N; w++) {
+			if (qp_is_lib(w)) {
+				/* the engine awake (need_wakeup clear), then held */
+				ret = qp_lib(QP_LIB_ONE, q, pkts, 1);
+				if (!ret)
+					ret = accel_queue_sync(q, 10000000000ll);
+				if (ret)
+					die("raw queue path: prime", ret);
+				stall_engines(props->id, props->engines, 10000000000ull);
+			}
+			t0 = now_ns();
+			if (qp_is_lib(w)) {
+				ret = qp_lib(w, q, pkts, QP_PACKETS);
+				lib_packets += QP_PACKETS;
+			} else {
+				/* need_wakeup: a word of its own cache line beside the doorbell */
+				qp_bare(bare_ring, db, pkts, start, QP_PACKETS,
+					w == QP_BARE_64 ? 64 : 1,
+					w == QP_FENCED_ONE ? (const volatile uint32_t *)(db + 8) :
+					NULL);
+				start += QP_PACKETS;
+			}
+			if (b)
+				ns[w][b - 1] = now_ns() - t0;
+			if (ret)
+				die("raw queue path", ret);
+			if (qp_is_lib(w)) {
+				stall_engines(props->id, props->engines, 0);
+				ret = accel_queue_sync(q, 10000000000ll);
+				if (ret)
+					die("raw queue path: sync", ret);
+			}
+		}
+	k1 = kicks_of(props->id);
+	for (w = 0; w < QP_N; w++)
+		f->med[w] = (double)median(ns[w], QP_BATCHES) / QP_PACKETS;
+	/* the primes' KICKs counted too: at most one each */
+	f->kicks_per_packet = k0 >= 0 && k1 >= k0 ? (double)(k1 - k0) / lib_packets : -1;
+	accel_buffer_destroy(db_buf);
+	accel_buffer_destroy(ring_buf);
+	accel_queue_destroy(q);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int index = argc > 1 ? (unsigned int)atoi(argv[1]) : 0, i, r;
@@ -409,6 +522,7 @@ int main(int argc, char **argv)
 	struct accel_buffer *ts;
 	double pps1, pps64, pp;
 	struct tg_figures tgf;
+	struct qp_figures qpf;
 	struct bo ring;
 	struct q rawq;
 	int fd, ret;
@@ -475,6 +589,9 @@ int main(int argc, char **argv)
 
 	pp = pingpong_ns();
 
+	/* The raw queue path against the bare loop. */
+	queue_path(dev, &props, &qpf);
+
 	/* The task graph: eager and replayed tasks, the raw path, the matmul. */
 	tg_tasks(dev, 0, &tgf.eager_ns, &tgf.replay_ns, &tgf.waits_chain);
 	tg_tasks(dev, 1, &tgf.chain_eager_ns, &tgf.chain_replay_ns, &tgf.waits_chain);
@@ -496,6 +613,16 @@ int main(int argc, char **argv)
 	       WAITS, spin_med / 1e3, sleep_med / 1e3, (double)sleep_med / spin_med);
 	printf("| polled doorbell round trip (library hot path) vs cache-line ping-pong, 2 threads | %.2f us | ping-pong %.2f us | %.2f | <= 2 |\n",
 	       lib_med / 1e3, pp / 1e3, lib_med / pp);
+	printf("| raw queue path, 1 packet per doorbell: get_packet, 64-byte copy, submit (%.3f KICKs per packet), host ns per packet (median of %d x %u, engines held) | %.1f ns | bare loop: copy + store-release of the doorbell %.1f ns | %.2f | <= 1.5 |\n",
+	       qpf.kicks_per_packet, QP_BATCHES, QP_PACKETS, qpf.med[QP_LIB_ONE],
+	       qpf.med[QP_BARE_ONE], qpf.med[QP_LIB_ONE] / qpf.med[QP_BARE_ONE]);
+	printf("| the same | %.1f ns | bare loop + the protocol's full fence and need_wakeup load %.1f ns | %.2f | |\n",
+	       qpf.med[QP_LIB_ONE], qpf.med[QP_FENCED_ONE],
+	       qpf.med[QP_LIB_ONE] / qpf.med[QP_FENCED_ONE]);
+	printf("| raw queue path, 64 packets per doorbell: 64 x (get_packet, copy), one submit | %.1f ns | bare loop, one doorbell per 64 packets %.1f ns | %.2f | <= 1.5 |\n",
+	       qpf.med[QP_LIB_64], qpf.med[QP_BARE_64], qpf.med[QP_LIB_64] / qpf.med[QP_BARE_64]);
+	printf("| accel_queue_submit_packets() of 64 prepared packets | %.1f ns | bare loop, one doorbell per 64 packets %.1f ns | %.2f | <= 1.5 |\n",
+	       qpf.med[QP_COPY_64], qpf.med[QP_BARE_64], qpf.med[QP_COPY_64] / qpf.med[QP_BARE_64]);
 	printf("| eager task, 4 tensor args (DELAY 0), host time per task (median of %d x %d) | %.2f us | raw accel_queue, same packet %.2f us | %.2f | <= 1 us natively (taskgraph-bench) |\n",
 	       TG_BATCHES, TG_TASKS, tgf.eager_ns / 1e3, tgf.raw_ns / 1e3,
 	       tgf.eager_ns / tgf.raw_ns);

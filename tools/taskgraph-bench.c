@@ -34,6 +34,18 @@
  * The packets per task the fake's engine ran are printed too, so the
  * baseline's packet count can be checked against the library's.
  *
+ * Then the raw queue path itself (queue_path_rows()): the library's host
+ * ns per packet against a bare loop that copies a 64-byte packet into a
+ * ring slot and store-releases the doorbell (the floor of user-mode
+ * submission), measured in the same run:
+ *   one packet per doorbell: accel_queue_get_packet(), a 64-byte copy,
+ *       accel_queue_submit(); against the bare loop, and against the bare
+ *       loop plus what the doorbell protocol adds to it (a full fence and
+ *       the need_wakeup load);
+ *   64 packets per doorbell: 64 x (get_packet, copy), one submit;
+ *   accel_queue_submit_packets() of 64 prepared packets;
+ * the last two against the bare loop storing the doorbell once per 64.
+ *
  * Usage: taskgraph-bench [QUEUES]   (queues of the task graph, default 4)
  *
  * Copyright (C) 2026 The vaccel authors
@@ -42,6 +54,7 @@
 #include <stdlib.h>
 
 #include "../tests/lib-native/fake_kmod.h"
+#include "queue_path_work.h"
 #include "taskgraph_work.h"
 
 #define TASKS		1000
@@ -260,6 +273,98 @@ static void measure(struct accel_device *dev, unsigned int queues, int chain, st
 	accel_queue_destroy(run.q);
 }
 
+/* ---- the raw queue path against the bare loop (tools/queue_path_work.h) ---- */
+
+#define QP_BATCHES	51
+
+/* One timed batch of @way, engine held: host ns per packet into @ns. */
+static void qp_batch(enum qp_way way, struct accel_queue *q, struct drm_vaccel_packet *bare_ring,
+		     uint64_t *db, const struct drm_vaccel_packet *pkts, uint64_t *start, double *ns)
+{
+	uint64_t t0;
+	int ret = 0;
+
+	if (qp_is_lib(way))
+		pause_engine(1);
+	t0 = tgw_now();
+	if (qp_is_lib(way)) {
+		ret = qp_lib(way, q, pkts, QP_PACKETS);
+	} else {
+		qp_bare(bare_ring, db, pkts, *start, QP_PACKETS, way == QP_BARE_64 ? 64 : 1,
+			way == QP_FENCED_ONE ? &q->ctrl->need_wakeup : NULL);
+		*start += QP_PACKETS;
+	}
+	*ns = (double)(tgw_now() - t0) / QP_PACKETS;
+	if (ret)
+		die("raw queue path", ret);
+	if (qp_is_lib(way)) {
+		pause_engine(0);
+		ret = accel_queue_sync(q, TGW_TIMEOUT);
+		if (ret)
+			die("raw queue path: sync", ret);
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The rows of the raw queue path (see the top of the file). */
+static void queue_path_rows(struct accel_device *dev)
+{
+	static double ns[QP_N][QP_BATCHES];
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = QP_RING };
+	struct drm_vaccel_packet pkts[64], *bare_ring;
+	struct accel_buffer *ring_buf, *db_buf;
+	double med[QP_N], x;
+	uint64_t start = 0, c0, calls_lib;
+	struct accel_queue *q;
+	unsigned int b, w;
+	int ret;
+
+	ret = accel_queue_create(dev, &qp, &q);
+	/* the bare loop's ring and doorbell: the same kind of memory as the queue's */
+	if (!ret)
+		ret = accel_buffer_create(dev, QP_RING * sizeof(*bare_ring), ACCEL_BUFFER_HOST,
+					  &ring_buf);
+	if (!ret)
+		ret = accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &db_buf);
+	if (ret)
+		die("raw queue path set-up", ret);
+	bare_ring = accel_buffer_host(ring_buf);
+	qp_packets(pkts);
+	/* one unmeasured round, then the ways in turn, round after round */
+	for (w = 0; w < QP_N; w++)
+		qp_batch(w, q, bare_ring, accel_buffer_host(db_buf), pkts, &start, &x);
+	c0 = __atomic_load_n(&calls, __ATOMIC_RELAXED);
+	for (b = 0; b < QP_BATCHES; b++)
+		for (w = 0; w < QP_N; w++)
+			qp_batch(w, q, bare_ring, accel_buffer_host(db_buf), pkts, &start,
+				 &ns[w][b]);
+	/* backend calls ("syscalls") of all of it: the syncs' waits only */
+	calls_lib = __atomic_load_n(&calls, __ATOMIC_RELAXED) - c0;
+	for (w = 0; w < QP_N; w++) {
+		qsort(ns[w], QP_BATCHES, sizeof(ns[w][0]), cmp_double);
+		med[w] = ns[w][QP_BATCHES / 2];
+	}
+	printf("| raw queue path, 1 packet per doorbell: accel_queue_get_packet, 64-byte copy, accel_queue_submit; host ns per packet (median of %d x %d) | %.2f ns | bare loop: copy + store-release of the doorbell %.2f ns | %.2f | <= 1.5 |\n",
+	       QP_BATCHES, QP_PACKETS, med[QP_LIB_ONE], med[QP_BARE_ONE],
+	       med[QP_LIB_ONE] / med[QP_BARE_ONE]);
+	printf("| the same | %.2f ns | bare loop + the protocol's full fence and need_wakeup load %.2f ns | %.2f | |\n",
+	       med[QP_LIB_ONE], med[QP_FENCED_ONE], med[QP_LIB_ONE] / med[QP_FENCED_ONE]);
+	printf("| raw queue path, 64 packets per doorbell: 64 x (get_packet, copy), one submit | %.2f ns | bare loop, one doorbell per 64 packets %.2f ns | %.2f | <= 1.5 |\n",
+	       med[QP_LIB_64], med[QP_BARE_64], med[QP_LIB_64] / med[QP_BARE_64]);
+	printf("| accel_queue_submit_packets() of 64 prepared packets (%.4f backend calls per packet, syncs included) | %.2f ns | bare loop, one doorbell per 64 packets %.2f ns | %.2f | <= 1.5 |\n",
+	       (double)calls_lib / (QP_BATCHES * 3.0 * QP_PACKETS), med[QP_COPY_64],
+	       med[QP_BARE_64], med[QP_COPY_64] / med[QP_BARE_64]);
+	accel_buffer_destroy(db_buf);
+	accel_buffer_destroy(ring_buf);
+	accel_queue_destroy(q);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int queues = argc > 1 ? (unsigned int)atoi(argv[1]) : 4;
@@ -299,6 +404,7 @@ int main(int argc, char **argv)
 	       TASKS, ind.launch_calls, ind.replay, ind.eager, ind.eager / ind.replay);
 	printf("| graph launch of %d chained tasks (%.1f backend calls per launch), host ns per task | %.1f ns | eager %.0f ns | %.0fx cheaper | >= 20x |\n",
 	       TASKS, chn.launch_calls, chn.replay, chn.eager, chn.eager / chn.replay);
+	queue_path_rows(dev);
 
 	accel_device_close(dev);
 	__atomic_store_n(&stop_engine, 1, __ATOMIC_RELAXED);

@@ -289,9 +289,11 @@ ACCEL_API int accel_tg_create(struct accel_device *const *devs, unsigned int nde
 	tg->deps.need = calloc(tg->nlines, sizeof(*tg->deps.need));
 	tg->deps.touched = calloc(tg->nlines, sizeof(*tg->deps.touched));
 	tg->pk = malloc(TG_MAX_TASK_PACKETS * sizeof(*tg->pk));
+	tg->qarr = calloc(tg->nq, sizeof(*tg->qarr));
 	tg->bcap = 64;
 	tg->bufs = calloc(tg->bcap, sizeof(*tg->bufs));
-	if (!tg->lines || !tg->deps.need || !tg->deps.touched || !tg->pk || !tg->bufs) {
+	if (!tg->lines || !tg->deps.need || !tg->deps.touched || !tg->pk || !tg->bufs ||
+	    !tg->qarr) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -316,6 +318,7 @@ ACCEL_API int accel_tg_create(struct accel_device *const *devs, unsigned int nde
 			ret = accel_queue_create(devs[d], &qp, &l->q);
 			if (ret)
 				goto fail;
+			tg->qarr[line] = l->q;
 			ret = line_init(tg, l, TG_LINE_QUEUE, d, slot[d]++);
 			if (ret)
 				goto fail;
@@ -405,6 +408,7 @@ ACCEL_API void accel_tg_destroy(struct accel_tg *tg)
 	free(tg->deps.need);
 	free(tg->deps.touched);
 	free(tg->pk);
+	free(tg->qarr);
 	free(tg);
 }
 

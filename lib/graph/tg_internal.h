@@ -214,6 +214,7 @@ struct accel_tg {
 	uint32_t map_line;		/* nq + 1 .. nq + ACCEL_TG_MAX_MAPS */
 	uint32_t nlines;
 	struct tg_line *lines;
+	struct accel_queue **qarr;	/* the queues of lines 0 .. nq - 1 (a fault domain) */
 	/* the lines' signals: pages of the task graph's own (fresh, 0) */
 	struct tg_sigpage lpages[ACCEL_TG_MAX_DEVICES][2];
 	/* raised by accel_tg_abort(), one per device (host waits sleep on them) */

@@ -53,22 +53,14 @@ static bool aborted(struct accel_tg *tg)
 int tg_sleep(struct accel_tg *tg, uint64_t id, int64_t deadline)
 {
 	struct tg_line *l = &tg->lines[TG_ID_LINE(id)];
-	struct accel_signal *ab = tg->abort_sig[l->devi];
-	struct drm_vaccel_signal_cond c[2] = {
-		{ .handle = l->lp->pg.buf->handle, .cond = DRM_VACCEL_WAIT_GE,
-		  .offset = l->sig->offset, .value = TG_ID_VALUE(id) },
-		{ .handle = ab->page->buf->handle, .cond = DRM_VACCEL_WAIT_GE,
-		  .offset = ab->offset, .value = atomic_load(&tg->abort_level) },
-	};
-	uint32_t first;
-	int ret;
+	struct accel_event ev = { .signal = l->sig, .value = TG_ID_VALUE(id) };
+	struct acc_abort ab = { .sig = tg->abort_sig[l->devi],
+				.value = atomic_load(&tg->abort_level) };
 
 	if (aborted(tg))
 		return -ECANCELED;
-	ret = acc_wait(tg->devs[l->devi], c, 2, DRM_VACCEL_WAIT_IGNORE_FAULTS, deadline, &first);
-	if (!ret && first == 1)
-		return -ECANCELED;
-	return ret;
+	/* the task graph's queues are its fault domain: another queue's fault does not end it */
+	return acc_wait_events(&ev, 1, false, deadline, tg->qarr, tg->nq, &ab, NULL);
 }
 
 /* the task a faulted ring index of queue line @l belongs to, NULL if gone */
@@ -196,31 +188,36 @@ int tg_wait_id(struct accel_tg *tg, uint64_t id, int64_t deadline, const char *w
 
 int tg_reserve(struct accel_tg *tg, struct tg_line *l, unsigned int n)
 {
+	struct acc_abort ab;
 	int64_t deadline;
 	int ret = accel_queue_reserve(l->q, n, 0);
+
 	if (ret != -EAGAIN)
 		return ret;
 	tg->st.stall_ring++;
 	tg_flush(tg);
+	ab.sig = tg->abort_sig[l->devi];
+	ab.value = atomic_load(&tg->abort_level);
 	deadline = acc_deadline(tg->timeout_ns);
 	for (;;) {
-		int64_t now = acc_now_ns(), slice;
+		int64_t until = deadline;
 
-		if (aborted(tg))
-			return -ECANCELED;
-		if (now >= deadline) {
-			acc_err("task graph: queue %u of %s stayed full for the timeout", l->qi,
-				tg->devs[l->devi]->path);
-			return -ETIMEDOUT;
+		/* the ring may wait for a host task only this thread runs */
+		if (!tg->worker_running && !list_empty(&tg->host_pending)) {
+			tg_run_host_tasks(tg, false);
+			if (deadline - acc_now_ns() > TG_HOST_SLICE)
+				until = acc_now_ns() + TG_HOST_SLICE;
 		}
-		slice = deadline - now > TG_SLEEP_SLICE ? TG_SLEEP_SLICE : deadline - now;
-		ret = accel_queue_reserve(l->q, n, slice);
-		if (ret != -ETIMEDOUT)
-			return ret;
-		ret = tg_check_faults(tg);
-		if (ret)
-			return ret;
+		ret = acc_queue_reserve(l->q, n, until, &ab);
+		if (ret != -ETIMEDOUT || until == deadline)
+			break;
 	}
+	if (ret == -ETIMEDOUT)
+		acc_err("task graph: queue %u of %s stayed full for the timeout", l->qi,
+			tg->devs[l->devi]->path);
+	if (ret == -EIO)
+		tg_check_faults(tg);
+	return ret;
 }
 
 ACCEL_API int accel_tg_task_done(struct accel_tg *tg, uint64_t id)
@@ -385,6 +382,7 @@ ACCEL_API int accel_tg_recover(struct accel_tg *tg)
 
 		accel_queue_destroy(l->q);
 		l->q = nq[i];
+		tg->qarr[i] = nq[i];
 		memset(l->recs, 0, l->q->size * sizeof(*l->recs));
 	}
 	tg_host_abandon(tg);

@@ -7,6 +7,7 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ TEST(strerror_every_code)
 	static const int codes[] = {
 		EINVAL, ENOMEM, ENOSPC, ENODEV, EIO, ETIMEDOUT, EAGAIN, ECANCELED, EPROTO,
 		EACCES, EPERM, E2BIG, EBADF, EMFILE, ENFILE, ENOENT, EBUSY, EFAULT, ENXIO,
-		ERANGE, EOVERFLOW, EINTR, EOPNOTSUPP,
+		ERANGE, EOVERFLOW, EINTR, EOPNOTSUPP, ECHILD, EDEADLK, ENOTTY,
 	};
 	unsigned int i, j;
 
@@ -38,6 +39,16 @@ TEST(strerror_every_code)
 	EXPECT_NE(NULL, strstr(accel_strerror(-ENODEV), "removed"));
 	EXPECT_STREQ("unknown error", accel_strerror(-EHWPOISON));
 	EXPECT_STREQ("unknown error", accel_strerror(-100000));
+	/* any int: -INT_MIN does not exist (UBSan stops the test if it is computed) */
+	EXPECT_STREQ("unknown error", accel_strerror(INT_MIN));
+	EXPECT_STREQ("unknown error", accel_strerror(INT_MAX));
+	/* -E2BIG names its four causes */
+	EXPECT_NE(NULL, strstr(accel_strerror(-E2BIG), "capacity"));
+	EXPECT_NE(NULL, strstr(accel_strerror(-E2BIG), "ring"));
+	EXPECT_NE(NULL, strstr(accel_strerror(-E2BIG), "output heap"));
+	EXPECT_NE(NULL, strstr(accel_strerror(-E2BIG), "size field"));
+	EXPECT_NE(NULL, strstr(accel_strerror(-ECHILD), "fork()"));
+	EXPECT_NE(NULL, strstr(accel_strerror(-EDEADLK), "heap"));
 }
 
 TEST(fault_names)

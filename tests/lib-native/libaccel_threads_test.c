@@ -16,6 +16,7 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -387,6 +388,68 @@ TEST(faulted_queue)
 	ASSERT_EQ(0xff, f.packet.header);
 	ASSERT_EQ(5, accel_queue_completed(faulted));
 	accel_queue_destroy(faulted);
+	accel_device_close(dev);
+}
+
+/*
+ * A buffer sealed by one thread while another maps it and reads its host
+ * pointer: every field they share is read under the device lock (the seal
+ * changes the mapping's protection, the binding and the sealed flag).
+ */
+#define SEAL_ROUNDS	300
+
+static struct accel_buffer *_Atomic sealing;
+static _Atomic int seal_round, map_round;
+
+static void *mapper(void *arg)
+{
+	struct accel_buffer *b;
+	void *p;
+	int r, ret;
+
+	(void)arg;
+	for (r = 1; r <= SEAL_ROUNDS; r++) {
+		while (atomic_load_explicit(&seal_round, memory_order_acquire) < r)
+			sched_yield();
+		b = atomic_load_explicit(&sealing, memory_order_relaxed);
+		ret = accel_buffer_map(b, &p);
+		CHECK(!ret, "map: %d", ret);
+		CHECK(accel_buffer_host(b) == p, "host %p, mapped at %p", accel_buffer_host(b), p);
+		CHECK(((volatile char *)p)[0] == (char)r, "contents");
+		atomic_store_explicit(&map_round, r, memory_order_release);
+	}
+	return NULL;
+}
+
+TEST(seal_while_mapping)
+{
+	struct accel_buffer *b;
+	pthread_t t;
+	void *p;
+	int r;
+
+	ASSERT_EQ(0, acc_device_open_ops(&fake_ops, "fake", &dev));
+	start(&t, mapper, 0);
+	for (r = 1; r <= SEAL_ROUNDS; r++) {
+		ASSERT_EQ(0, accel_buffer_create(dev, 8192, ACCEL_BUFFER_PERSISTENT, &b));
+		ASSERT_EQ(0, accel_buffer_map(b, &p));
+		((char *)p)[0] = (char)r;
+		if (r % 2) {
+			/* half of the rounds: the mapper maps first, then races the seal */
+			atomic_store_explicit(&sealing, b, memory_order_relaxed);
+			atomic_store_explicit(&seal_round, r, memory_order_release);
+			ASSERT_EQ(0, accel_buffer_seal(b));
+		} else {
+			ASSERT_EQ(0, accel_buffer_seal(b));
+			atomic_store_explicit(&sealing, b, memory_order_relaxed);
+			atomic_store_explicit(&seal_round, r, memory_order_release);
+		}
+		while (atomic_load_explicit(&map_round, memory_order_acquire) < r)
+			sched_yield();
+		accel_buffer_destroy(b);
+	}
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, failures);
 	accel_device_close(dev);
 }
 

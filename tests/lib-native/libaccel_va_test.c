@@ -27,14 +27,15 @@ struct live {
 	uint64_t addr, size;
 };
 
-/* Is there a free, naturally aligned block of 2^order bytes in the window? */
-static int oracle_fits(const unsigned char *used, unsigned int order, unsigned int max_order)
+/* Is there a free, naturally aligned block of 2^order bytes in a window of @npg pages? */
+static int oracle_fits_n(const unsigned char *used, unsigned int order, unsigned int max_order,
+			 uint64_t npg)
 {
 	uint64_t bs = 1ull << order, a, p;
 
 	if (order > max_order)
 		return 0;
-	for (a = (START + bs - 1) & ~(bs - 1); a + bs <= START + NPG * PG; a += bs) {
+	for (a = (START + bs - 1) & ~(bs - 1); a + bs <= START + npg * PG; a += bs) {
 		for (p = a; p < a + bs; p += PG)
 			if (used[(p - START) / PG])
 				break;
@@ -42,6 +43,11 @@ static int oracle_fits(const unsigned char *used, unsigned int order, unsigned i
 			return 1;
 	}
 	return 0;
+}
+
+static int oracle_fits(const unsigned char *used, unsigned int order, unsigned int max_order)
+{
+	return oracle_fits_n(used, order, max_order, NPG);
 }
 
 static void run(struct __test_metadata *_metadata, uint64_t seed, unsigned int max_order)
@@ -152,6 +158,123 @@ TEST(device_window)
 	for (i = 0; i < 4096; i++)
 		ASSERT_EQ(0, va_free(&va, addrs[i]));
 	ASSERT_EQ(16, va.nblocks);	/* 2^32, 2^33, ..., 2^47 */
+	va_fini(&va);
+}
+
+/*
+ * The quarantine (va_retire()) against a model: a FIFO of the last
+ * VA_QUARANTINE retired blocks, the oldest freed when a new one comes, all
+ * of them freed when an allocation would otherwise fail. Random
+ * allocations, retirements and frees; the page-map oracle counts
+ * quarantined blocks as used until the model frees them: no allocation
+ * returns a quarantined or live page, and an allocation fails only when
+ * even the live blocks alone leave no room. A window of QNPG pages, so
+ * that both a full quarantine (evictions) and a full window (flushes)
+ * happen.
+ */
+#define QNPG	1500
+TEST(quarantine_vs_model)
+{
+	static unsigned char used[QNPG];
+	static struct live live[QNPG];
+	static uint64_t fifo[VA_QUARANTINE], fifo_size[VA_QUARANTINE];
+	unsigned int nlive = 0, head = 0, qlen = 0, i, k, flushes = 0, evictions = 0, fails = 0;
+	struct acc_va va;
+	uint64_t a, p, size;
+	int ret;
+
+	rng_state = 7;
+	memset(used, 0, sizeof(used));
+	ASSERT_EQ(0, va_init(&va, START, QNPG * PG, 12, 20));
+	for (i = 0; i < OPS; i++) {
+		unsigned int r = rnd() % 100;
+
+		if (nlive && r < 42) {
+			/* retire (mostly) or free a live block */
+			k = rnd() % nlive;
+			a = live[k].addr;
+			size = live[k].size;
+			live[k] = live[--nlive];
+			if (r < 34) {
+				ASSERT_EQ(0, va_retire(&va, a));
+				if (qlen == VA_QUARANTINE) {
+					for (p = fifo[head]; p < fifo[head] + fifo_size[head]; p += PG)
+						used[(p - START) / PG] = 0;
+					head = (head + 1) % VA_QUARANTINE;
+					qlen--;
+					evictions++;
+				}
+				fifo[(head + qlen) % VA_QUARANTINE] = a;
+				fifo_size[(head + qlen) % VA_QUARANTINE] = size;
+				qlen++;
+				/* still allocated while quarantined */
+				ASSERT_EQ(size, va_block_size(&va, a));
+			} else {
+				ASSERT_EQ(0, va_free(&va, a));
+				for (p = a; p < a + size; p += PG)
+					used[(p - START) / PG] = 0;
+			}
+			continue;
+		}
+		size = (1 + rnd() % 4) * PG;
+		k = va_order_for(&va, size, 0);
+		if (!oracle_fits_n(used, k, 20, QNPG)) {
+			/* the model's flush: every quarantined block is free again */
+			static unsigned char live_only[QNPG];
+
+			memset(live_only, 0, sizeof(live_only));
+			for (unsigned int j = 0; j < nlive; j++)
+				for (p = live[j].addr; p < live[j].addr + live[j].size; p += PG)
+					live_only[(p - START) / PG] = 1;
+			if (qlen) {
+				memcpy(used, live_only, sizeof(used));
+				qlen = 0;
+				flushes++;
+			}
+		}
+		ret = va_alloc(&va, size, 0, &a);
+		ASSERT_EQ(va.qlen, qlen);
+		if (!oracle_fits_n(used, k, 20, QNPG)) {
+			ASSERT_EQ(-ENOSPC, ret);
+			fails++;
+			continue;
+		}
+		ASSERT_EQ(0, ret);
+		size = va_block_size(&va, a);
+		for (p = a; p < a + size; p += PG) {
+			ASSERT_EQ(0, used[(p - START) / PG]);	/* neither live nor quarantined */
+			used[(p - START) / PG] = 1;
+		}
+		live[nlive].addr = a;
+		live[nlive++].size = size;
+	}
+	TH_LOG("%u evictions, %u flushes, %u refusals", evictions, flushes, fails);
+	ASSERT_GT(evictions, 0);
+	ASSERT_GT(flushes, 0);
+	ASSERT_GT(fails, 0);
+	EXPECT_EQ(-EINVAL, va_retire(&va, START + 5 * PG + 1));
+	va_fini(&va);
+}
+
+/* Retired addresses come back only after VA_QUARANTINE others were retired. */
+TEST(quarantine_delays_reuse)
+{
+	static uint64_t seen[VA_QUARANTINE + 1];
+	struct acc_va va;
+	uint64_t a;
+	unsigned int i, j;
+
+	ASSERT_EQ(0, va_init(&va, 1ull << 32, (1ull << 48) - (1ull << 32), 12, 47));
+	for (i = 0; i <= VA_QUARANTINE; i++) {
+		ASSERT_EQ(0, va_alloc(&va, 1 << 20, 0, &a));
+		for (j = 0; j < i; j++)
+			ASSERT_NE(seen[j], a);
+		seen[i] = a;
+		ASSERT_EQ(0, va_retire(&va, a));
+	}
+	/* the first one left the quarantine with the last retire: free again */
+	EXPECT_EQ(0, va_block_size(&va, seen[0]));
+	EXPECT_EQ(1 << 20, va_block_size(&va, seen[1]));
 	va_fini(&va);
 }
 

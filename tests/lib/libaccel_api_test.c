@@ -288,7 +288,7 @@ TEST_F(lib, ring_full)
 	struct accel_signal *sig;
 	struct accel_event gate, ev;
 	struct accel_queue *q;
-	unsigned int taken = 0;
+	unsigned int taken = 0, done;
 	uint64_t t0;
 
 	memset(nops, 0, sizeof(nops));	/* NOPs */
@@ -317,7 +317,9 @@ TEST_F(lib, ring_full)
 	EXPECT_EQ(-EINVAL, accel_queue_reserve(q, 17, 0));
 	EXPECT_EQ(-EAGAIN, accel_queue_record(q, &ev));
 	EXPECT_EQ(-EAGAIN, accel_queue_wait_event(q, &gate));
-	EXPECT_EQ(-EAGAIN, accel_queue_submit_packets(q, nops, 40, 0));
+	done = 77;
+	EXPECT_EQ(-EAGAIN, accel_queue_submit_packets(q, nops, 40, 0, &done));
+	EXPECT_EQ(0, done);	/* nothing of it published */
 	t0 = vaccel_now_ms();
 	EXPECT_EQ(-ETIMEDOUT, accel_queue_sync(q, 50000000));
 	EXPECT_LE(50, vaccel_now_ms() - t0);
@@ -326,7 +328,8 @@ TEST_F(lib, ring_full)
 	/* open the gate: all of it runs, then more than a ring's worth */
 	ASSERT_EQ(0, accel_event_signal(&gate));
 	ASSERT_EQ(0, accel_queue_sync(q, 10 * SEC));
-	ASSERT_EQ(0, accel_queue_submit_packets(q, nops, 100, 10 * SEC));
+	ASSERT_EQ(0, accel_queue_submit_packets(q, nops, 100, 10 * SEC, &done));
+	EXPECT_EQ(100, done);
 	ASSERT_EQ(0, accel_queue_sync(q, 10 * SEC));
 	EXPECT_EQ(accel_queue_submitted(q), accel_queue_completed(q));
 	EXPECT_LE(1 + taken + 100, accel_queue_submitted(q));

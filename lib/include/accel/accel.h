@@ -39,9 +39,12 @@
  *   used from any thread; a queue is single-producer (one submitting
  *   thread at a time).
  *
- * Fixed error meanings: -ETIMEDOUT a wait expired, -EIO a queue faulted
- * (its record says why), -ENODEV the device was removed, -EAGAIN a ring is
- * full and the call was asked not to wait, -ECANCELED a wait was aborted.
+ * Fixed error meanings (see <accel/error.h>): -ETIMEDOUT a wait expired,
+ * -EIO a device fault (a queue's record says why), -ECANCELED a wait was
+ * aborted, -ENODEV the device was unplugged, -EAGAIN a ring is full (try
+ * again), -ECHILD an object of the parent process used after fork().
+ *
+ * The library is 64-bit only.
  */
 
 #include <accel/version.h>

@@ -21,7 +21,13 @@ struct accel_device;
  * addresses in user code) and binds the buffer there with the access it
  * needs. A buffer may be used from any thread; destroying it while device
  * work still uses it is safe for the kernel (the pages stay until that
- * work is done) but the program's own business.
+ * work is done) but the program's own business. A freed buffer's device
+ * address is not handed out again at once (the last 256 freed addresses
+ * are held back), so such late device work faults the queue (UNMAPPED)
+ * rather than writing the next buffer.
+ *
+ * The library is 64-bit only: a buffer may be larger than 4 GiB and is
+ * mapped whole.
  */
 struct accel_buffer;
 
@@ -56,7 +62,9 @@ int accel_buffer_create(struct accel_device *dev, uint64_t size, uint32_t flags,
  * @buf: the buffer, or NULL
  *
  * Unmaps it from the host, unbinds it and closes its handle (an imported
- * buffer is freed when its last import is destroyed). A few syscalls.
+ * buffer is freed when its last import is destroyed; a buffer the library
+ * itself still uses, such as one a task graph refers to, when the library
+ * lets go of it). A few syscalls.
  */
 void accel_buffer_destroy(struct accel_buffer *buf);
 
@@ -95,10 +103,12 @@ void *accel_buffer_host(const struct accel_buffer *buf);
  * accel_buffer_seal() - make a persistent buffer read-only for everyone
  * @buf: an ACCEL_BUFFER_PERSISTENT buffer, written by the host
  *
- * Drops its writable host mapping (it is mapped again read-only on the
- * next accel_buffer_map()), rebinds it read-only at the same device
- * address and seals it (DRM_IOCTL_VACCEL_BO_SEAL): from then on EXEC can
- * run it, and nobody can write it.
+ * Makes its host mapping read-only in place (the address the program
+ * holds stays valid, writes through it fault), rebinds it read-only at
+ * the same device address and seals it (DRM_IOCTL_VACCEL_BO_SEAL): from
+ * then on EXEC can run it, and nobody can write it. If sealing fails,
+ * nothing changed: the mapping is writable again at the same address and
+ * the binding is as before.
  *
  * Return: 0; -EINVAL for a buffer that is not persistent; -EBUSY while
  * another writable mapping of it exists (an export, another process).

@@ -20,6 +20,14 @@ extern "C" {
  * device VA space, buffers and queues), a device-VA allocator, a signal
  * slot allocator and a table of imported buffers. It may be used from any
  * thread. Closing it destroys everything still open on it.
+ *
+ * fork(): a device, and everything on it, belongs to the process that
+ * opened it. In a child, every call on it or its objects fails with
+ * -ECHILD (pointer returns are NULL, reads 0) without reaching the device,
+ * except the destroy and close calls, which free the child's memory and
+ * its copies of the mappings and of the file only: no ioctl, so nothing of
+ * the parent's is torn down or written. The child opens devices of its
+ * own. The check is one load and compare per call.
  */
 struct accel_device;
 
@@ -83,16 +91,34 @@ int accel_device_open(unsigned int index, struct accel_device **out);
  * @out: the device
  *
  * Return: 0, or as accel_device_open(); -ENODEV for a node of another
- * driver.
+ * driver or a file that is not a DRM node.
  */
 int accel_device_open_path(const char *path, struct accel_device **out);
+
+/**
+ * accel_device_open_fd() - use an open vaccel file
+ * @fd: a file of a vaccel node (opened by the caller, received over a
+ *	socket, ...); not consumed: the device works on a duplicate
+ *	(F_DUPFD_CLOEXEC), as libdrm_amdgpu does, so the caller may close
+ *	@fd at any time
+ * @out: the device
+ *
+ * The duplicate shares the open file, so the device is the same context
+ * (VA space, handles, queues) as @fd's; objects made through raw ioctls on
+ * @fd are not known to the library.
+ *
+ * Return: 0; -EBADF; -ENODEV if @fd is not a vaccel node (another driver,
+ * or not a DRM file at all); -EPROTO; -EMFILE; -ENOMEM. A few syscalls.
+ */
+int accel_device_open_fd(int fd, struct accel_device **out);
 
 /**
  * accel_device_close() - close a device
  * @dev: the device, or NULL
  *
  * Destroys the queues, signals and buffers still open on it, in that
- * order, then closes its file.
+ * order, then closes its file. In a child after fork(): frees memory only
+ * (see above).
  */
 void accel_device_close(struct accel_device *dev);
 

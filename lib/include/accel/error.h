@@ -10,14 +10,39 @@ extern "C" {
 #endif
 
 /**
+ * DOC: errors
+ *
+ * Every call returns 0 (or a count) or a negative errno. These meanings
+ * are fixed for the whole library:
+ *
+ * - -ETIMEDOUT: a wait expired (its timeout or deadline passed first);
+ * - -EIO: a device fault: a queue the call depends on faulted (its record
+ *   says why: accel_queue_status(), accel_queue_describe());
+ * - -ECANCELED: the wait was aborted (task graphs: accel_tg_abort());
+ * - -ENODEV: the device was unplugged (or a file is not a vaccel node);
+ * - -EAGAIN: the ring is full, try again (a call asked not to wait);
+ * - -ECHILD: the object belongs to the parent process (it was created
+ *   before fork(); in the child only destroy and close work);
+ * - -E2BIG: too big: a buffer above the device's capacity, a task needing
+ *   more packets than a ring holds, an OUTPUT_NEW tensor larger than the
+ *   output heap, or unknown non-zero bytes past the known size of a
+ *   structure with a size field.
+ *
+ * Others keep their usual sense (-EINVAL, -ENOMEM, -ENOSPC, ...): each
+ * function's comment lists its errors, and accel_strerror() names them.
+ */
+
+/**
  * accel_strerror() - describe an error code of this library
  * @err: a negative errno returned by a libaccel function (a positive value
- *	is taken as its negation)
+ *	is taken as its negation; any int is accepted)
  *
  * The text says what the code means for libaccel (for example -EIO: "a
- * queue faulted: see accel_queue_describe_fault()").
+ * device fault: a queue this call depends on faulted; see
+ * accel_queue_status() and accel_queue_describe()").
  *
- * Return: a static string; never NULL. No syscall.
+ * Return: a static string; never NULL ("unknown error" for a code the
+ * library does not return). No syscall. Async-signal-safe.
  */
 const char *accel_strerror(int err);
 

@@ -41,6 +41,14 @@ struct accel_event;
  * serialise, or use one queue per thread). Reading its state
  * (accel_queue_completed(), accel_queue_status(), accel_queue_describe())
  * is safe from any thread.
+ *
+ * The fast path (accel_queue_get_packet(), accel_queue_submit() while the
+ * engine is awake) makes no syscall, reads no clock and reads nothing of
+ * the control page but need_wakeup (the doorbell protocol's). So a submit
+ * does not notice a fault it has not been told about: packets published
+ * to a stopped queue are never run, and the next accel_queue_reserve(),
+ * accel_queue_sync(), accel_queue_status() or wait on the queue's events
+ * returns -EIO.
  */
 struct accel_queue;
 
@@ -102,8 +110,14 @@ struct accel_device *accel_queue_device(const struct accel_queue *q);
  * The slot is zeroed. It belongs to the caller until accel_queue_submit()
  * publishes it with the others taken since the last submit.
  *
- * Return: the slot, or NULL when the ring is full (see
- * accel_queue_reserve()). No syscall.
+ * After accel_queue_reserve(q, n, ...) returned 0, the next @n calls
+ * return slots, even if the device is removed meanwhile (the ring is then
+ * anonymous memory and accel_queue_submit() returns -ENODEV): code that
+ * reserves first need not check for NULL.
+ *
+ * Return: the slot; NULL when the ring is full (see
+ * accel_queue_reserve()), or in a child process after fork() (the queue is
+ * the parent's). No syscall.
  */
 struct drm_vaccel_packet *accel_queue_get_packet(struct accel_queue *q);
 
@@ -117,8 +131,9 @@ struct drm_vaccel_packet *accel_queue_get_packet(struct accel_queue *q);
  * frees enough slots.
  *
  * Return: 0; -EAGAIN (@timeout_ns 0) or -ETIMEDOUT when the ring stays
- * full; -EIO if the queue faulted; -EINVAL if @n can never fit; -ENODEV.
- * May sleep.
+ * full; -EIO if the queue faulted (a fault of another queue does not end
+ * the wait); -EINVAL if @n can never fit; -ENODEV; -ECHILD in a child
+ * process after fork(). May sleep.
  */
 int accel_queue_reserve(struct accel_queue *q, unsigned int n, int64_t timeout_ns);
 
@@ -129,8 +144,11 @@ int accel_queue_reserve(struct accel_queue *q, unsigned int n, int64_t timeout_n
  * One doorbell store for the whole batch; a KICK syscall only if the
  * engine sleeps.
  *
- * Return: the number of packets published, or -EIO if the queue faulted,
- * -ENODEV. No syscall on the hot path.
+ * Return: the number of packets published (0 if none were taken); -EIO if
+ * the queue faulted: known before, nothing is published; found on the
+ * slow path (the engine asked for a KICK), the packets went to the stopped
+ * queue and never run. A fault not seen yet is reported by the next wait
+ * (see above). -ENODEV; -ECHILD. No syscall on the hot path.
  */
 int accel_queue_submit(struct accel_queue *q);
 
@@ -140,12 +158,21 @@ int accel_queue_submit(struct accel_queue *q);
  * @pkts: @n packets
  * @n: how many; any number (batches of what fits)
  * @timeout_ns: how long to wait for room, as accel_queue_reserve()
+ *	(for each batch)
+ * @submitted: if not NULL, set to the number of @pkts published, also on
+ *	failure: pkts[0 .. *submitted) are on the ring, the rest is not, so
+ *	a caller can go on from there
  *
- * Return: 0 once all are published, or as accel_queue_reserve(). May
- * sleep.
+ * Packets the caller took with accel_queue_get_packet() before are
+ * published first (and not counted in @submitted). Each batch is
+ * published whole or not at all: the room is reserved before it is
+ * copied.
+ *
+ * Return: 0 once all are published, or as accel_queue_reserve() and
+ * accel_queue_submit(). May sleep.
  */
 int accel_queue_submit_packets(struct accel_queue *q, const struct drm_vaccel_packet *pkts,
-			       unsigned int n, int64_t timeout_ns);
+			       unsigned int n, int64_t timeout_ns, unsigned int *submitted);
 
 /**
  * accel_queue_record() - an event that is done when the queue gets here
@@ -155,7 +182,11 @@ int accel_queue_submit_packets(struct accel_queue *q, const struct drm_vaccel_pa
  * Takes a slot (a SIGNAL packet with IRQ); publish it with
  * accel_queue_submit().
  *
- * Return: 0, -EAGAIN if the ring is full, -EIO. No syscall.
+ * The event belongs to @q's fault domain: a host wait on it fails with
+ * -EIO when @q faults (and only then, not on another queue's fault).
+ *
+ * Return: 0, -EAGAIN if the ring is full, -EIO, -ENODEV, -ECHILD. No
+ * syscall.
  */
 int accel_queue_record(struct accel_queue *q, struct accel_event *ev);
 
@@ -177,7 +208,8 @@ int accel_queue_wait_event(struct accel_queue *q, const struct accel_event *ev);
  * @q: the queue
  * @timeout_ns: relative timeout, or ACCEL_FOREVER
  *
- * Return: 0, -ETIMEDOUT, -EIO if the queue faulted, -ENODEV. May sleep.
+ * Return: 0, -ETIMEDOUT, -EIO if the queue faulted (only this queue's
+ * fault counts), -ENODEV, -ECHILD. May sleep.
  */
 int accel_queue_sync(struct accel_queue *q, int64_t timeout_ns);
 
@@ -221,9 +253,9 @@ struct accel_queue_fault {
  *	(at least the 1.0 size, at most 4096; past the fields this library
  *	knows, @fault is zeroed); not checked when @fault is NULL
  *
- * Return: 0 if running; -EIO if faulted; -ENODEV after removal; -EINVAL
- * for an @fault_size below the 1.0 size, -E2BIG above 4096 (@fault is
- * then not written). No syscall.
+ * Return: 0 if running; -EIO if faulted; -ENODEV after removal; -ECHILD in
+ * a forked child; -EINVAL for an @fault_size below the 1.0 size, -E2BIG
+ * above 4096 (@fault is then not written). No syscall.
  */
 int accel_queue_status(const struct accel_queue *q, struct accel_queue_fault *fault,
 		       size_t fault_size);

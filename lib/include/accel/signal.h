@@ -25,6 +25,16 @@ struct accel_device;
  * (ACCEL_SPIN_NS, default 20 us), then sleep in the kernel
  * (DRM_IOCTL_VACCEL_WAIT_SIGNALS). Signals and events may be used from any
  * thread.
+ *
+ * Fault domains: an event recorded on a queue (accel_queue_record())
+ * belongs to that queue; a host wait on it fails with -EIO when that queue
+ * faults, and a fault of any other queue (of the same device or not) does
+ * not end it. An event of a signal no queue records on (accel_signal_create(),
+ * accel_signal_import()) fails on no queue's fault: its wait ends when it
+ * is done, times out, or the device goes.
+ *
+ * Async-signal-safe: accel_signal_read() and accel_event_done() (one
+ * atomic load each).
  */
 struct accel_signal;
 
@@ -121,9 +131,10 @@ int accel_event_signal(const struct accel_event *ev);
  *
  * Spins for the spin budget, then sleeps in the kernel.
  *
- * Return: 0 when done; -ETIMEDOUT; -EIO if a queue of the signal's device
- * context faulted first; -ENODEV; -EINTR is not returned (interrupted
- * sleeps restart). May sleep.
+ * Return: 0 when done; -ETIMEDOUT; -EIO if the queue that records the
+ * event faulted first (see the fault domains above); -ENODEV; -ECHILD
+ * (a signal of the parent process, after fork()); -EINTR is not returned
+ * (interrupted sleeps restart). May sleep.
  */
 int accel_event_wait(const struct accel_event *ev, int64_t timeout_ns);
 
@@ -138,10 +149,73 @@ int accel_event_wait(const struct accel_event *ev, int64_t timeout_ns);
  * @timeout_ns: relative timeout, or ACCEL_FOREVER
  * @first: if not NULL, the lowest index done (any) or 0 (all)
  *
- * Return: as accel_event_wait(); -EINVAL for a bad @n or flags. May sleep.
+ * Return: as accel_event_wait() (-EIO when the queue of one of the
+ * events faulted); -EINVAL for a bad @n or flags. May sleep.
  */
 int accel_events_wait(const struct accel_event *evs, unsigned int n, uint32_t flags,
 		      int64_t timeout_ns, unsigned int *first);
+
+/**
+ * accel_event_fd() - a file descriptor that becomes readable when an event is done
+ * @ev: the event
+ * @fd: a new eventfd (close-on-exec, non-blocking), owned by the caller
+ *
+ * For poll(), epoll and io_uring loops: the device adds 1 to the eventfd
+ * when @ev is done (at once if it is done already), and also, so that
+ * nothing waits for ever, when the device is removed and when the queue
+ * recording @ev faults. One-shot: after it fired, accel_event_wait(@ev, 0)
+ * says why (0 done, -EIO its queue faulted, -ENODEV removed), and a new
+ * accel_event_fd() arms again.
+ *
+ * It may also fire when another queue of the same device faults (the
+ * kernel reports faults per device file): then accel_event_wait(@ev, 0)
+ * returns -ETIMEDOUT, and the next accel_event_fd() of the event ignores
+ * faults (it fires when the event is done or the device goes, not when its
+ * queue faults later: use a timeout in the loop). For an event of a signal
+ * no queue records on, faults never fire it.
+ *
+ * Return: 0; -EOPNOTSUPP if the module has no SIGNAL_EVENTFD (uAPI 2);
+ * -ENOSPC when the device file holds its 256 unfired arms; -EMFILE;
+ * -EINVAL; -ENODEV; -ECHILD. Two syscalls (eventfd, SIGNAL_EVENTFD).
+ */
+int accel_event_fd(const struct accel_event *ev, int *fd);
+
+/**
+ * accel_signal_export() - share a signal with another process or device
+ * @sig: the signal
+ * @fd: a new dma-buf file descriptor of the signal's page (close-on-exec),
+ *	owned by the caller; pass it over a Unix socket (SCM_RIGHTS) or to a
+ *	child
+ * @offset: the signal's offset in that page, for accel_signal_import()
+ *
+ * The whole page (the signals next to @sig too) becomes readable and
+ * writable by whoever holds the fd.
+ *
+ * Return: 0, -EINVAL, -EMFILE, -ENODEV, -ECHILD. One syscall.
+ */
+int accel_signal_export(const struct accel_signal *sig, int *fd, uint64_t *offset);
+
+/**
+ * accel_signal_import() - a signal shared by another process or device
+ * @dev: the device that uses it (its queues wait on it, its host waits
+ *	sleep on it)
+ * @fd: a dma-buf from accel_signal_export(); not consumed
+ * @offset: from accel_signal_export()
+ * @out: the signal: the same 64-bit word as the exporter's, so a write or
+ *	a device update on either side is seen by both, and waiters on both
+ *	sides are woken
+ *
+ * accel_signal_next() counts on from the value at import.
+ * accel_signal_destroy() drops this process's view (the page goes with
+ * the last view of it); the word belongs to the exporter.
+ *
+ * Return: 0; -EBADF; -EINVAL if @fd is not a signal page or @offset is
+ * not an 8-byte aligned offset inside it; -ENOSPC; -ENOMEM; -ENODEV;
+ * -ECHILD. A few syscalls (import, BO_INFO, VM_BIND, mmap; one when the
+ * page is imported already).
+ */
+int accel_signal_import(struct accel_device *dev, int fd, uint64_t offset,
+			struct accel_signal **out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The raw queue path's promises, natively over the fake kernel backend
+ * (fake_kmod.h): with room in the ring and the engine awake, taking a slot,
+ * submitting and copying packets in with accel_queue_submit_packets() read
+ * no clock and make no backend call (the stand-in for a syscall); the
+ * flight recorder still records the submits (untimed), and slow-path
+ * entries carry a time. The library is linked with
+ * -Wl,--wrap=clock_gettime, so every clock read of the library is counted.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_kmod.h"
+#include "kselftest_harness.h"
+
+/* fake_kmod.h hides its bookkeeping from ThreadSanitizer; not built with it here. */
+void AnnotateIgnoreSyncBegin(const char *file, int line) { (void)file; (void)line; }
+void AnnotateIgnoreSyncEnd(const char *file, int line) { (void)file; (void)line; }
+void AnnotateIgnoreReadsBegin(const char *file, int line) { (void)file; (void)line; }
+void AnnotateIgnoreReadsEnd(const char *file, int line) { (void)file; (void)line; }
+void AnnotateIgnoreWritesBegin(const char *file, int line) { (void)file; (void)line; }
+void AnnotateIgnoreWritesEnd(const char *file, int line) { (void)file; (void)line; }
+void AnnotateNewMemory(const char *file, int line, const volatile void *mem, size_t size)
+{
+	(void)file;
+	(void)line;
+	(void)mem;
+	(void)size;
+}
+
+int __real_clock_gettime(clockid_t clk, struct timespec *ts);
+int __wrap_clock_gettime(clockid_t clk, struct timespec *ts);
+
+static unsigned long clock_reads, backend_calls;
+
+int __wrap_clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	clock_reads++;
+	return __real_clock_gettime(clk, ts);
+}
+
+static int count_ioctl(int fd, unsigned long req, void *arg)
+{
+	backend_calls++;
+	return f_ioctl(fd, req, arg);
+}
+
+static void *count_mmap(int fd, uint64_t offset, size_t len, int prot, int *err)
+{
+	backend_calls++;
+	return f_mmap(fd, offset, len, prot, err);
+}
+
+TEST(no_clock_no_syscall_on_the_fast_path)
+{
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 4096 };
+	struct drm_vaccel_packet pkts[64], *p;
+	struct tp_ops ops = fake_ops;
+	struct accel_device *dev;
+	struct accel_queue *q;
+	char text[4096];
+	unsigned int i, n;
+
+	ops.ioctl = ops.ioctl_once = count_ioctl;
+	ops.mmap = count_mmap;
+	fake_complete_all = true;
+	ASSERT_EQ(0, acc_device_open_ops(&ops, "fake", &dev));
+	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
+	for (i = 0; i < 64; i++)
+		accel_prep_nop(&pkts[i]);
+	clock_reads = backend_calls = 0;
+	/* one packet per doorbell, then 64 per doorbell (progress marks included) */
+	for (i = 0; i < 1000; i++) {
+		ASSERT_NE(NULL, p = accel_queue_get_packet(q));
+		accel_prep_nop(p);
+		ASSERT_EQ(1, accel_queue_submit(q));
+	}
+	for (i = 0; i < 1000; i++) {
+		ASSERT_NE(NULL, p = accel_queue_get_packet(q));
+		accel_prep_nop(p);
+		if (i % 64 == 63)
+			ASSERT_LE(64, accel_queue_submit(q));
+	}
+	ASSERT_LE(40, accel_queue_submit(q));
+	/* copied in: with room known, no clock even with a timeout */
+	for (i = 0; i < 15; i++) {
+		ASSERT_EQ(0, accel_queue_submit_packets(q, pkts, 64, 1000000000, &n));
+		ASSERT_EQ(64, n);
+	}
+	EXPECT_EQ(0, clock_reads);
+	EXPECT_EQ(0, backend_calls);
+	/* the engine runs it all; a sync is the slow path: it reads the clock */
+	while (fake_engine_step(4096))
+		;
+	ASSERT_EQ(0, accel_queue_sync(q, 1000000000));
+	EXPECT_LT(0, clock_reads);
+	/* the recorder has the submits (merged, untimed) and the timed sync */
+	ASSERT_LT(0, accel_queue_describe(q, text, sizeof(text)));
+	TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "- submit        packets="));
+	EXPECT_NE(NULL, strstr(text, " sync "));
+	accel_queue_destroy(q);
+	accel_device_close(dev);
+}
+
+TEST_HARNESS_MAIN
