@@ -15,7 +15,7 @@ extern "C" {
  *	is taken as its negation)
  *
  * The text says what the code means for libaccel (for example -EIO: "a
- * queue faulted: see accel_queue_describe_fault()").
+ * queue faulted: see accel_queue_status() and accel_queue_describe()").
  *
  * Return: a static string; never NULL. No syscall.
  */
