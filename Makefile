@@ -205,14 +205,27 @@ clean:
 dkms-install:
 	tools/dkms-install
 
-# DESTDIR stages everything (module under DESTDIR/lib/modules, depmod on
-# that tree); without it a running udev applies the rule at once.
+# DESTDIR stages everything (module under DESTDIR/lib/modules); without it
+# depmod runs and a running udev applies the rule at once.
 UDEV_RULES_DIR ?= /usr/lib/udev/rules.d
 UDEV_RELOAD = if [ -z "$(DESTDIR)" ] && [ -S /run/udev/control ]; then \
 	udevadm control --reload && udevadm trigger --subsystem-match=accel --action=change; fi
 
+# Debian's kernel headers carry no module signing key (CONFIG_MODULE_SIG_KEY)
+# and no System.map: left alone, modules_install would try to sign (and
+# print sign-file's errors; the module stays unsigned) and skip depmod with
+# a warning. So it signs only when the key is there, and depmod runs here:
+# on the system itself, or, for a DESTDIR stage, where the staged module
+# is finally installed (a stage has no modules.order to run it on).
+MODULE_SIG_KEY = $(shell sed -n 's/^CONFIG_MODULE_SIG_KEY="*\([^"]*\)"*$$/\1/p' \
+	$(KDIR)/include/config/auto.conf 2>/dev/null)
+MODULES_INSTALL_FLAGS = INSTALL_MOD_PATH=$(DESTDIR) cmd_depmod=: quiet_cmd_depmod= \
+	$(if $(MODULE_SIG_KEY),$(if $(wildcard $(MODULE_SIG_KEY) $(KDIR)/$(MODULE_SIG_KEY)),, \
+	CONFIG_MODULE_SIG_ALL=))
+
 install: module
-	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	$(MAKE) -C $(KDIR) M=$(TOP) $(MODULES_INSTALL_FLAGS) modules_install
+	$(if $(DESTDIR),@echo "  staged: run 'depmod $(KVER)' where vaccel.ko is installed",depmod -a $(KVER))
 	install -D -m 0644 udev/60-vaccel.rules $(DESTDIR)$(UDEV_RULES_DIR)/60-vaccel.rules
 	$(UDEV_RELOAD)
 

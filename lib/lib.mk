@@ -62,10 +62,17 @@ $(LIBACCEL_A): $(LIBACCEL_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-# PREFIX is baked in: rebuild when it changes
+# Relocatable: the prefix is ${pcfiledir} (LIBDIR/pkgconfig) plus the way
+# from there to PREFIX, and libdir and includedir are relative to it, so the
+# file works wherever the tree is (a DESTDIR stage, a moved prefix). The
+# relative paths depend on PREFIX, LIBDIR and INCLUDEDIR: rebuilt when they
+# change.
+pc_rel = $(shell realpath -m --relative-to=$(1) $(2))
 $(LIBACCEL_PC): lib/libaccel.pc.in FORCE
 	@mkdir -p $(@D)
-	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	@sed -e 's|@PC_TO_PREFIX@|$(call pc_rel,$(LIBDIR)/pkgconfig,$(PREFIX))|' \
+		-e 's|@LIBDIR_REL@|$(call pc_rel,$(PREFIX),$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR_REL@|$(call pc_rel,$(PREFIX),$(INCLUDEDIR))|' \
 		-e 's|@VERSION@|$(LIBACCEL_VERSION)|' $< > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
