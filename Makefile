@@ -109,6 +109,8 @@ $(BUILD)/host-tests/%: tests/host/%.c uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 
+$(BUILD)/host-tests/bench_noise_test: tools/bench_noise.h
+
 $(CORE_TESTS): $(BUILD)/host-tests/%: tests/core/%.c $(CORE_DEPS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $< $(CORE_SRCS) -lm
@@ -126,7 +128,7 @@ $(KSFT_SHIM): tests/vm/ksft_timeout_scale.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 $(WARN_CFLAGS) -shared -fPIC -o $@ $<
 
-$(BENCH): tools/vaccel-bench.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h
+$(BENCH): tools/vaccel-bench.c tools/bench_noise.h $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 $(WARN_CFLAGS) -pthread -I$(TOP)/uapi $(DRM_CFLAGS) \
 		-o $@ $<

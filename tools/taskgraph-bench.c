@@ -43,9 +43,12 @@
 
 #include "../tests/lib-native/fake_kmod.h"
 #include "taskgraph_work.h"
+#include "bench_noise.h"
 
 #define TASKS		1000
 #define BATCHES		50
+
+static struct bench_noise noise;
 
 /* fake_kmod.h hides its bookkeeping from ThreadSanitizer; not built with it here. */
 void AnnotateIgnoreSyncBegin(const char *file, int line) { (void)file; (void)line; }
@@ -226,6 +229,8 @@ static void measure(struct accel_device *dev, unsigned int queues, int chain, st
 	m0.tg = run.tg;
 	made = batches(EAGER, &run, e, take_mark, &m0);
 	accel_tg_get_stats(run.tg, &st1);
+	bench_noise_samples(&noise, chain ? "eager, chained" : "eager, independent", e, BATCHES,
+			    BATCHES);
 	f->eager = median_per_task(e, BATCHES);
 	f->calls_per_task = (double)made / (BATCHES * TASKS);
 	f->packets_per_task = (double)(packets_run() - m0.packets) / (BATCHES * TASKS);
@@ -238,6 +243,8 @@ static void measure(struct accel_device *dev, unsigned int queues, int chain, st
 	if (ret)
 		die("capture", ret);
 	made = batches(REPLAY, &run, r, NULL, NULL);
+	bench_noise_samples(&noise, chain ? "graph launch, chained" : "graph launch, independent", r,
+			    BATCHES, BATCHES);
 	f->replay = median_per_task(r, BATCHES);
 	f->launch_calls = (double)made / BATCHES;
 	accel_graph_exec_destroy(run.ge);
@@ -253,6 +260,8 @@ static void measure(struct accel_device *dev, unsigned int queues, int chain, st
 	if (ret)
 		die("raw queue set-up", ret);
 	batches(RAW, &run, w, NULL, NULL);
+	bench_noise_samples(&noise, chain ? "raw path, chained" : "raw path, independent", w, BATCHES,
+			    BATCHES);
 	f->raw = median_per_task(w, BATCHES);
 	accel_signal_destroy(run.sig);
 	accel_queue_destroy(run.q);
@@ -297,6 +306,7 @@ int main(int argc, char **argv)
 	       TASKS, ind.launch_calls, ind.replay, ind.eager, ind.eager / ind.replay);
 	printf("| graph launch of %d chained tasks (%.1f backend calls per launch), host ns per task | %.1f ns | eager %.0f ns | %.0fx cheaper | >= 20x |\n",
 	       TASKS, chn.launch_calls, chn.replay, chn.eager, chn.eager / chn.replay);
+	bench_noise_report(&noise, stdout);
 
 	accel_device_close(dev);
 	__atomic_store_n(&stop_engine, 1, __ATOMIC_RELAXED);

@@ -21,8 +21,12 @@
 #include <time.h>
 
 #include "graph/tensormap.h"
+#include "../tools/bench_noise.h"
+
+#define BLOCKS	5	/* each rate is also timed in blocks: repeats for bench_noise.h */
 
 static uint64_t sink;
+static struct bench_noise noise;
 
 static void on_dep(void *arg, uint64_t task, enum tm_dep_kind kind)
 {
@@ -104,8 +108,9 @@ static int measure(int two_d, uint32_t n, uint64_t iters, double *tree_rate, dou
 	struct tensormap *tm;
 	struct accel_tensor t;
 	uint64_t k, lin_iters;
-	uint32_t i;
-	double t0;
+	uint32_t i, b;
+	double t0, tb, blk[BLOCKS];
+	char what[48];
 	int ret;
 
 	if (!q || !l.lay || !l.task || tm_create(NULL, NULL, &tm))
@@ -123,18 +128,28 @@ static int measure(int two_d, uint32_t n, uint64_t iters, double *tree_rate, dou
 		if (tm_deps(tm, &q[i], ACCEL_INPUT, n, on_dep, NULL) != 1 || lin_deps(&l, &q[i]) != 1)
 			return -1;
 	t0 = now();
-	for (k = 0; k < iters; k++) {
-		ret = tm_deps(tm, &q[k & 1023], ACCEL_INPUT, n, on_dep, NULL);
-		sink += (uint64_t)ret;
+	for (b = 0, k = 0; b < BLOCKS; b++) {
+		for (tb = now(); k < iters * (b + 1) / BLOCKS; k++) {
+			ret = tm_deps(tm, &q[k & 1023], ACCEL_INPUT, n, on_dep, NULL);
+			sink += (uint64_t)ret;
+		}
+		blk[b] = (double)(iters / BLOCKS) / (now() - tb);
 	}
 	*tree_rate = iters / (now() - t0);
+	snprintf(what, sizeof(what), "%s-D tree, N=%u", two_d ? "2" : "1", n);
+	bench_noise_repeats(&noise, what, blk, BLOCKS);
 	lin_iters = iters * 16 / n;
 	if (lin_iters > iters)
 		lin_iters = iters;
 	t0 = now();
-	for (k = 0; k < lin_iters; k++)
-		sink += (uint64_t)lin_deps(&l, &q[k & 1023]);
+	for (b = 0, k = 0; b < BLOCKS; b++) {
+		for (tb = now(); k < lin_iters * (b + 1) / BLOCKS; k++)
+			sink += (uint64_t)lin_deps(&l, &q[k & 1023]);
+		blk[b] = (double)(lin_iters / BLOCKS) / (now() - tb);
+	}
 	*lin_rate = lin_iters / (now() - t0);
+	snprintf(what, sizeof(what), "%s-D linear, N=%u", two_d ? "2" : "1", n);
+	bench_noise_repeats(&noise, what, blk, BLOCKS);
 	tm_destroy(tm);
 	free(l.lay);
 	free(l.task);
@@ -162,5 +177,6 @@ int main(int argc, char **argv)
 		printf("%6u  %12.2f %12.2f %6.1fx  %12.2f %12.2f %6.1fx\n", sizes[i], r[0] / 1e6,
 		       r[1] / 1e6, r[0] / r[1], r[2] / 1e6, r[3] / 1e6, r[2] / r[3]);
 	}
+	bench_noise_report(&noise, stdout);
 	return sink == 42 ? 2 : 0;
 }
