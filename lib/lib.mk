@@ -46,21 +46,21 @@ uninstall: uninstall-lib
 
 $(LIBACCEL_DIR)/obj/%.o: lib/%.c $(LIBACCEL_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(LIBACCEL_PIC_CFLAGS) -c -o $@ $<
+	$(call quiet,CC,$@)$(CC) $(LIBACCEL_PIC_CFLAGS) -c -o $@ $<
 
 $(LIBACCEL_SO_REAL): $(LIBACCEL_OBJS) lib/libaccel.map
-	$(CC) -shared -Wl,-soname,$(LIBACCEL_SONAME) -Wl,--version-script=lib/libaccel.map \
+	$(call quiet,LD,$@)$(CC) -shared -Wl,-soname,$(LIBACCEL_SONAME) -Wl,--version-script=lib/libaccel.map \
 		-Wl,-z,defs -o $@ $(LIBACCEL_OBJS) $(LIBACCEL_LIBS)
 
 $(LIBACCEL_DIR)/$(LIBACCEL_SONAME): $(LIBACCEL_SO_REAL)
-	ln -sf $(notdir $<) $@
+	$(Q)ln -sf $(notdir $<) $@
 
 $(LIBACCEL_SO): $(LIBACCEL_DIR)/$(LIBACCEL_SONAME)
-	ln -sf $(notdir $<) $@
+	$(Q)ln -sf $(notdir $<) $@
 
 $(LIBACCEL_A): $(LIBACCEL_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call quiet,AR,$@)ar rcs $@ $^
 
 # Relocatable: the prefix is ${pcfiledir} (LIBDIR/pkgconfig) plus the way
 # from there to PREFIX, and libdir and includedir are relative to it, so the
@@ -120,7 +120,7 @@ LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/versio
 $(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LIBSRCS) \
 		$(wildcard tests/lib-native/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -ffunction-sections -Wl,--gc-sections \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -ffunction-sections -Wl,--gc-sections \
 		-I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< $(LIB_NATIVE_LIBSRCS) $(LIBACCEL_LIBS)
 
 # The threading rules under ThreadSanitizer (which does not mix with ASan):
@@ -131,7 +131,7 @@ LIB_TSAN_TEST := $(BUILD)/host-tests/libaccel_threads_test
 $(LIB_TSAN_TEST): $(LIB_TSAN_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h tests/include/signal_ref.h \
 		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	clang $(TEST_CFLAGS) -O1 -fsanitize=thread -fno-omit-frame-pointer -I$(TOP)/lib \
+	$(call quiet,CC,$@)clang $(TEST_CFLAGS) -O1 -fsanitize=thread -fno-omit-frame-pointer -I$(TOP)/lib \
 		$(LIBACCEL_CFLAGS) -o $@ $< $(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_TSAN_TEST)
@@ -143,7 +143,7 @@ LIB_ABI_TEST := $(BUILD)/host-tests/libaccel_abi_test
 $(LIB_ABI_TEST): $(LIB_ABI_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h \
 		tests/lib-native/prng.h tests/include/signal_ref.h $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 # The inline helpers' exported twins: the test dlopen()s the built library.
@@ -162,7 +162,7 @@ LIB_VM_DEPS = $(LIBACCEL_A) $(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBA
 
 $(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIB_VM_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) $(LIBACCEL_CFLAGS) -static -o $@ $< $(LIBACCEL_A) \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) $(LIBACCEL_CFLAGS) -static -o $@ $< $(LIBACCEL_A) \
 		$(shell pkg-config --static --libs libdrm) -pthread
 
 tests: $(LIB_NATIVE_TESTS) $(LIB_VM_TESTS)
@@ -175,7 +175,7 @@ LIB_VM_ASAN := $(BUILD)/tests/libaccel_core_asan_test
 $(LIB_VM_ASAN): tests/lib/libaccel_core_test.c $(LIBACCEL_SRCS) $(wildcard tests/kselftest/*.h) \
 		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_VM_ASAN)

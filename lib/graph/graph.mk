@@ -20,7 +20,7 @@ TENSORMAP_BENCH := $(BUILD)/tools/tensormap-bench
 
 $(TENSORMAP_BENCH): tools/tensormap-bench.c tools/bench_noise.h lib/graph/tensormap.c $(GRAPH_HDRS)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 $(WARN_CFLAGS) -I$(TOP)/lib -I$(TOP)/lib/include \
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 $(WARN_CFLAGS) -I$(TOP)/lib -I$(TOP)/lib/include \
 		-o $@ tools/tensormap-bench.c lib/graph/tensormap.c
 
 all: $(TENSORMAP_BENCH)
