@@ -189,7 +189,7 @@ check-debug: deps
 # source (the kselftest headers are for the tests), no test binaries.
 RUN_FILES = $(BUILD)/tools/accel-info $(EXAMPLES) $(BUILD)/tools/accel-bench $(BENCH)
 run: deps-run
-	$(MAKE) module $(RUN_FILES) $(TASKGRAPH_BENCH) $(TENSORMAP_BENCH)
+	$(Q)$(MAKE) module $(RUN_FILES) $(TASKGRAPH_BENCH) $(TENSORMAP_BENCH)
 	$(Q)tests/vm/run --module $(TOP)/vaccel.ko $(addprefix --file ,$(RUN_FILES)) -- \
 		'accel-info && fill_copy_wait && two_devices && replay_exec && tiled_matmul && \
 		accel-bench && vaccel-bench'
@@ -198,7 +198,7 @@ run: deps-run
 
 # The benchmark table (Documentation/queues.rst), measured in the VM.
 bench: deps-run
-	$(MAKE) module $(BENCH)
+	$(Q)$(MAKE) module $(BENCH)
 	$(Q)tests/vm/run --module $(TOP)/vaccel.ko --file $(BENCH) -- vaccel-bench
 
 # vaccel_trace.h is left out of checkpatch: the TRACE_EVENT macro language
