@@ -69,9 +69,22 @@ BENCH := $(BUILD)/tools/vaccel-bench
 # alarm() scaling preloaded by tests/vm/kselftests on the debug kernel
 KSFT_SHIM := $(BUILD)/lib/ksft_timeout_scale.so
 
-.PHONY: all module tests check run lint deps clean kernel-check dkms-install dkms-uninstall bench \
+.PHONY: all module tests check run lint deps deps-run clean kernel-check dkms-install \
+	dkms-uninstall bench \
 	install uninstall
 .PHONY: debug-kernel debug-module check-debug
+
+# Build lines are short, kernel style ("  CC      build/lib/obj/buffer.o",
+# Kbuild's own for the module); V=1 prints the whole commands. Recipes
+# start with $(call quiet,WHAT,TARGET) or $(Q).
+ifeq ($(V),1)
+quiet =
+Q =
+else
+quiet = @printf '  %-7s %s\n' '$(1)' '$(patsubst $(TOP)/%,%,$(2))';
+Q = @
+endif
+MAKEFLAGS += --no-print-directory
 
 # libaccel, its tools, examples and tests add their rules (and add to
 # "all", "install" and "uninstall") in these fragments.
@@ -86,53 +99,60 @@ kernel-check:
 		exit 1; fi
 
 $(COMPAT_H): kmod/compat/probe $(wildcard kmod/compat/probes/*.c) | kernel-check
-	kmod/compat/probe $(KDIR) $@
+	$(call quiet,PROBE,$@)kmod/compat/probe $(KDIR) $@
 
 module: $(COMPAT_H) | kernel-check
-	$(MAKE) -C $(KDIR) M=$(TOP) W=1 modules
+	$(Q)$(MAKE) -C $(KDIR) M=$(TOP) W=1 modules
 
 $(LINUX_SRC_STAMP): tools/fetch-linux-source
-	tools/fetch-linux-source $(LINUX_SRC)
+	$(call quiet,FETCH,$(LINUX_SRC))tools/fetch-linux-source $(LINUX_SRC)
 
 tests: $(KSELFTESTS) $(COMPAT32_TESTS) $(HOST_TESTS) $(CORE_TESTS) $(CORE_FUZZ) $(FUZZ_SEEDS) \
 	$(BENCH) $(KSFT_SHIM)
 
 $(BUILD)/tests/%: tests/kselftest/%.c $(wildcard tests/kselftest/*.h tests/include/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $< -lm
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -o $@ $< -lm
 
 $(COMPAT32_TESTS): $(BUILD)/tests/%: tests/compat32/%.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) -m32 -static -D_FILE_OFFSET_BITS=64 $(TEST_CFLAGS) -o $@ $<
+	$(call quiet,CC,$@)$(CC) -m32 -static -D_FILE_OFFSET_BITS=64 $(TEST_CFLAGS) -o $@ $<
 
 $(BUILD)/host-tests/%: tests/host/%.c uapi/drm/vaccel_accel.h $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $<
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -o $@ $<
+
+$(BUILD)/host-tests/bench_noise_test: tools/bench_noise.h
 
 $(CORE_TESTS): $(BUILD)/host-tests/%: tests/core/%.c $(CORE_DEPS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $< $(CORE_SRCS) -lm
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $< $(CORE_SRCS) -lm
 
 $(CORE_FUZZ): tests/core/core_fuzz.c $(CORE_DEPS)
 	@mkdir -p $(@D)
-	clang -std=gnu11 -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer $(SAN_FLAGS) \
+	$(call quiet,CC,$@)clang -std=gnu11 -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer $(SAN_FLAGS) \
 		-I$(TOP)/uapi -I$(TOP)/tests/include $(DRM_CFLAGS) -o $@ $< $(CORE_SRCS)
 
 $(FUZZ_SEEDS): tests/core/fuzz_seeds.c tests/core/core_fuzz.h uapi/drm/vaccel_accel.h
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -O2 $(WARN_CFLAGS) -I$(TOP)/uapi $(DRM_CFLAGS) -o $@ $<
+	$(call quiet,CC,$@)$(CC) -std=c11 -O2 $(WARN_CFLAGS) -I$(TOP)/uapi $(DRM_CFLAGS) -o $@ $<
 
 $(KSFT_SHIM): tests/vm/ksft_timeout_scale.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 $(WARN_CFLAGS) -shared -fPIC -o $@ $<
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -O2 $(WARN_CFLAGS) -shared -fPIC -o $@ $<
 
-$(BENCH): tools/vaccel-bench.c $(wildcard tests/kselftest/*.h) uapi/drm/vaccel_accel.h
+$(BENCH): tools/vaccel-bench.c tools/bench_noise.h $(wildcard tests/kselftest/*.h) \
+		uapi/drm/vaccel_accel.h
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 $(WARN_CFLAGS) -pthread -I$(TOP)/uapi $(DRM_CFLAGS) \
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 $(WARN_CFLAGS) -pthread \
+		-I$(TOP)/uapi $(DRM_CFLAGS) \
 		-o $@ $<
 
 deps:
 	tools/install-deps
+
+deps-run:
+	tools/install-deps --run
 
 check: deps
 	$(MAKE) all
@@ -165,19 +185,21 @@ check-debug: deps
 # cost over the fake kernel (taskgraph-bench) and the TensorMap's lookup
 # rate against a linear scan (tensormap-bench); the TCG VM cannot judge
 # per-task costs of a microsecond.
+# It installs and builds only what it runs: no test packages, no kernel
+# source (the kselftest headers are for the tests), no test binaries.
 RUN_FILES = $(BUILD)/tools/accel-info $(EXAMPLES) $(BUILD)/tools/accel-bench $(BENCH)
-run: deps
-	$(MAKE) all
-	tests/vm/run --module $(TOP)/vaccel.ko $(addprefix --file ,$(RUN_FILES)) -- \
+run: deps-run
+	$(Q)$(MAKE) module $(RUN_FILES) $(TASKGRAPH_BENCH) $(TENSORMAP_BENCH)
+	$(Q)tests/vm/run --module $(TOP)/vaccel.ko $(addprefix --file ,$(RUN_FILES)) -- \
 		'accel-info && fill_copy_wait && two_devices && replay_exec && tiled_matmul && \
 		accel-bench && vaccel-bench'
-	$(BUILD)/tools/taskgraph-bench
-	$(BUILD)/tools/tensormap-bench
+	$(Q)$(TASKGRAPH_BENCH)
+	$(Q)$(TENSORMAP_BENCH)
 
 # The benchmark table (Documentation/queues.rst), measured in the VM.
-bench: deps
-	$(MAKE) all
-	tests/vm/run --module $(TOP)/vaccel.ko --file $(BENCH) -- vaccel-bench
+bench: deps-run
+	$(Q)$(MAKE) module $(BENCH)
+	$(Q)tests/vm/run --module $(TOP)/vaccel.ko --file $(BENCH) -- vaccel-bench
 
 # vaccel_trace.h is left out of checkpatch: the TRACE_EVENT macro language
 # is laid out like upstream trace headers, which --strict's C layout checks
@@ -205,14 +227,28 @@ clean:
 dkms-install:
 	tools/dkms-install
 
-# DESTDIR stages everything (module under DESTDIR/lib/modules, depmod on
-# that tree); without it a running udev applies the rule at once.
+# DESTDIR stages everything (module under DESTDIR/lib/modules); without it
+# depmod runs and a running udev applies the rule at once.
 UDEV_RULES_DIR ?= /usr/lib/udev/rules.d
 UDEV_RELOAD = if [ -z "$(DESTDIR)" ] && [ -S /run/udev/control ]; then \
 	udevadm control --reload && udevadm trigger --subsystem-match=accel --action=change; fi
 
+# Debian's kernel headers carry no module signing key (CONFIG_MODULE_SIG_KEY)
+# and no System.map: left alone, modules_install would try to sign (and
+# print sign-file's errors; the module stays unsigned) and skip depmod with
+# a warning. So it signs only when the key is there, and depmod runs here:
+# on the system itself, or, for a DESTDIR stage, where the staged module
+# is finally installed (a stage has no modules.order to run it on).
+MODULE_SIG_KEY = $(shell sed -n 's/^CONFIG_MODULE_SIG_KEY="*\([^"]*\)"*$$/\1/p' \
+	$(KDIR)/include/config/auto.conf 2>/dev/null)
+MODULES_INSTALL_FLAGS = INSTALL_MOD_PATH=$(DESTDIR) cmd_depmod=: quiet_cmd_depmod= \
+	$(if $(MODULE_SIG_KEY),$(if $(wildcard $(MODULE_SIG_KEY) $(KDIR)/$(MODULE_SIG_KEY)),, \
+	CONFIG_MODULE_SIG_ALL=))
+
 install: module
-	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	$(MAKE) -C $(KDIR) M=$(TOP) $(MODULES_INSTALL_FLAGS) modules_install
+	$(if $(DESTDIR),@echo "  staged: run 'depmod $(KVER)' where vaccel.ko is installed", \
+		depmod -a $(KVER))
 	install -D -m 0644 udev/60-vaccel.rules $(DESTDIR)$(UDEV_RULES_DIR)/60-vaccel.rules
 	$(UDEV_RELOAD)
 

@@ -17,4 +17,4 @@ examples: $(EXAMPLES)
 
 $(EXAMPLES): $(BUILD)/examples/%: examples/%.c $(ACCEL_HDRS) $(LIBACCEL_A)
 	@mkdir -p $(@D)
-	$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
+	$(call quiet,CC,$@)$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)

@@ -48,26 +48,33 @@ uninstall: uninstall-lib
 
 $(LIBACCEL_DIR)/obj/%.o: lib/%.c $(LIBACCEL_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(LIBACCEL_PIC_CFLAGS) -c -o $@ $<
+	$(call quiet,CC,$@)$(CC) $(LIBACCEL_PIC_CFLAGS) -c -o $@ $<
 
 $(LIBACCEL_SO_REAL): $(LIBACCEL_OBJS) lib/libaccel.map
-	$(CC) -shared -Wl,-soname,$(LIBACCEL_SONAME) -Wl,--version-script=lib/libaccel.map \
+	$(call quiet,LD,$@)$(CC) -shared -Wl,-soname,$(LIBACCEL_SONAME) -Wl,--version-script=lib/libaccel.map \
 		-Wl,-z,defs -o $@ $(LIBACCEL_OBJS) $(LIBACCEL_LIBS)
 
 $(LIBACCEL_DIR)/$(LIBACCEL_SONAME): $(LIBACCEL_SO_REAL)
-	ln -sf $(notdir $<) $@
+	$(Q)ln -sf $(notdir $<) $@
 
 $(LIBACCEL_SO): $(LIBACCEL_DIR)/$(LIBACCEL_SONAME)
-	ln -sf $(notdir $<) $@
+	$(Q)ln -sf $(notdir $<) $@
 
 $(LIBACCEL_A): $(LIBACCEL_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call quiet,AR,$@)ar rcs $@ $^
 
-# PREFIX is baked in: rebuild when it changes
+# Relocatable: the prefix is ${pcfiledir} (LIBDIR/pkgconfig) plus the way
+# from there to PREFIX, and libdir and includedir are relative to it, so the
+# file works wherever the tree is (a DESTDIR stage, a moved prefix). The
+# relative paths depend on PREFIX, LIBDIR and INCLUDEDIR: rebuilt when they
+# change.
+pc_rel = $(shell realpath -m --relative-to=$(1) $(2))
 $(LIBACCEL_PC): lib/libaccel.pc.in FORCE
 	@mkdir -p $(@D)
-	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	@sed -e 's|@PC_TO_PREFIX@|$(call pc_rel,$(LIBDIR)/pkgconfig,$(PREFIX))|' \
+		-e 's|@LIBDIR_REL@|$(call pc_rel,$(PREFIX),$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR_REL@|$(call pc_rel,$(PREFIX),$(INCLUDEDIR))|' \
 		-e 's|@VERSION@|$(LIBACCEL_VERSION)|' $< > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
@@ -120,7 +127,7 @@ LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/versio
 $(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LIBSRCS) \
 		$(wildcard tests/lib-native/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -ffunction-sections -Wl,--gc-sections \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -ffunction-sections -Wl,--gc-sections \
 		-I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< $(LIB_NATIVE_LIBSRCS) $(LIBACCEL_LIBS)
 
 # The threading rules under ThreadSanitizer (which does not mix with ASan):
@@ -132,7 +139,7 @@ $(LIB_TSAN_TEST): $(LIB_TSAN_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h 
 		$(wildcard kmod/core/*.c kmod/core/*.h) \
 		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	clang $(TEST_CFLAGS) -O1 -fsanitize=thread -fno-omit-frame-pointer -I$(TOP)/lib \
+	$(call quiet,CC,$@)clang $(TEST_CFLAGS) -O1 -fsanitize=thread -fno-omit-frame-pointer -I$(TOP)/lib \
 		$(LIBACCEL_CFLAGS) -o $@ $< $(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_TSAN_TEST)
@@ -157,7 +164,7 @@ $(LIB_FAKE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIBACCEL_SRCS) 
 		tests/lib-native/fake_kmod.h tests/lib/tg_oracle.h tests/include/signal_ref.h \
 		$(wildcard kmod/core/*.c kmod/core/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 # The inline helpers' exported twins: the test dlopen()s the built library.
@@ -204,7 +211,7 @@ LIB_VM_DEPS = $(LIBACCEL_A) $(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBA
 
 $(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIB_VM_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) $(LIBACCEL_CFLAGS) -static -o $@ $< $(LIBACCEL_A) \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) $(LIBACCEL_CFLAGS) -static -o $@ $< $(LIBACCEL_A) \
 		$(shell pkg-config --static --libs libdrm) -pthread
 
 tests: $(LIB_NATIVE_TESTS) $(LIB_VM_TESTS)
@@ -218,7 +225,7 @@ LIB_VM_ASAN := $(BUILD)/tests/libaccel_core_asan_test $(BUILD)/tests/libaccel_ro
 $(LIB_VM_ASAN): $(BUILD)/tests/libaccel_%_asan_test: tests/lib/libaccel_%_test.c $(LIBACCEL_SRCS) \
 		$(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_VM_ASAN)

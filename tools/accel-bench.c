@@ -44,6 +44,7 @@
 #include "../tests/kselftest/vaccel_queue_util.h"
 #include "queue_path_work.h"
 #include "taskgraph_work.h"
+#include "bench_noise.h"
 
 #define ROUNDS		10		/* alternate library and raw blocks */
 #define PER_ROUND	2000
@@ -54,6 +55,9 @@
 #define TG_TASKS	1000		/* tasks per batch and per graph */
 #define TG_BATCHES	10		/* after one unmeasured batch */
 #define MM_LAUNCHES	5
+#define RUNS		3		/* runs of the rates and the ping-pong, median */
+
+static struct bench_noise noise;
 
 static void die(const char *what, int err)
 {
@@ -284,6 +288,10 @@ static void tg_tasks(struct accel_device *dev, int chain, double *eager, double 
 		if (b)
 			r[b - 1] = ns;
 	}
+	bench_noise_samples(&noise, chain ? "eager chained tasks" : "eager tasks", e, TG_BATCHES,
+			    TG_BATCHES);
+	bench_noise_samples(&noise, chain ? "graph launch, chained" : "graph launch", r, TG_BATCHES,
+			    TG_BATCHES);
 	*eager = (double)median(e, TG_BATCHES) / TG_TASKS;
 	*replay = (double)median(r, TG_BATCHES) / TG_TASKS;
 	accel_graph_exec_destroy(ge);
@@ -318,6 +326,7 @@ static double tg_raw(struct accel_device *dev)
 	}
 	accel_signal_destroy(sig);
 	accel_queue_destroy(q);
+	bench_noise_samples(&noise, "raw accel_queue tasks", t, TG_BATCHES, TG_BATCHES);
 	return (double)median(t, TG_BATCHES) / TG_TASKS;
 }
 
@@ -386,6 +395,7 @@ static void tg_matmul(struct accel_device *dev, struct tg_figures *f)
 			die("matmul launch", ret);
 		t[i] = now_ns() - t0;
 	}
+	bench_noise_samples(&noise, "tiled matmul launches", t, MM_LAUNCHES, MM_LAUNCHES);
 	f->mm_graph_gflops = flop / median(t, MM_LAUNCHES);
 	/* a figure for a wrong result would be worthless */
 	f->mm_err = 0;
@@ -520,7 +530,7 @@ int main(int argc, char **argv)
 	struct accel_device *dev;
 	struct accel_signal *sig;
 	struct accel_buffer *ts;
-	double pps1, pps64, pp;
+	double pps1, pps64, pp, runs[3][RUNS];
 	struct tg_figures tgf;
 	struct qp_figures qpf;
 	struct bo ring;
@@ -570,24 +580,35 @@ int main(int argc, char **argv)
 		for (i = 0; i < PER_ROUND; i++)
 			evt[r * PER_ROUND + i] = lib_event_roundtrip(q);
 	}
+	bench_noise_samples(&noise, "library NOP latency", lib, ROUNDS * PER_ROUND, ROUNDS);
+	bench_noise_samples(&noise, "raw NOP latency", raw, ROUNDS * PER_ROUND, ROUNDS);
+	bench_noise_samples(&noise, "NOP + event latency", evt, ROUNDS * PER_ROUND, ROUNDS);
 	lib_med = median(lib, ROUNDS * PER_ROUND);
 	raw_med = median(raw, ROUNDS * PER_ROUND);
 	evt_med = median(evt, ROUNDS * PER_ROUND);
 
-	/* Packet rate: batched doorbells vs one per packet. */
+	/* Packet rate: batched doorbells vs one per packet (median of RUNS). */
 	lib_rate(rq, 64);
-	pps64 = lib_rate(rq, 64);
-	pps1 = lib_rate(rq, 1);
+	for (r = 0; r < RUNS; r++) {
+		runs[0][r] = lib_rate(rq, 64);
+		runs[1][r] = lib_rate(rq, 1);
+	}
+	pps64 = bench_noise_repeats(&noise, "packets/s, 64 per doorbell", runs[0], RUNS);
+	pps1 = bench_noise_repeats(&noise, "packets/s, 1 per doorbell", runs[1], RUNS);
 
 	/* Host wake-up latency, polled vs asleep. */
 	for (i = 0; i < WAITS; i++) {
 		spin[i] = wake_latency(q, sig, ts, false);
 		slept[i] = wake_latency(q, sig, ts, true);
 	}
+	bench_noise_samples(&noise, "wake-up, polling", spin, WAITS, 10);
+	bench_noise_samples(&noise, "wake-up, asleep", slept, WAITS, 10);
 	spin_med = median(spin, WAITS);
 	sleep_med = median(slept, WAITS);
 
-	pp = pingpong_ns();
+	for (r = 0; r < RUNS; r++)
+		runs[2][r] = pingpong_ns();
+	pp = bench_noise_repeats(&noise, "ping-pong", runs[2], RUNS);
 
 	/* The raw queue path against the bare loop. */
 	queue_path(dev, &props, &qpf);
@@ -607,8 +628,8 @@ int main(int argc, char **argv)
 	       ROUNDS * PER_ROUND, lib_med / 1e3, raw_med / 1e3, (double)lib_med / raw_med);
 	printf("| NOP + event, accel_event_wait() (median of %d) | %.2f us | raw uAPI %.2f us | %.2f | |\n",
 	       ROUNDS * PER_ROUND, evt_med / 1e3, raw_med / 1e3, (double)evt_med / raw_med);
-	printf("| NOP packets/s, one doorbell per 64 packets (%d packets) | %.0f | one per packet %.0f | %.2f | |\n",
-	       RATE_PACKETS, pps64, pps1, pps64 / pps1);
+	printf("| NOP packets/s, one doorbell per 64 packets (%d packets, median of %d runs) | %.0f | one per packet %.0f | %.2f | |\n",
+	       RATE_PACKETS, RUNS, pps64, pps1, pps64 / pps1);
 	printf("| host wake-up after device completion, polling (median of %d) | %.2f us | asleep in accel_event_wait() %.2f us | %.2f | |\n",
 	       WAITS, spin_med / 1e3, sleep_med / 1e3, (double)sleep_med / spin_med);
 	printf("| polled doorbell round trip (library hot path) vs cache-line ping-pong, 2 threads | %.2f us | ping-pong %.2f us | %.2f | <= 2 |\n",
@@ -634,6 +655,7 @@ int main(int argc, char **argv)
 	printf("| tiled matmul %dx%d f32, %dx%d tiles, graph launch (median of %d; eager %.3f) | %.3f GFLOP/s | host, 1 thread %.3f GFLOP/s | %.2f | |\n",
 	       TGW_MM_N, TGW_MM_N, TGW_MM_T, TGW_MM_T, MM_LAUNCHES, tgf.mm_eager_gflops,
 	       tgf.mm_graph_gflops, tgf.mm_host_gflops, tgf.mm_graph_gflops / tgf.mm_host_gflops);
+	bench_noise_report(&noise, stdout);
 
 	accel_buffer_destroy(ts);
 	accel_signal_destroy(sig);

@@ -56,9 +56,12 @@
 #include "../tests/lib-native/fake_kmod.h"
 #include "queue_path_work.h"
 #include "taskgraph_work.h"
+#include "bench_noise.h"
 
 #define TASKS		1000
 #define BATCHES		50
+
+static struct bench_noise noise;
 
 /* fake_kmod.h hides its bookkeeping from ThreadSanitizer; not built with it here. */
 void AnnotateIgnoreSyncBegin(const char *file, int line) { (void)file; (void)line; }
@@ -241,6 +244,8 @@ static void measure(struct accel_device *dev, unsigned int queues, int chain, st
 	made = batches(EAGER, &run, e, take_mark, &m0);
 	st1.size = sizeof(st1);
 	accel_tg_get_stats(run.tg, &st1);
+	bench_noise_samples(&noise, chain ? "eager, chained" : "eager, independent", e, BATCHES,
+			    BATCHES);
 	f->eager = median_per_task(e, BATCHES);
 	f->calls_per_task = (double)made / (BATCHES * TASKS);
 	f->packets_per_task = (double)(packets_run() - m0.packets) / (BATCHES * TASKS);
@@ -253,6 +258,8 @@ static void measure(struct accel_device *dev, unsigned int queues, int chain, st
 	if (ret)
 		die("capture", ret);
 	made = batches(REPLAY, &run, r, NULL, NULL);
+	bench_noise_samples(&noise, chain ? "graph launch, chained" : "graph launch, independent", r,
+			    BATCHES, BATCHES);
 	f->replay = median_per_task(r, BATCHES);
 	f->launch_calls = (double)made / BATCHES;
 	accel_graph_exec_destroy(run.ge);
@@ -268,6 +275,8 @@ static void measure(struct accel_device *dev, unsigned int queues, int chain, st
 	if (ret)
 		die("raw queue set-up", ret);
 	batches(RAW, &run, w, NULL, NULL);
+	bench_noise_samples(&noise, chain ? "raw path, chained" : "raw path, independent", w, BATCHES,
+			    BATCHES);
 	f->raw = median_per_task(w, BATCHES);
 	accel_signal_destroy(run.sig);
 	accel_queue_destroy(run.q);
@@ -405,6 +414,7 @@ int main(int argc, char **argv)
 	printf("| graph launch of %d chained tasks (%.1f backend calls per launch), host ns per task | %.1f ns | eager %.0f ns | %.0fx cheaper | >= 20x |\n",
 	       TASKS, chn.launch_calls, chn.replay, chn.eager, chn.eager / chn.replay);
 	queue_path_rows(dev);
+	bench_noise_report(&noise, stdout);
 
 	accel_device_close(dev);
 	__atomic_store_n(&stop_engine, 1, __ATOMIC_RELAXED);

@@ -43,10 +43,13 @@
 #include <time.h>
 
 #include "graph/tensormap.h"
+#include "../tools/bench_noise.h"
+
 
 #define REPS	5
 
 static uint64_t sink;
+static struct bench_noise noise;
 
 static void on_dep(void *arg, uint64_t task, enum tm_dep_kind kind)
 {
@@ -172,6 +175,8 @@ static int measure(int two_d, uint32_t n, uint64_t iters, double rate[3])
 	struct accel_tensor t;
 	struct tm_layout lay;
 	uint64_t k, lin_iters, per;
+	double reps[REPS];
+	char what[48];
 	uint32_t i, r, m;
 	double t0, dt;
 
@@ -204,9 +209,13 @@ static int measure(int two_d, uint32_t n, uint64_t iters, double rate[3])
 				sink += (uint64_t)tm_deps(tm[m], &q[k & 1023], ACCEL_INPUT, n, on_dep,
 							  NULL);
 			dt = now() - t0;
+			reps[r] = per / dt;
 			if (per / dt > rate[m])
 				rate[m] = per / dt;
 		}
+		snprintf(what, sizeof(what), "%s-D %s, N=%u", two_d ? "2" : "1",
+			 m ? "walk" : "map", n);
+		bench_noise_repeats(&noise, what, reps, REPS);
 	}
 	/* the linear scan (the query's layout made as the map makes it) */
 	lin_iters = iters * 16 / n;
@@ -221,9 +230,12 @@ static int measure(int two_d, uint32_t n, uint64_t iters, double rate[3])
 			sink += (uint64_t)lin_deps(&l, &lay, ACCEL_INPUT, n, 0);
 		}
 		dt = now() - t0;
+		reps[r] = per / dt;
 		if (per / dt > rate[2])
 			rate[2] = per / dt;
 	}
+	snprintf(what, sizeof(what), "%s-D linear, N=%u", two_d ? "2" : "1", n);
+	bench_noise_repeats(&noise, what, reps, REPS);
 	tm_destroy(tm[0]);
 	tm_destroy(tm[1]);
 	free(l.e);
@@ -273,6 +285,7 @@ static int measure_cycle(uint64_t tasks, double rate[3], uint64_t *live)
 	struct tensormap *tm;
 	struct tm_stats st;
 	uint64_t k, per = tasks / REPS;
+	double reps[REPS];
 	uint32_t b, i, m, r;
 	double t0, dt;
 
@@ -320,6 +333,7 @@ static int measure_cycle(uint64_t tasks, double rate[3], uint64_t *live)
 				}
 			}
 			dt = now() - t0;
+			reps[r] = per / dt;
 			if (per / dt > rate[m])
 				rate[m] = per / dt;
 			if (m == 0) {
@@ -328,6 +342,8 @@ static int measure_cycle(uint64_t tasks, double rate[3], uint64_t *live)
 			}
 			tm_destroy(tm);
 		}
+		bench_noise_repeats(&noise, m == 0 ? "steady task, map" :
+				    m == 1 ? "steady task, walk" : "steady task, linear", reps, REPS);
 	}
 	for (b = 0; b < NBUFS; b++)
 		free(lin[b].e);
@@ -368,5 +384,6 @@ int main(int argc, char **argv)
 	       "live entries");
 	printf("%8.2f %8.2f %8.2f %5.1fx %5.1fx   %llu\n", c[0] / 1e6, c[1] / 1e6, c[2] / 1e6,
 	       c[0] / c[1], c[0] / c[2], (unsigned long long)live);
+	bench_noise_report(&noise, stdout);
 	return sink == 42 ? 2 : 0;
 }

@@ -30,24 +30,25 @@ accel-tools: $(ACCEL_TOOLS)
 
 $(BUILD)/tools/accel-info: tools/accel-info.c $(ACCEL_HDRS) $(LIBACCEL_A)
 	@mkdir -p $(@D)
-	$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
+	$(call quiet,CC,$@)$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
 
 # The raw path is measured exactly as vaccel-bench does it
 # (tests/kselftest/vaccel_queue_util.h).
-$(BUILD)/tools/accel-bench: tools/accel-bench.c tools/taskgraph_work.h tools/queue_path_work.h $(ACCEL_HDRS) \
+$(BUILD)/tools/accel-bench: tools/accel-bench.c tools/taskgraph_work.h tools/queue_path_work.h tools/bench_noise.h $(ACCEL_HDRS) \
 		$(LIBACCEL_A) $(wildcard tests/kselftest/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
+	$(call quiet,CC,$@)$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
 
 # The task graph's host cost natively (no module): the whole library over
 # the fake kernel of tests/lib-native/fake_kmod.h, -O2. Run by "make run"
 # on the host, after the VM, next to tensormap-bench (lib/graph/graph.mk).
 TASKGRAPH_BENCH := $(BUILD)/tools/taskgraph-bench
 
-$(TASKGRAPH_BENCH): tools/taskgraph-bench.c tools/taskgraph_work.h tools/queue_path_work.h tests/lib-native/fake_kmod.h \
+$(TASKGRAPH_BENCH): tools/taskgraph-bench.c tools/taskgraph_work.h tools/queue_path_work.h tools/bench_noise.h \
+		tests/lib-native/fake_kmod.h \
 		tests/include/signal_ref.h $(LIBACCEL_SRCS) $(LIBACCEL_HDRS)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -pthread -I$(TOP)/lib \
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -pthread -I$(TOP)/lib \
 		-I$(TOP)/tests/include $(LIBACCEL_CFLAGS) -o $@ tools/taskgraph-bench.c \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS) -lm
 

@@ -20,8 +20,12 @@
 #include <stdlib.h>
 
 #include "../tests/kselftest/vaccel_queue_util.h"
+#include "bench_noise.h"
 
 #define COPY_SIZE	(64ull << 20)
+#define RATE_RUNS	3	/* runs of each packet rate, median */
+
+static struct bench_noise noise;
 #define BIG_VA		(RING_VA + (1ull << 30))
 
 static void die(const char *what, int err)
@@ -187,7 +191,7 @@ int main(int argc, char **argv)
 	uint64_t *lat = calloc(N_HOT, sizeof(*lat)), hot, kick, bare, engines = 0;
 	struct drm_vaccel_packet p;
 	struct bo ring, src, dst;
-	double pps1, pps2, pps4, copy_gbs, host_gbs = 0, g;
+	double pps1, pps2, pps4, copy_gbs, host_gbs = 0, g, rate[3][RATE_RUNS], copy[5];
 	const char *host_how = "";
 	static char how[64];
 	unsigned int th, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -216,6 +220,7 @@ int main(int argc, char **argv)
 		vaccel_get_param(fd, DRM_VACCEL_PARAM_DEVICE_ID, &v);
 		lat[i] = now_ns() - t0;
 	}
+	bench_noise_samples(&noise, "bare ioctl", lat, N_IOCTL, 10);
 	bare = median(lat, N_IOCTL);
 
 	/* hot path: back-to-back, the engine is still polling */
@@ -223,6 +228,7 @@ int main(int argc, char **argv)
 		nop_roundtrip(fd, &q);
 	for (i = 0; i < N_HOT; i++)
 		lat[i] = nop_roundtrip(fd, &q);
+	bench_noise_samples(&noise, "NOP latency, hot path", lat, N_HOT, 10);
 	hot = median(lat, N_HOT);
 
 	/* KICK path: wait until the engine sleeps, then submit */
@@ -231,12 +237,19 @@ int main(int argc, char **argv)
 			usleep(100);
 		lat[i] = nop_roundtrip(fd, &q);
 	}
+	bench_noise_samples(&noise, "NOP latency, KICK path", lat, N_KICK, 10);
 	kick = median(lat, N_KICK);
 
-	/* packet rate */
-	pps1 = packets_per_s(fd, &ring, 1, 200000);
-	pps2 = packets_per_s(fd, &ring, 2, 200000);
-	pps4 = packets_per_s(fd, &ring, nq, 200000);
+	/* packet rate: the median of RATE_RUNS runs, 200000 packets in all */
+	for (i = 0; i < RATE_RUNS; i++) {
+		rate[0][i] = packets_per_s(fd, &ring, 1, 200000 / RATE_RUNS);
+		rate[1][i] = packets_per_s(fd, &ring, 2, 200000 / RATE_RUNS);
+		rate[2][i] = packets_per_s(fd, &ring, nq, 200000 / RATE_RUNS);
+	}
+	pps1 = bench_noise_repeats(&noise, "packets/s, 1 queue", rate[0], RATE_RUNS);
+	pps2 = bench_noise_repeats(&noise, "packets/s, 2 queues", rate[1], RATE_RUNS);
+	snprintf(how, sizeof(how), "packets/s, %u queues", nq);
+	pps4 = bench_noise_repeats(&noise, how, rate[2], RATE_RUNS);
 
 	/* COPY 64 MiB vs memcpy, both warm, best of 5 */
 	if (bo_new(fd, COPY_SIZE, 0, &src) || bo_new(fd, COPY_SIZE, 0, &dst) ||
@@ -254,9 +267,11 @@ int main(int argc, char **argv)
 		if (!drain(&q, 60000))
 			die("copy", -EIO);
 		t = now_ns() - t0;
-		if (COPY_SIZE / (double)t > copy_gbs)
-			copy_gbs = COPY_SIZE / (double)t;
+		copy[i] = COPY_SIZE / (double)t;
+		if (copy[i] > copy_gbs)
+			copy_gbs = copy[i];
 	}
+	bench_noise_repeats(&noise, "COPY 64 MiB", copy, 5);
 	a = aligned_alloc(4096, COPY_SIZE);
 	b = aligned_alloc(4096, COPY_SIZE);
 	memset(a, 0x5a, COPY_SIZE);
@@ -283,12 +298,13 @@ int main(int argc, char **argv)
 	       N_HOT, hot / 1e3, bare / 1e3, (double)hot / bare);
 	printf("| NOP latency, KICK after engine sleep (median of %d) | %.1f us | hot path %.1f us | hot/kick %.2f | <= 0.33 |\n",
 	       N_KICK, kick / 1e3, hot / 1e3, (double)hot / kick);
-	printf("| NOP packets/s, 1 queue | %.0f | | | |\n", pps1);
+	printf("| NOP packets/s, 1 queue (median of %d runs) | %.0f | | | |\n", RATE_RUNS, pps1);
 	printf("| NOP packets/s, 2 queues on 2 engines | %.0f | 1 queue %.0f | %.2f | |\n",
 	       pps2, pps1, pps2 / pps1);
 	printf("| NOP packets/s, %u queues on %u engines | %.0f | 1 queue %.0f | %.2f | |\n",
 	       nq, nq, pps4, pps1, pps4 / pps1);
 	printf("| COPY 64 MiB on %llu engines (best of 5) | %.2f GB/s | best host copy (%s) %.2f GB/s | %.2f | >= 0.9 |\n",
 	       (unsigned long long)engines, copy_gbs, host_how, host_gbs, copy_gbs / host_gbs);
+	bench_noise_report(&noise, stdout);
 	return 0;
 }

@@ -20,9 +20,9 @@ $(BUILD)/host-tests/libaccel_heap_test: lib/graph/heap.c $(GRAPH_HDRS)
 # Lookups per second, the interval tree against a linear scan (native, -O2).
 TENSORMAP_BENCH := $(BUILD)/tools/tensormap-bench
 
-$(TENSORMAP_BENCH): tools/tensormap-bench.c lib/graph/tensormap.c $(GRAPH_HDRS)
+$(TENSORMAP_BENCH): tools/tensormap-bench.c tools/bench_noise.h lib/graph/tensormap.c $(GRAPH_HDRS)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 $(WARN_CFLAGS) -I$(TOP)/lib -I$(TOP)/lib/include \
+	$(call quiet,CC,$@)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 $(WARN_CFLAGS) -I$(TOP)/lib -I$(TOP)/lib/include \
 		-o $@ tools/tensormap-bench.c lib/graph/tensormap.c
 
 all: $(TENSORMAP_BENCH)
