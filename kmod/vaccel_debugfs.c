@@ -470,4 +470,6 @@ void vaccel_debugfs_device_init(struct vaccel_device *vdev)
 				&vdev->knobs.fail_queue_create);
 	debugfs_create_atomic_t("fault_access", 0600, root, &vdev->knobs.fault_access);
 	debugfs_create_u64("packet_latency_ns", 0600, root, &vdev->knobs.packet_latency_ns);
+	debugfs_create_bool("foreign_import_mmap", 0600, root,
+			    &vdev->knobs.foreign_import_mmap);
 }

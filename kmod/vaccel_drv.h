@@ -76,7 +76,9 @@ struct vaccel_bus_dev {
  *	and ranges other engines ran
  * @knobs: fault injection, set through debugfs: fail the next N buffer
  *	creations, binds or queue creations with -ENOMEM, fault the next N
- *	device memory accesses, add latency to every packet
+ *	device memory accesses, add latency to every packet; and make mmap()
+ *	of this device's imports forward to the exporter unchecked, as a
+ *	kernel importer of another driver does (foreign_import_mmap)
  *
  * Allocated by probe, unplugged by remove (unbind or del_device), freed
  * when the last reference to @drm is dropped. Buffer objects do not hold
@@ -112,6 +114,7 @@ struct vaccel_device {
 		atomic_t fail_queue_create;
 		atomic_t fault_access;
 		u64 packet_latency_ns;
+		bool foreign_import_mmap;
 	} knobs;
 };
 
