@@ -326,7 +326,7 @@ static const struct vm_operations_struct vaccel_bo_vm_ops = {
  * dma-buf operations of every dma-buf this module exports: the DRM PRIME
  * helpers, wrapped so that other drivers' importers count as writers of
  * the object and cannot write a sealed object or through a read-only
- * dma-buf.
+ * dma-buf (mapping it included: vaccel_dmabuf_mmap()).
  *
  * An attachment of another driver to a writable dma-buf makes BO_SEAL
  * fail with -EBUSY until it is detached; mapping it for any direction but
@@ -496,6 +496,25 @@ static void vaccel_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 	vaccel_bo_whole_put(bo);
 }
 
+/*
+ * mmap() of the dma-buf: directly on its fd (the VFS already refuses a
+ * writable shared mapping of a read-only file), or forwarded by a kernel
+ * importer with a VMA of its own (dma_buf_mmap(), as drm_gem_shmem_mmap()
+ * does for an import), which may be writable whatever the dma-buf's mode.
+ * So the dma-buf's mode is checked here, as vaccel_bo_mmap_import() checks
+ * it for vaccel's own imports; the object's rules (the seal) follow in
+ * vaccel_bo_mmap().
+ */
+static int vaccel_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
+{
+	if (!vaccel_dmabuf_writable(dmabuf)) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	return drm_gem_dmabuf_mmap(dmabuf, vma);
+}
+
 static void vaccel_dmabuf_release(struct dma_buf *dmabuf)
 {
 	struct drm_gem_object *obj = dmabuf->priv;
@@ -522,7 +541,7 @@ static const struct dma_buf_ops vaccel_dmabuf_ops = {
 	.map_dma_buf = vaccel_dmabuf_map,
 	.unmap_dma_buf = drm_gem_unmap_dma_buf,
 	.release = vaccel_dmabuf_release,
-	.mmap = drm_gem_dmabuf_mmap,	/* vaccel_bo_mmap() on the object */
+	.mmap = vaccel_dmabuf_mmap,	/* then vaccel_bo_mmap() on the object */
 	.vmap = vaccel_dmabuf_vmap,
 	.vunmap = vaccel_dmabuf_vunmap,
 };
@@ -535,7 +554,7 @@ static const struct dma_buf_ops vaccel_dmabuf_ops_novmap = {
 	.map_dma_buf = vaccel_dmabuf_map,
 	.unmap_dma_buf = drm_gem_unmap_dma_buf,
 	.release = vaccel_dmabuf_release,
-	.mmap = drm_gem_dmabuf_mmap,
+	.mmap = vaccel_dmabuf_mmap,
 	.vunmap = vaccel_dmabuf_vunmap,
 };
 
