@@ -10,7 +10,10 @@
 #include <linux/atomic.h>
 #include <linux/err.h>
 #include <linux/fpu.h>
+#include <linux/hrtimer.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/sched.h>
 #include <linux/math64.h>
 
 #include "vaccel_drv.h"
@@ -84,6 +87,34 @@ static void *vaccel_os_translate(struct vaccel_queue *q, u64 va, u64 len, u32 ac
 	return p;
 }
 
+/*
+ * debugfs split_stall_ns: the next range run outside its owner's turn
+ * (by an engine in vaccel_split_help()) stops for that long once its
+ * destination is mapped, as a helper preempted in the middle of its
+ * range would. Never in a turn: nothing sleeps under an engine lock.
+ */
+static void vaccel_os_split_stall(struct vaccel_queue *q)
+{
+	struct vaccel_device *vdev = q->vfile->vdev;
+	struct vaccel_engine *e = NULL;
+	unsigned int i;
+	u64 ns, until;
+
+	for (i = 0; i < vdev->cfg.engines; i++)
+		if (vdev->engines[i].thread == current)
+			e = &vdev->engines[i];
+	if (!e || !READ_ONCE(e->helping))
+		return;
+	ns = min(xchg(&vdev->knobs.split_stall_ns, 0), 10 * NSEC_PER_SEC);
+	until = ktime_get_ns() + ns;
+	while (ktime_get_ns() < until && !kthread_should_stop()) {
+		ktime_t t = ns_to_ktime(until);
+
+		set_current_state(TASK_INTERRUPTIBLE);
+		schedule_hrtimeout(&t, HRTIMER_MODE_ABS);
+	}
+}
+
 u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 		  u64 *avail, void **cookie)
 {
@@ -106,6 +137,9 @@ u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 		}
 	}
 	vaccel_os_link(q, map, avail ? *avail : len);
+	if (unlikely(READ_ONCE(q->vfile->vdev->knobs.split_stall_ns)) &&
+	    (access & DRM_VACCEL_VM_WRITE))
+		vaccel_os_split_stall(q);
 	*ptr = p;
 	return DRM_VACCEL_FAULT_NONE;
 }

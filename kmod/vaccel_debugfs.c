@@ -360,6 +360,8 @@ static int vaccel_debugfs_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "resets %lld\n", atomic64_read(&vdev->stats.resets));
 	seq_printf(m, "splits %lld\n", atomic64_read(&vdev->stats.splits));
 	seq_printf(m, "split_helps %lld\n", atomic64_read(&vdev->stats.split_helps));
+	seq_printf(m, "split_self_helps %lld\n",
+		   atomic64_read(&vdev->stats.split_self_helps));
 	return 0;
 }
 
@@ -472,4 +474,7 @@ void vaccel_debugfs_device_init(struct vaccel_device *vdev)
 	debugfs_create_u64("packet_latency_ns", 0600, root, &vdev->knobs.packet_latency_ns);
 	debugfs_create_bool("foreign_import_mmap", 0600, root,
 			    &vdev->knobs.foreign_import_mmap);
+	debugfs_create_atomic_t("split_owner_yield", 0600, root,
+				&vdev->knobs.split_owner_yield);
+	debugfs_create_u64("split_stall_ns", 0600, root, &vdev->knobs.split_stall_ns);
 }

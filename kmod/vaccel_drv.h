@@ -72,13 +72,17 @@ struct vaccel_bus_dev {
  * @split_lock: protects @splits and each job's listed state
  * @splits: bulk packets split across engines (see vaccel_split.c)
  * @stats: counters for debugfs: packets and bytes executed, queue faults,
- *	KICK calls, engine sleeps and wake-ups, device resets, split jobs
- *	and ranges other engines ran
+ *	KICK calls, engine sleeps and wake-ups, device resets, split jobs,
+ *	ranges other engines ran and ranges an engine ran of its own job
+ *	outside its turn (split_self_helps)
  * @knobs: fault injection, set through debugfs: fail the next N buffer
  *	creations, binds or queue creations with -ENOMEM, fault the next N
- *	device memory accesses, add latency to every packet; and make mmap()
+ *	device memory accesses, add latency to every packet; make mmap()
  *	of this device's imports forward to the exporter unchecked, as a
- *	kernel importer of another driver does (foreign_import_mmap)
+ *	kernel importer of another driver does (foreign_import_mmap); let
+ *	the owner's next N turns on a split job run no range
+ *	(split_owner_yield); stall the next range run outside its owner's
+ *	turn for N ns once its destination is mapped (split_stall_ns)
  *
  * Allocated by probe, unplugged by remove (unbind or del_device), freed
  * when the last reference to @drm is dropped. Buffer objects do not hold
@@ -107,6 +111,7 @@ struct vaccel_device {
 		atomic64_t resets;
 		atomic64_t splits;
 		atomic64_t split_helps;
+		atomic64_t split_self_helps;
 	} stats;
 	struct {
 		atomic_t fail_bo_create;
@@ -115,6 +120,8 @@ struct vaccel_device {
 		atomic_t fault_access;
 		u64 packet_latency_ns;
 		bool foreign_import_mmap;
+		atomic_t split_owner_yield;
+		u64 split_stall_ns;
 	} knobs;
 };
 

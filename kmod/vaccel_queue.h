@@ -70,6 +70,8 @@ struct vaccel_split;
  * @sleeping: the thread is (about to be) asleep: wakers must wake it
  * @stall_until: injected stall: the thread runs nothing before this time
  *	(ktime_get_ns()); set through debugfs
+ * @helping: the thread is running ranges of a split job in
+ *	vaccel_split_help(), outside any turn (only the thread touches it)
  * @sleeps: times the thread went to sleep
  * @wakeups: times it woke up from a sleep
  */
@@ -83,6 +85,7 @@ struct vaccel_engine {
 	atomic_t wake;
 	bool sleeping;
 	u64 stall_until;
+	bool helping;
 	atomic64_t sleeps;
 	atomic64_t wakeups;
 };

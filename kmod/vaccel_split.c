@@ -167,7 +167,12 @@ static void vaccel_split_unlist(struct vaccel_split *s)
 bool vaccel_split_run(struct vaccel_queue *q, u64 deadline)
 {
 	struct vaccel_split *s = q->split;
-	bool progress = vaccel_split_work(s, deadline);
+	bool progress;
+
+	/* debugfs split_owner_yield: a turn preempted past its end */
+	if (vaccel_inject(&q->vfile->vdev->knobs.split_owner_yield))
+		deadline = 0;
+	progress = vaccel_split_work(s, deadline);
 
 	if (atomic64_read(&s->next) < s->end)
 		return progress;
@@ -210,7 +215,11 @@ bool vaccel_split_help(struct vaccel_engine *e, u64 deadline)
 	if (!found)
 		return false;
 
+	if (found->q->engine == e)
+		atomic64_inc(&vdev->stats.split_self_helps);
+	WRITE_ONCE(e->helping, true);
 	progress = vaccel_split_work(found, deadline);
+	WRITE_ONCE(e->helping, false);
 	owner = found->q->engine;
 	last = atomic64_read(&found->next) >= found->end;
 	/* the ranges' writes before the count: the owner reads it with acquire */
