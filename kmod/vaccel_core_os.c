@@ -66,10 +66,12 @@ u64 vaccel_os_charge(void *os)
 
 /*
  * Translate for @q. On its engine's own thread through the queue's cache
- * (no lock, no atomic on a hit); other threads (engines running ranges of
- * a split packet) take the VM's lock. *@mapp is the mapping; *@cookie is
- * the reference the caller must drop with vaccel_os_unmap() (NULL for a
- * cache hit).
+ * (no lock, no atomic on a hit): that thread runs the queue only in its
+ * turns, under the engine lock that VM_UNBIND's cache flush takes (it
+ * never helps its own split job: vaccel_split.c). Other threads (engines
+ * running ranges of a split packet) take the VM's lock. *@mapp is the
+ * mapping; *@cookie is the reference the caller must drop with
+ * vaccel_os_unmap() (NULL for a cache hit).
  */
 static void *vaccel_os_translate(struct vaccel_queue *q, u64 va, u64 len, u32 access,
 				 u64 *avail, struct vaccel_vm_map **mapp, void **cookie)
@@ -77,11 +79,13 @@ static void *vaccel_os_translate(struct vaccel_queue *q, u64 va, u64 len, u32 ac
 	bool held = true;
 	void *p;
 
-	if (current == q->engine->thread)
+	if (current == q->engine->thread) {
+		lockdep_assert_held(&q->engine->lock);
 		p = vaccel_vm_translate_tlb(&q->vfile->vm, &q->tlb, va, len, access,
 					    mapp, avail, &held);
-	else
+	} else {
 		p = vaccel_vm_translate(&q->vfile->vm, va, len, access, mapp, avail);
+	}
 	if (!IS_ERR(p))
 		*cookie = held ? *mapp : NULL;
 	return p;

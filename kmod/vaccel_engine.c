@@ -342,7 +342,7 @@ static bool vaccel_engine_pending(struct vaccel_engine *e, u64 now)
 		/* after the full barrier in vaccel_engine_sleep() */
 		if (smp_load_acquire(q->doorbell) > q->write_index)
 			return true;
-		if (q->blocked || vaccel_queue_idle(q))
+		if (q->blocked || vaccel_queue_idle(q) || vaccel_split_waiting(q))
 			continue;
 		if (!q->core.busy_until || q->core.busy_until <= now)
 			return true;
@@ -368,7 +368,7 @@ static void vaccel_engine_sleep(struct vaccel_engine *e, u64 deadline)
 	smp_mb();	/* need_wakeup before the doorbells: see the top */
 	pending = vaccel_engine_pending(e, ktime_get_ns());
 	mutex_unlock(&e->lock);
-	pending = pending || vaccel_split_pending(e->vdev);
+	pending = pending || vaccel_split_pending(e->vdev, e);
 
 	WRITE_ONCE(e->sleeping, true);
 	/* a full barrier: @sleeping before @wake, see the top */
