@@ -195,7 +195,7 @@ u32 vaccel_os_signal(void *os, u64 va, u32 op, u64 value, bool irq)
 	if (f)
 		return f;
 	vaccel_signal_apply(w, op, value);
-	vaccel_signal_wake(w, irq);
+	vaccel_signal_wake(((struct vaccel_queue *)os)->vfile->vdev, w, irq);
 	vaccel_os_unmap(os, cookie);
 	return DRM_VACCEL_FAULT_NONE;
 }

@@ -362,6 +362,10 @@ static int vaccel_debugfs_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "split_helps %lld\n", atomic64_read(&vdev->stats.split_helps));
 	seq_printf(m, "split_self_helps %lld\n",
 		   atomic64_read(&vdev->stats.split_self_helps));
+	seq_printf(m, "signal_wakes %lld\n", atomic64_read(&vdev->stats.signal_wakes));
+	seq_printf(m, "signal_walked %lld\n", atomic64_read(&vdev->stats.signal_walked));
+	seq_printf(m, "signal_walk_max %lld\n",
+		   atomic64_read(&vdev->stats.signal_walk_max));
 	return 0;
 }
 

@@ -74,7 +74,9 @@ struct vaccel_bus_dev {
  * @stats: counters for debugfs: packets and bytes executed, queue faults,
  *	KICK calls, engine sleeps and wake-ups, device resets, split jobs,
  *	ranges other engines ran and ranges an engine ran of its own job
- *	outside its turn (split_self_helps)
+ *	outside its turn (split_self_helps); signal updates made through the
+ *	device, the waiters their wake-ups walked in all and at most
+ *	(signal_wakes, signal_walked, signal_walk_max)
  * @knobs: fault injection, set through debugfs: fail the next N buffer
  *	creations, binds or queue creations with -ENOMEM, fault the next N
  *	device memory accesses, add latency to every packet; make mmap()
@@ -112,6 +114,9 @@ struct vaccel_device {
 		atomic64_t splits;
 		atomic64_t split_helps;
 		atomic64_t split_self_helps;
+		atomic64_t signal_wakes;
+		atomic64_t signal_walked;
+		atomic64_t signal_walk_max;
 	} stats;
 	struct {
 		atomic_t fail_bo_create;

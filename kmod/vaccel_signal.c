@@ -132,20 +132,44 @@ void vaccel_signal_apply(atomic64_t *word, u32 op, u64 value)
 	}
 }
 
+/* Count a wake-up's walk in the updating device's statistics. */
+static void vaccel_signal_count_walk(struct vaccel_device *vdev, u64 walked)
+{
+	s64 max = atomic64_read(&vdev->stats.signal_walk_max);
+
+	atomic64_inc(&vdev->stats.signal_wakes);
+	if (!walked)
+		return;
+	atomic64_add(walked, &vdev->stats.signal_walked);
+	while (walked > max &&
+	       !atomic64_try_cmpxchg(&vdev->stats.signal_walk_max, &max, walked))
+		;
+}
+
 /**
  * vaccel_signal_wake() - a signal word changed: wake its waiters
+ * @vdev: the device of the updater, whose statistics count the walk
  * @word: the word, already updated
  * @host: also wake host waiters (SIGNAL_WRITE, packets with the IRQ bit)
  */
-void vaccel_signal_wake(atomic64_t *word, bool host)
+void vaccel_signal_wake(struct vaccel_device *vdev, atomic64_t *word, bool host)
 {
 	struct wait_queue_head *wq = vaccel_signal_bucket(word);
 	struct vaccel_signal_key key = { .word = word, .host = host };
+	struct wait_queue_entry *e;
+	unsigned long flags;
+	u64 walked = 0;
 
 	smp_mb();	/* the word before the sleeper check: see the top */
 	/* lockless waitqueue_active(): the barrier above pairs with the waiter's */
-	if (waitqueue_active(wq))
+	if (waitqueue_active(wq)) {
+		spin_lock_irqsave(&wq->lock, flags);
+		list_for_each_entry(e, &wq->head, entry)
+			walked++;
+		spin_unlock_irqrestore(&wq->lock, flags);
 		__wake_up(wq, TASK_NORMAL, 0, &key);
+	}
+	vaccel_signal_count_walk(vdev, walked);
 }
 
 /**
@@ -251,7 +275,7 @@ int vaccel_ioctl_signal_write(struct drm_device *drm, void *data,
 		ret = -EACCES;
 	} else {
 		vaccel_signal_apply(word, args->op, args->value);
-		vaccel_signal_wake(word, true);
+		vaccel_signal_wake(to_vaccel_device(drm), word, true);
 	}
 	drm_gem_object_put(obj);
 out:

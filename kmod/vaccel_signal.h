@@ -48,7 +48,7 @@ struct vaccel_signal_arms {
 
 void vaccel_signal_module_init(void);
 void vaccel_signal_apply(atomic64_t *word, u32 op, u64 value);
-void vaccel_signal_wake(atomic64_t *word, bool host);
+void vaccel_signal_wake(struct vaccel_device *vdev, atomic64_t *word, bool host);
 void vaccel_signal_waiter_init(struct vaccel_signal_waiter *w,
 			       wait_queue_func_t func, void *private);
 bool vaccel_signal_waiter_match(struct vaccel_signal_waiter *w, void *key);
