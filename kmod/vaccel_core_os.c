@@ -154,9 +154,13 @@ void vaccel_os_unmap(void *os, void *cookie)
 		vaccel_vm_map_put(cookie);
 }
 
-/* The signal word at @va, with a mapping reference in *mapp. */
+/*
+ * The signal word at @va and its object's waiter table, with a mapping
+ * reference to drop with vaccel_os_unmap() in *cookie.
+ */
 static u32 vaccel_os_signal_word(struct vaccel_queue *q, u64 va, u32 access,
-				 atomic64_t **word, void **cookie)
+				 atomic64_t **word, struct vaccel_signal_table **table,
+				 void **cookie)
 {
 	struct vaccel_vm_map *map;
 	struct vaccel_bo *owner;
@@ -181,21 +185,24 @@ static u32 vaccel_os_signal_word(struct vaccel_queue *q, u64 va, u32 access,
 	 * exporter's object from offset 0, so the offsets agree.
 	 */
 	*word = owner->signal_map.vaddr + map->bo_offset + (va - map->node.start);
+	*table = owner->signal_table;
 	return DRM_VACCEL_FAULT_NONE;
 }
 
 u32 vaccel_os_signal(void *os, u64 va, u32 op, u64 value, bool irq)
 {
+	struct vaccel_queue *q = os;
+	struct vaccel_signal_table *t;
 	atomic64_t *w;
 	void *cookie;
 	u32 f;
 
-	f = vaccel_os_signal_word(os, va, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE,
-				  &w, &cookie);
+	f = vaccel_os_signal_word(q, va, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE,
+				  &w, &t, &cookie);
 	if (f)
 		return f;
 	vaccel_signal_apply(w, op, value);
-	vaccel_signal_wake(((struct vaccel_queue *)os)->vfile->vdev, w, irq);
+	vaccel_signal_wake(q->vfile->vdev, t, w, irq);
 	vaccel_os_unmap(os, cookie);
 	return DRM_VACCEL_FAULT_NONE;
 }
@@ -203,16 +210,26 @@ u32 vaccel_os_signal(void *os, u64 va, u32 op, u64 value, bool irq)
 u32 vaccel_os_signal_read(void *os, u64 va, u64 *value)
 {
 	struct vaccel_queue *q = os;
+	struct vaccel_signal_table *t;
 	atomic64_t *w;
 	void *cookie;
 	u32 f;
 
-	f = vaccel_os_signal_word(q, va, DRM_VACCEL_VM_READ, &w, &cookie);
+	f = vaccel_os_signal_word(q, va, DRM_VACCEL_VM_READ, &w, &t, &cookie);
 	if (f)
 		return f;
 	*value = atomic64_read_acquire(w);
-	/* the key a blocked WAIT's waiter is armed on (vaccel_engine.c) */
+	/*
+	 * The key a blocked WAIT's waiter is armed on (vaccel_engine.c), and
+	 * its table, held while the mapping still holds the object. Only
+	 * the queue's engine runs WAIT steps, in its turns.
+	 */
 	q->wait_word = w;
+	if (q->wait_table != t) {
+		vaccel_signal_table_get(t);
+		vaccel_signal_table_put(q->wait_table);
+		q->wait_table = t;
+	}
 	vaccel_os_unmap(q, cookie);
 	return DRM_VACCEL_FAULT_NONE;
 }

@@ -316,7 +316,6 @@ static int __init vaccel_init(void)
 		return -EINVAL;
 	}
 
-	vaccel_signal_module_init();
 	vaccel_debugfs_module_init();
 	ret = vaccel_bus_init(num_devices);
 	if (ret)

@@ -135,19 +135,26 @@ static bool vaccel_queue_idle(struct vaccel_queue *q)
  * Keep the queue's waiter on the word its WAIT reads while it is blocked.
  * Returns true when the waiter was (re)armed: the caller must then look
  * at the word once more, as an update between the WAIT's read and the
- * arming woke nobody.
+ * arming woke nobody. When the word's bucket is full the queue is left
+ * unarmed, with @wait_poll set: its engine polls it.
  */
 static bool vaccel_queue_arm(struct vaccel_queue *q, bool blocked)
 {
 	const void *word = blocked ? q->wait_word : NULL;
+	struct vaccel_signal_table *t = blocked ? q->wait_table : NULL;
 
-	if (q->wait.word == word)
+	if (!blocked)
+		q->wait_poll = false;
+	if (q->wait.word == word && q->wait.table == t)
 		return false;
-	if (q->wait.word)
-		vaccel_signal_disarm_waiter(&q->wait);
+	vaccel_signal_disarm_waiter(&q->wait);
+	q->wait_poll = false;
 	if (!word)
 		return false;
-	vaccel_signal_arm_waiter(&q->wait, word);
+	if (vaccel_signal_arm_waiter(&q->wait, t, word)) {
+		q->wait_poll = true;
+		return false;
+	}
 	/* on the bucket before the word is read again: see vaccel_signal.c */
 	smp_mb();
 	return true;
@@ -277,6 +284,8 @@ out:
 		vaccel_queue_fault(q);
 	if (blocked && core->deadline)
 		*next = min(*next, core->deadline);
+	if (blocked && q->wait_poll)
+		*next = min(*next, now + VACCEL_SIGNAL_POLL_NS);
 	if (core->busy_until)
 		*next = min(*next, core->busy_until);
 
@@ -650,6 +659,7 @@ void vaccel_queue_init_wait(struct vaccel_queue *q)
  */
 void vaccel_queue_fini_wait(struct vaccel_queue *q)
 {
-	if (q->wait.word)
-		vaccel_signal_disarm_waiter(&q->wait);
+	vaccel_signal_disarm_waiter(&q->wait);
+	vaccel_signal_table_put(q->wait_table);
+	q->wait_table = NULL;
 }

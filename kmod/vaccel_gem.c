@@ -166,6 +166,8 @@ static void vaccel_bo_free(struct drm_gem_object *obj)
 	struct vaccel_device *vdev = to_vaccel_device(obj->dev);
 	struct vaccel_bo *bo = to_vaccel_bo(obj);
 
+	/* waiters still armed (a blocked queue) hold the table */
+	vaccel_signal_table_put(bo->signal_table);
 	if (bo->signal_map.vaddr) {
 		dma_resv_lock(obj->resv, NULL);
 		drm_gem_shmem_object_vunmap(obj, &bo->signal_map);
@@ -933,8 +935,13 @@ static int vaccel_bo_setup_pinned(struct vaccel_bo *bo)
 		dma_resv_lock(obj->resv, NULL);
 		ret = drm_gem_shmem_object_vmap(obj, &bo->signal_map);
 		dma_resv_unlock(obj->resv);
+		if (ret)
+			return ret;
+		bo->signal_table = vaccel_signal_table_new(bo->signal_map.vaddr);
+		if (!bo->signal_table)
+			return -ENOMEM;
 	}
-	return ret;
+	return 0;
 }
 
 int vaccel_ioctl_bo_create(struct drm_device *drm, void *data,

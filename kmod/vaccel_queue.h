@@ -107,6 +107,9 @@ struct vaccel_engine {
  *	@blocked (the engine's thread arms and disarms it)
  * @wait_word: the word the last WAIT step read (a key, never dereferenced
  *	outside the core's mapped access)
+ * @wait_table: the waiter table of @wait_word's object, referenced
+ * @wait_poll: blocked, but @wait could not be armed (the word's bucket is
+ *	full): the engine looks at the queue every VACCEL_SIGNAL_POLL_NS
  * @charge_ns: modelled time (link transfers) charged by memory accesses
  *	since the core last collected it; atomic because split ranges of a
  *	packet run on other engines
@@ -130,6 +133,8 @@ struct vaccel_queue {
 	bool blocked;
 	struct vaccel_signal_waiter wait;
 	const void *wait_word;
+	struct vaccel_signal_table *wait_table;
+	bool wait_poll;
 	atomic64_t charge_ns;
 	unsigned int turns_left;
 	bool latency_paid;
