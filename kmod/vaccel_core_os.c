@@ -15,6 +15,7 @@
 #include <linux/ktime.h>
 #include <linux/sched.h>
 #include <linux/math64.h>
+#include <linux/percpu.h>
 
 #include "vaccel_drv.h"
 #include "vaccel_gem.h"
@@ -52,6 +53,8 @@ static void vaccel_os_link(struct vaccel_queue *q, struct vaccel_vm_map *map,
 	if (vdev->cfg.link_bw_mbps)	/* MB/s is bytes per us */
 		ns += div64_u64(bytes * NSEC_PER_USEC, vdev->cfg.link_bw_mbps);
 	atomic64_add(ns, &q->charge_ns);
+	atomic64_add(bytes, &vdev->stats.link_bytes);
+	atomic64_add(ns, &vdev->stats.link_ns);
 }
 
 u64 vaccel_os_charge(void *os)
@@ -270,12 +273,30 @@ u64 vaccel_os_now_ns(void *os)
 	return ktime_get_ns();
 }
 
-void vaccel_os_fpu_begin(void)
+/* Start of the FPU section running on this CPU (no preemption inside). */
+static DEFINE_PER_CPU(u64, vaccel_fpu_start);
+
+void vaccel_os_fpu_begin(void *os)
 {
 	kernel_fpu_begin();
+	this_cpu_write(vaccel_fpu_start, ktime_get_ns());
 }
 
-void vaccel_os_fpu_end(void)
+/* Count the section in the device's statistics (debugfs "stats"). */
+void vaccel_os_fpu_end(void *os)
 {
+	struct vaccel_device *vdev = ((struct vaccel_queue *)os)->vfile->vdev;
+	u64 ns = ktime_get_ns() - this_cpu_read(vaccel_fpu_start);
+	s64 max;
+
 	kernel_fpu_end();
+	atomic64_inc(&vdev->stats.fpu_sections);
+	atomic64_add(ns, &vdev->stats.fpu_ns);
+	if (ns > 100 * NSEC_PER_USEC)
+		atomic64_inc(&vdev->stats.fpu_over_100us);
+	if (ns > NSEC_PER_MSEC)
+		atomic64_inc(&vdev->stats.fpu_over_1ms);
+	max = atomic64_read(&vdev->stats.fpu_max_ns);
+	while (ns > max && !atomic64_try_cmpxchg(&vdev->stats.fpu_max_ns, &max, ns))
+		;
 }

@@ -366,6 +366,13 @@ static int vaccel_debugfs_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "signal_walked %lld\n", atomic64_read(&vdev->stats.signal_walked));
 	seq_printf(m, "signal_walk_max %lld\n",
 		   atomic64_read(&vdev->stats.signal_walk_max));
+	seq_printf(m, "link_bytes %lld\n", atomic64_read(&vdev->stats.link_bytes));
+	seq_printf(m, "link_ns %lld\n", atomic64_read(&vdev->stats.link_ns));
+	seq_printf(m, "fpu_sections %lld\n", atomic64_read(&vdev->stats.fpu_sections));
+	seq_printf(m, "fpu_ns %lld\n", atomic64_read(&vdev->stats.fpu_ns));
+	seq_printf(m, "fpu_max_ns %lld\n", atomic64_read(&vdev->stats.fpu_max_ns));
+	seq_printf(m, "fpu_over_100us %lld\n", atomic64_read(&vdev->stats.fpu_over_100us));
+	seq_printf(m, "fpu_over_1ms %lld\n", atomic64_read(&vdev->stats.fpu_over_1ms));
 	return 0;
 }
 

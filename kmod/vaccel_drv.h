@@ -76,7 +76,9 @@ struct vaccel_bus_dev {
  *	ranges other engines ran and ranges an engine ran of its own job
  *	outside its turn (split_self_helps); signal updates made through the
  *	device, the waiters their wake-ups walked in all and at most
- *	(signal_wakes, signal_walked, signal_walk_max)
+ *	(signal_wakes, signal_walked, signal_walk_max); bytes and time the
+ *	link model charged; FPU sections, their total and longest time and
+ *	how many lasted over 100 us and over 1 ms
  * @knobs: fault injection, set through debugfs: fail the next N buffer
  *	creations, binds or queue creations with -ENOMEM, fault the next N
  *	device memory accesses, add latency to every packet; make mmap()
@@ -117,6 +119,13 @@ struct vaccel_device {
 		atomic64_t signal_wakes;
 		atomic64_t signal_walked;
 		atomic64_t signal_walk_max;
+		atomic64_t link_bytes;
+		atomic64_t link_ns;
+		atomic64_t fpu_sections;
+		atomic64_t fpu_ns;
+		atomic64_t fpu_max_ns;
+		atomic64_t fpu_over_100us;
+		atomic64_t fpu_over_1ms;
 	} stats;
 	struct {
 		atomic_t fail_bo_create;

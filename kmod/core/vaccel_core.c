@@ -481,10 +481,10 @@ static u32 bulk_range(void *os, const struct drm_vaccel_packet *p, u64 from,
 			 * (CC_FLAGS_FPU), so every dtype runs in an FPU
 			 * section: the compiler may vectorise integer loops.
 			 */
-			vaccel_os_fpu_begin();
+			vaccel_os_fpu_begin(os);
 			vaccel_core_reduce(d, s[0], s[1], n / es, p->arg & 0xff,
 					   p->arg >> 8);
-			vaccel_os_fpu_end();
+			vaccel_os_fpu_end(os);
 		}
 		vaccel_os_unmap(os, dc);
 unmap:
@@ -679,11 +679,11 @@ static enum step step_matmul(struct vaccel_core_queue *q)
 			return fault(q, f, va[bad], VACCEL_CORE_SLOT_MM_A + bad);
 		}
 	}
-	vaccel_os_fpu_begin();
+	vaccel_os_fpu_begin(q->os);
 	vaccel_core_matmul(ptr[2], ptr[0], ptr[1], d, q->pkt.arg,
 			   q->pkt.flags & DRM_VACCEL_MATMUL_F_ACCUMULATE,
 			   q->progress, q->progress + n);
-	vaccel_os_fpu_end();
+	vaccel_os_fpu_end(q->os);
 	for (i = 3; i--;)
 		vaccel_os_unmap(q->os, cookie[i]);
 	q->progress += n;

@@ -38,6 +38,15 @@
  * of C, so at most max(this, k) of them)
  */
 #define VACCEL_CORE_MATMUL_STEP		16384u
+/*
+ * An FPU section (non-preemptible in the kernel) of a MATMUL step or a
+ * REDUCE ends at the first clock check after this many ns; checks come
+ * every VACCEL_CORE_FPU_CHECK multiply-adds (MATMUL) or
+ * VACCEL_CORE_REDUCE_BLOCK elements (REDUCE)
+ */
+#define VACCEL_CORE_FPU_NS		50000ull
+#define VACCEL_CORE_FPU_CHECK		64u
+#define VACCEL_CORE_REDUCE_BLOCK	1024u
 
 /*
  * Address slots of a packet: the device addresses it takes, for naming the
@@ -227,9 +236,12 @@ u64 vaccel_os_charge(void *os);
  */
 void vaccel_os_packet(void *os, const struct drm_vaccel_packet *pkt, u64 index,
 		      unsigned int depth, bool done);
-/* Bracket floating-point work (kernel_fpu_begin/end in the kernel). */
-void vaccel_os_fpu_begin(void);
-void vaccel_os_fpu_end(void);
+/*
+ * Bracket floating-point work (kernel_fpu_begin/end in the kernel): an
+ * FPU section, which the kernel runs without preemption.
+ */
+void vaccel_os_fpu_begin(void *os);
+void vaccel_os_fpu_end(void *os);
 
 /*
  * vaccel_reduce.c: elementwise a op b, @n elements of @dtype; the caller

@@ -77,6 +77,7 @@ u32 vaccel_os_map(void *o, u64 va, u64 len, u32 access, void **ptr,
 	*ptr = r->mem + (va - r->va);
 	if (avail)
 		*avail = len < left ? len : left;
+	os->charged[r - os->regions] += avail ? *avail : len;
 	*cookie = r;
 	os->maps++;
 	return DRM_VACCEL_FAULT_NONE;
@@ -141,7 +142,11 @@ u32 vaccel_os_exec_check(void *o, u64 va, u64 len)
 
 u64 vaccel_os_now_ns(void *o)
 {
-	return ((struct os_native *)o)->now;
+	struct os_native *os = o;
+	u64 now = os->now;
+
+	os->now += os->tick;
+	return now;
 }
 
 u64 vaccel_os_charge(void *o)
@@ -181,10 +186,19 @@ void os_track_reset(struct os_native *os)
 	os->retired = 0;
 }
 
-void vaccel_os_fpu_begin(void)
+void vaccel_os_fpu_begin(void *o)
 {
+	struct os_native *os = o;
+
+	os->fpu_errors += os->in_fpu;
+	os->in_fpu = true;
+	os->fpu_sections++;
 }
 
-void vaccel_os_fpu_end(void)
+void vaccel_os_fpu_end(void *o)
 {
+	struct os_native *os = o;
+
+	os->fpu_errors += !os->in_fpu;
+	os->in_fpu = false;
 }

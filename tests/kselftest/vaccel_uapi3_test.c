@@ -2,7 +2,7 @@
 /*
  * uAPI 3 through the kernel: EXEC binding tables and the fault record's
  * depth, body index and binding; nested epochs; MATMUL against a host
- * reference; masked WAIT GE; SIGNAL_EVENTFD; SIGNAL_WRITE flags and the
+ * reference, in short FPU sections; masked WAIT GE; SIGNAL_EVENTFD; SIGNAL_WRITE flags and the
  * uAPI 2 structure size; fdinfo usage stats; queue pages (offsets below
  * 4 GiB, MADV_DONTNEED, O_RDONLY files); priority needs CAP_SYS_NICE;
  * rejected arguments are logged at drm debug level; header bits; debugfs
@@ -231,6 +231,67 @@ TEST_F(u3, matmul_matches_host_reference)
 		ASSERT_TRUE(drain(&self->q, 60000)) TH_LOG("fault %u", self->q.ctrl->fault);
 		EXPECT_EQ(0, memcmp(want, cm, (uint64_t)d->m * d->ldc * 4)) TH_LOG("case %u", i);
 	}
+}
+
+/*
+ * The MATMUL's FPU sections, which the kernel runs without preemption,
+ * are short in time whatever the operands: A subnormal (every product and
+ * sum a subnormal, the slow path of real FPUs) and B read down columns
+ * 64 KiB apart (a new page at every load) over k = 1024. Each section
+ * ends at the first clock check after 50 us, checks coming every 64
+ * multiply-adds: debugfs counts the sections over 1 ms, which only a vCPU
+ * the host preempted can still produce (at most 5% here); the result is
+ * the host reference's to the bit. (A section was a whole step of 16,384
+ * multiply-adds: all 16 of them lasted over 1 ms in the TCG VM.)
+ */
+TEST_F(u3, matmul_fpu_sections_are_short)
+{
+	struct drm_vaccel_matmul *d = (void *)(self->data.map + (TABLE_VA - DATA_VA));
+	const uint64_t ldb = 16384, k = 1024, n = 64, m = 4, big_va = 1ull << 36;
+	float *a = (float *)self->data.map, *cm = (float *)(self->data.map + 65536);
+	long long sections, over, max;
+	struct drm_vaccel_packet p;
+	float *want = calloc(m * n, 4), *b;
+	struct bo big;
+	uint64_t i, j;
+
+	ASSERT_NE(NULL, want);
+	ASSERT_EQ(0, bo_new(self->fd, ((k - 1) * ldb + n) * 4, 0, &big));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, big.handle, DRM_VACCEL_VM_READ, 0, big_va,
+				    big.size));
+	b = (float *)big.map;
+	for (i = 0; i < m * k; i++)
+		a[i] = 1e-40f;
+	for (i = 0; i < k; i++)
+		for (j = 0; j < n; j++)
+			b[i * ldb + j] = 1.0f + (float)j / 64;
+	memset(d, 0, sizeof(*d));
+	d->a = DATA_VA;
+	d->b = big_va;
+	d->c = DATA_VA + 65536;
+	d->m = m;
+	d->n = n;
+	d->k = k;
+	d->lda = k;
+	d->ldb = ldb;
+	d->ldc = n;
+	ref_matmul(want, a, b, d, DRM_VACCEL_DTYPE_F32, 0);
+	sections = vaccel_dev_stat(ID, "stats", "fpu_sections");
+	over = vaccel_dev_stat(ID, "stats", "fpu_over_1ms");
+	p = pkt(DRM_VACCEL_PKT_MATMUL, TABLE_VA, 0, 0, 0);
+	p.arg = DRM_VACCEL_DTYPE_F32;
+	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	ASSERT_TRUE(drain(&self->q, 120000)) TH_LOG("fault %u", self->q.ctrl->fault);
+	EXPECT_EQ(0, memcmp(want, cm, m * n * 4));
+	sections = vaccel_dev_stat(ID, "stats", "fpu_sections") - sections;
+	over = vaccel_dev_stat(ID, "stats", "fpu_over_1ms") - over;
+	max = vaccel_dev_stat(ID, "stats", "fpu_max_ns");
+	TH_LOG("%lld FPU sections, %lld over 1 ms (over 100 us: %lld), longest %lld us",
+	       sections, over, vaccel_dev_stat(ID, "stats", "fpu_over_100us"), max / 1000);
+	EXPECT_LE(16, sections);
+	EXPECT_LE(over * 20, sections);
+	munmap(big.map, big.size);
+	free(want);
 }
 
 TEST_F(u3, matmul_invalid_descriptor_faults)
