@@ -122,10 +122,10 @@ static void vaccel_os_split_stall(struct vaccel_queue *q)
 	}
 }
 
-u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
-		  u64 *avail, void **cookie)
+/* vaccel_os_map() charging the link for @charge bytes, U64_MAX: all. */
+static u32 vaccel_os_map_charged(struct vaccel_queue *q, u64 va, u64 len, u32 access,
+				 void **ptr, u64 *avail, void **cookie, u64 charge)
 {
-	struct vaccel_queue *q = os;
 	struct vaccel_vm_map *map;
 	void *p;
 
@@ -143,12 +143,24 @@ u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 			return DRM_VACCEL_FAULT_NOT_SEALED;
 		}
 	}
-	vaccel_os_link(q, map, avail ? *avail : len);
+	vaccel_os_link(q, map, charge != U64_MAX ? charge : avail ? *avail : len);
 	if (unlikely(READ_ONCE(q->vfile->vdev->knobs.split_stall_ns)) &&
 	    (access & DRM_VACCEL_VM_WRITE))
 		vaccel_os_split_stall(q);
 	*ptr = p;
 	return DRM_VACCEL_FAULT_NONE;
+}
+
+u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
+		  u64 *avail, void **cookie)
+{
+	return vaccel_os_map_charged(os, va, len, access, ptr, avail, cookie, U64_MAX);
+}
+
+u32 vaccel_os_map_part(void *os, u64 va, u64 len, u64 touched, u32 access,
+		       void **ptr, void **cookie)
+{
+	return vaccel_os_map_charged(os, va, len, access, ptr, NULL, cookie, touched);
 }
 
 void vaccel_os_unmap(void *os, void *cookie)

@@ -240,9 +240,12 @@ TEST_F(u3, matmul_matches_host_reference)
  * 64 KiB apart (a new page at every load) over k = 1024. Each section
  * ends at the first clock check after 50 us, checks coming every 64
  * multiply-adds: debugfs counts the sections over 1 ms, which only a vCPU
- * the host preempted can still produce (at most 5% here); the result is
- * the host reference's to the bit. (A section was a whole step of 16,384
- * multiply-adds: all 16 of them lasted over 1 ms in the TCG VM.)
+ * the host preempts inside a section can still produce (the guest clock
+ * runs on meanwhile; 1-2% of them on a loaded host, at most 10% allowed
+ * here), and the longest is logged, not asserted, for that reason; the
+ * result is the host reference's to the bit. (A section was a whole step
+ * of 16,384 multiply-adds: all 16 of them lasted over 1 ms in the TCG VM,
+ * the longest 14 ms.)
  */
 TEST_F(u3, matmul_fpu_sections_are_short)
 {
@@ -286,10 +289,11 @@ TEST_F(u3, matmul_fpu_sections_are_short)
 	sections = vaccel_dev_stat(ID, "stats", "fpu_sections") - sections;
 	over = vaccel_dev_stat(ID, "stats", "fpu_over_1ms") - over;
 	max = vaccel_dev_stat(ID, "stats", "fpu_max_ns");
-	TH_LOG("%lld FPU sections, %lld over 1 ms (over 100 us: %lld), longest %lld us",
-	       sections, over, vaccel_dev_stat(ID, "stats", "fpu_over_100us"), max / 1000);
+	TH_LOG("%lld FPU sections, mean %lld us, %lld over 1 ms (over 100 us: %lld), longest %lld us",
+	       sections, vaccel_dev_stat(ID, "stats", "fpu_ns") / sections / 1000, over,
+	       vaccel_dev_stat(ID, "stats", "fpu_over_100us"), max / 1000);
 	EXPECT_LE(16, sections);
-	EXPECT_LE(over * 20, sections);
+	EXPECT_LE(over * 10, sections);
 	munmap(big.map, big.size);
 	free(want);
 }
