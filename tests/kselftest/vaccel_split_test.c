@@ -457,4 +457,43 @@ TEST(unbind_under_a_helpers_range)
 	EXPECT_EQ(maps, vaccel_objects_wait("mappings", maps, 10000));
 }
 
+/*
+ * The ranges other engines run of a client's split packet are the
+ * client's engine time too (fdinfo drm-engine-compute): a helper holding
+ * its range for 500 ms (split_stall_ns) is credited to the client, and the
+ * copy is credited no more than its elapsed time on two engines. (Helpers
+ * were never credited: the client saw its own engine's turns only.)
+ */
+TEST(fdinfo_credits_split_helpers)
+{
+	struct drm_vaccel_signal_cond k;
+	struct drm_vaccel_packet p;
+	long long before, after;
+	uint64_t t0, t1;
+	struct pair2 c;
+	char line[64];
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	ASSERT_EQ(0, pair2_new(&c));
+	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID, "split_stall_ns", knob_u64(500000000)));
+	before = engine_ns(c.fd);
+	t0 = now_ns();
+	p = completing(pkt(DRM_VACCEL_PKT_COPY, BIG_VA, BIG_VA + BIG, SMALL, 0), SIG_VA,
+		       DRM_VACCEL_SIGNAL_SET, 1);
+	p.header |= DRM_VACCEL_PKT_IRQ;
+	ASSERT_EQ(0, submit(c.fd, &c.q, &p, NULL));
+	k = cond(c.sig.handle, 0, 1, DRM_VACCEL_WAIT_GE);
+	ASSERT_EQ(0, sig_wait(c.fd, &k, 1, 0, 20000, NULL));
+	after = engine_ns(c.fd);
+	t1 = now_ns();
+	vaccel_dev_debugfs(ID, "split_stall_ns", line, sizeof(line));
+	ASSERT_EQ(0, strtoll(line, NULL, 10)) TH_LOG("no helper took the stall");
+	TH_LOG("%lld ms credited over %llu ms", (after - before) / 1000000,
+	       (unsigned long long)(t1 - t0) / 1000000);
+	EXPECT_LE(450000000, after - before);
+	EXPECT_LE(after - before, 2 * (long long)(t1 - t0));
+	pair2_free(&c);
+}
+
 TEST_HARNESS_MAIN

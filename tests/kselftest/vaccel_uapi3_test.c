@@ -517,6 +517,74 @@ TEST_F(u3, fdinfo_usage_stats)
 }
 
 /*
+ * drm-engine-compute never credits more engine time than has passed:
+ * over any window between two reads, the clients' credits grow by at most
+ * the window times the engines. One engine; two clients with two queues
+ * each, every queue running three 150 ms DELAYs, all at once: the engine
+ * is modelled busy about 450 ms, and reads every 20 ms never see more
+ * credited than elapsed, nor more than the elapsed time in all. (Each
+ * DELAY was credited whole when it started, and the four queues'
+ * overlapping DELAYs were summed: 1.8 s for about 450 ms.)
+ */
+TEST(fdinfo_never_credits_more_than_elapsed)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_DELAY, 150000000, 0, 0, 0);
+	struct bo ring[2], ring2[2], data[2], sig[2], exec[2];
+	long long c0 = 0, c, start_credit = 0, worst = -1000000000;
+	uint64_t t0, tb = 0, ta, first;
+	int fd[2], i, j, samples = 0;
+	struct q q[2][2];
+	char spec[64];
+	bool done;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	snprintf(spec, sizeof(spec), "%u engines=1", ID);
+	ASSERT_EQ(0, vaccel_fresh_device(ID, spec));
+	for (i = 0; i < 2; i++) {
+		fd[i] = vaccel_open(ID);
+		ASSERT_LE(0, fd[i]);
+		ASSERT_EQ(0, packet_ctx_new(fd[i], PAGE, &ring[i], &data[i], &sig[i], &exec[i],
+					    &q[i][0]));
+		ASSERT_EQ(0, bo_new(fd[i], RING_N * 64, 0, &ring2[i]));
+		ASSERT_EQ(0, vaccel_vm_bind(fd[i], ring2[i].handle, DRM_VACCEL_VM_READ, 0,
+					    EXEC_VA, PAGE));
+		ASSERT_EQ(0, queue_new(fd[i], EXEC_VA, RING_N, (void *)ring2[i].map, &q[i][1]));
+		start_credit += engine_ns(fd[i]);
+	}
+	first = t0 = now_ns();
+	for (j = 0; j < 3; j++)
+		for (i = 0; i < 4; i++)
+			ASSERT_EQ(0, submit(fd[i / 2], &q[i / 2][i % 2], &p, NULL));
+	do {
+		done = true;
+		for (i = 0; i < 4; i++)
+			done &= q[i / 2][i % 2].ctrl->read_index == 3;
+		tb = now_ns();
+		c = engine_ns(fd[0]) + engine_ns(fd[1]);
+		ta = now_ns();
+		if (samples++) {
+			/* credited since the last reads, against the time between them */
+			worst = c - c0 - (long long)(ta - t0) > worst ?
+				c - c0 - (long long)(ta - t0) : worst;
+			EXPECT_LE(c - c0, (long long)(ta - t0)) TH_LOG("sample %d", samples);
+		}
+		c0 = c;
+		t0 = tb;
+		usleep(20000);
+	} while (!done && ta - first < 20000000000ull);
+	ASSERT_TRUE(done);
+	TH_LOG("%d samples; %lld ms credited in %llu ms; worst window %lld us over elapsed",
+	       samples, (c - start_credit) / 1000000, (unsigned long long)(ta - first) / 1000000,
+	       worst / 1000);
+	EXPECT_LE(c - start_credit, (long long)(ta - first));
+	EXPECT_LE(400000000, c - start_credit);
+	for (i = 0; i < 2; i++)
+		close(fd[i]);
+	vaccel_del_device(ID);
+}
+
+/*
  * Queue pages: offsets below 2^32 (32-bit processes can map them), the
  * doorbell faults back in after MADV_DONTNEED (it was SIGBUS), and an
  * O_RDONLY file can map its queues' control pages read-only (the check
