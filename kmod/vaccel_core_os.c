@@ -95,24 +95,23 @@ static void *vaccel_os_translate(struct vaccel_queue *q, u64 va, u64 len, u32 ac
 }
 
 /*
- * debugfs split_stall_ns: the next range run outside its owner's turn
- * (by an engine in vaccel_split_help()) stops for that long once its
- * destination is mapped, as a helper preempted in the middle of its
+ * debugfs split_stall ("ENGINE NS"): the next range that engine runs
+ * outside a turn of its own (in vaccel_split_help()) stops for NS once
+ * its destination is mapped, as a helper preempted in the middle of its
  * range would. Never in a turn: nothing sleeps under an engine lock.
  */
-static void vaccel_os_split_stall(struct vaccel_queue *q)
+static void vaccel_os_split_stall(struct vaccel_queue *q, u64 ns)
 {
 	struct vaccel_device *vdev = q->vfile->vdev;
-	struct vaccel_engine *e = NULL;
-	unsigned int i;
-	u64 ns, until;
+	struct vaccel_engine *e;
+	u64 until;
 
-	for (i = 0; i < vdev->cfg.engines; i++)
-		if (vdev->engines[i].thread == current)
-			e = &vdev->engines[i];
-	if (!e || !READ_ONCE(e->helping))
+	/* the engine with the armed stall, read after its NS */
+	smp_rmb();
+	e = &vdev->engines[READ_ONCE(vdev->knobs.split_stall_engine)];
+	if (e->thread != current || !READ_ONCE(e->helping) ||
+	    cmpxchg(&vdev->knobs.split_stall_ns, ns, 0) != ns)
 		return;
-	ns = min(xchg(&vdev->knobs.split_stall_ns, 0), 10 * NSEC_PER_SEC);
 	until = ktime_get_ns() + ns;
 	while (ktime_get_ns() < until && !kthread_should_stop()) {
 		ktime_t t = ns_to_ktime(until);
@@ -127,6 +126,7 @@ static u32 vaccel_os_map_charged(struct vaccel_queue *q, u64 va, u64 len, u32 ac
 				 void **ptr, u64 *avail, void **cookie, u64 charge)
 {
 	struct vaccel_vm_map *map;
+	u64 stall;
 	void *p;
 
 	if (vaccel_inject(&q->vfile->vdev->knobs.fault_access))
@@ -144,9 +144,9 @@ static u32 vaccel_os_map_charged(struct vaccel_queue *q, u64 va, u64 len, u32 ac
 		}
 	}
 	vaccel_os_link(q, map, charge != U64_MAX ? charge : avail ? *avail : len);
-	if (unlikely(READ_ONCE(q->vfile->vdev->knobs.split_stall_ns)) &&
-	    (access & DRM_VACCEL_VM_WRITE))
-		vaccel_os_split_stall(q);
+	stall = READ_ONCE(q->vfile->vdev->knobs.split_stall_ns);
+	if (unlikely(stall) && (access & DRM_VACCEL_VM_WRITE))
+		vaccel_os_split_stall(q, stall);
 	*ptr = p;
 	return DRM_VACCEL_FAULT_NONE;
 }

@@ -85,8 +85,9 @@ struct vaccel_bus_dev {
  *	of this device's imports forward to the exporter unchecked, as a
  *	kernel importer of another driver does (foreign_import_mmap); let
  *	the owner's next N turns on a split job run no range
- *	(split_owner_yield); stall the next range run outside its owner's
- *	turn for N ns once its destination is mapped (split_stall_ns)
+ *	(split_owner_yield); stall the next range an engine runs outside its
+ *	own turns for N ns once its destination is mapped (split_stall:
+ *	split_stall_engine, then split_stall_ns, which is taken once)
  *
  * Allocated by probe, unplugged by remove (unbind or del_device), freed
  * when the last reference to @drm is dropped. Buffer objects do not hold
@@ -135,6 +136,7 @@ struct vaccel_device {
 		u64 packet_latency_ns;
 		bool foreign_import_mmap;
 		atomic_t split_owner_yield;
+		u32 split_stall_engine;
 		u64 split_stall_ns;
 	} knobs;
 };

@@ -304,12 +304,45 @@ static long long engine_cpu_ticks(unsigned int e)
 	return ret;
 }
 
-static char knob_buf[64];
-
-static const char *knob_u64(unsigned long long v)
+/* Arm debugfs split_stall: engine @e's next range outside its turns. */
+static int split_stall(unsigned int e, unsigned long long ns)
 {
-	snprintf(knob_buf, sizeof(knob_buf), "%llu", v);
-	return knob_buf;
+	char line[64];
+
+	snprintf(line, sizeof(line), "%u %llu", e, ns);
+	return vaccel_dev_debugfs_write(ID, "split_stall", line);
+}
+
+/* The stall still armed in debugfs split_stall (0 once taken), or -1. */
+static long long split_stall_left(void)
+{
+	unsigned long long ns;
+	char line[64];
+	unsigned int e;
+
+	if (vaccel_dev_debugfs(ID, "split_stall", line, sizeof(line)) <= 0 ||
+	    sscanf(line, "%u %llu", &e, &ns) != 2)
+		return -1;
+	return ns;
+}
+
+/*
+ * Hold the owner (its turns run no range: split_owner_yield) until a
+ * helper took the armed split_stall, i.e. is stopped inside a range,
+ * then let it go. True if a helper did within 5 s.
+ */
+static bool owner_held_until_helper_stalls(void)
+{
+	uint64_t end = now_ns() + 5000000000ull;
+	bool taken;
+
+	do {
+		taken = !split_stall_left();
+		if (!taken)
+			usleep(1000);
+	} while (!taken && now_ns() < end);
+	vaccel_dev_debugfs_write(ID, "split_owner_yield", "0");
+	return taken;
 }
 
 struct unbind_later {
@@ -336,7 +369,7 @@ static void *unbind_later(void *arg)
  * turns on the job are made to run none for a while (split_owner_yield,
  * as turns preempted past their end), so it has nothing else to do; a
  * range run outside the owner's turn would stop for 300 ms once its
- * destination is mapped (split_stall_ns), and the destination is unbound
+ * destination is mapped (split_stall), and the destination is unbound
  * 100 ms after the submission. The copy completes with every byte from
  * the owner's turns alone: no self-help, the stall never taken. (The old
  * owner helped itself, and wrote into the unmapped destination: an oops.)
@@ -355,7 +388,7 @@ TEST(owner_never_helps_its_own_job)
 	snprintf(line, sizeof(line), "%u 3000000000", 1 - c.engine);
 	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID, "stall_engine", line));
 	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID, "split_owner_yield", "64"));
-	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID, "split_stall_ns", knob_u64(300000000)));
+	ASSERT_EQ(0, split_stall(c.engine, 300000000));
 	u.fd = c.fd;
 	p = pkt(DRM_VACCEL_PKT_COPY, BIG_VA, BIG_VA + BIG, SMALL, 0);
 	ASSERT_EQ(0, submit(c.fd, &c.q, &p, NULL));
@@ -368,8 +401,7 @@ TEST(owner_never_helps_its_own_job)
 	EXPECT_EQ(1, vaccel_dev_stat(ID, "stats", "splits"));
 	EXPECT_EQ(0, vaccel_dev_stat(ID, "stats", "split_self_helps"));
 	EXPECT_EQ(0, vaccel_dev_stat(ID, "stats", "split_helps"));
-	vaccel_dev_debugfs(ID, "split_stall_ns", line, sizeof(line));
-	EXPECT_EQ(300000000, strtoll(line, NULL, 10));
+	EXPECT_EQ(300000000, split_stall_left());
 	snprintf(line, sizeof(line), "%u 0", 1 - c.engine);
 	EXPECT_EQ(0, vaccel_dev_debugfs_write(ID, "stall_engine", line));
 	pair2_free(&c);
@@ -377,10 +409,11 @@ TEST(owner_never_helps_its_own_job)
 
 /*
  * The owner of a split job sleeps while a helper finishes a range: the
- * helper holds its range for 1 s (split_stall_ns) and the owner, its own
+ * helper holds its range for 1 s (split_stall) and the owner, its own
  * ranges done, must not spin meanwhile (the old owner polled its job for
  * the whole second). Its thread's CPU time over the copy stays below a
- * third of the stall, and the copy is whole.
+ * third of the stall, and the copy is whole. The owner runs no range until
+ * a helper is inside one (split_owner_yield), so a helper surely is.
  */
 TEST(owner_sleeps_while_a_helper_finishes)
 {
@@ -389,13 +422,13 @@ TEST(owner_sleeps_while_a_helper_finishes)
 	long long cpu0, cpu1, helps;
 	uint64_t t0, t1;
 	struct pair2 c;
-	char line[64];
 	long hz = sysconf(_SC_CLK_TCK);
 
 	if (!vaccel_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, pair2_new(&c));
-	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID, "split_stall_ns", knob_u64(1000000000)));
+	ASSERT_EQ(0, split_stall(1 - c.engine, 1000000000));
+	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID, "split_owner_yield", "1000000000"));
 	cpu0 = engine_cpu_ticks(c.engine);
 	ASSERT_LE(0, cpu0);
 	t0 = now_ns();
@@ -403,14 +436,14 @@ TEST(owner_sleeps_while_a_helper_finishes)
 		       DRM_VACCEL_SIGNAL_SET, 1);
 	p.header |= DRM_VACCEL_PKT_IRQ;
 	ASSERT_EQ(0, submit(c.fd, &c.q, &p, NULL));
+	ASSERT_TRUE(owner_held_until_helper_stalls());
 	k = cond(c.sig.handle, 0, 1, DRM_VACCEL_WAIT_GE);
 	ASSERT_EQ(0, sig_wait(c.fd, &k, 1, 0, 20000, NULL));
 	t1 = now_ns();
 	cpu1 = engine_cpu_ticks(c.engine);
 	helps = vaccel_dev_stat(ID, "stats", "split_helps");
-	vaccel_dev_debugfs(ID, "split_stall_ns", line, sizeof(line));
 	/* a helper ran a range and took the stall */
-	ASSERT_EQ(0, strtoll(line, NULL, 10)) TH_LOG("no helper took the stall");
+	ASSERT_EQ(0, split_stall_left()) TH_LOG("no helper took the stall");
 	ASSERT_LE(1, helps);
 	EXPECT_LE(1000000000ull, t1 - t0);
 	TH_LOG("owner engine %u: %lld ms of CPU over %llu ms", c.engine,
@@ -422,10 +455,11 @@ TEST(owner_sleeps_while_a_helper_finishes)
 
 /*
  * A helper holding a range keeps its mappings: the destination unbound
- * while the helper is stopped inside its range (split_stall_ns) stays
- * mapped for it, so it writes into pages still pinned (KASAN on the debug
- * kernel would see anything else), and the queue completes or faults on
- * the unbound range afterwards; nothing leaks.
+ * 100 ms after a helper stopped inside its range (split_stall, the
+ * owner held until then) stays mapped for it, so it writes into pages
+ * still pinned (KASAN on the debug kernel would see anything else), and
+ * the queue completes or faults on the unbound range afterwards; nothing
+ * leaks.
  */
 TEST(unbind_under_a_helpers_range)
 {
@@ -433,16 +467,17 @@ TEST(unbind_under_a_helpers_range)
 	long maps = vaccel_objects("mappings");
 	struct drm_vaccel_packet p;
 	struct pair2 c;
-	char line[64];
 	pthread_t t;
 
 	if (!vaccel_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, pair2_new(&c));
-	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID, "split_stall_ns", knob_u64(300000000)));
+	ASSERT_EQ(0, split_stall(1 - c.engine, 300000000));
+	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID, "split_owner_yield", "1000000000"));
 	u.fd = c.fd;
 	p = pkt(DRM_VACCEL_PKT_COPY, BIG_VA, BIG_VA + BIG, SMALL, 0);
 	ASSERT_EQ(0, submit(c.fd, &c.q, &p, NULL));
+	ASSERT_TRUE(owner_held_until_helper_stalls());
 	ASSERT_EQ(0, pthread_create(&t, NULL, unbind_later, &u));
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, u.ret);
@@ -450,8 +485,7 @@ TEST(unbind_under_a_helpers_range)
 		EXPECT_EQ(DRM_VACCEL_QUEUE_ERROR, c.q.ctrl->state);
 		EXPECT_EQ(DRM_VACCEL_FAULT_UNMAPPED, c.q.ctrl->fault);
 	}
-	vaccel_dev_debugfs(ID, "split_stall_ns", line, sizeof(line));
-	EXPECT_EQ(0, strtoll(line, NULL, 10)) TH_LOG("no helper took the stall");
+	EXPECT_EQ(0, split_stall_left()) TH_LOG("no helper took the stall");
 	EXPECT_EQ(0, vaccel_dev_stat(ID, "stats", "split_self_helps"));
 	pair2_free(&c);
 	EXPECT_EQ(maps, vaccel_objects_wait("mappings", maps, 10000));
@@ -460,9 +494,10 @@ TEST(unbind_under_a_helpers_range)
 /*
  * The ranges other engines run of a client's split packet are the
  * client's engine time too (fdinfo drm-engine-compute): a helper holding
- * its range for 500 ms (split_stall_ns) is credited to the client, and the
- * copy is credited no more than its elapsed time on two engines. (Helpers
- * were never credited: the client saw its own engine's turns only.)
+ * its range for 500 ms (split_stall) is credited to the client, and the
+ * copy is credited no more than its elapsed time on two engines. The
+ * owner runs no range until a helper is inside one. (Helpers were never
+ * credited: the client saw its own engine's turns only.)
  */
 TEST(fdinfo_credits_split_helpers)
 {
@@ -471,24 +506,23 @@ TEST(fdinfo_credits_split_helpers)
 	long long before, after;
 	uint64_t t0, t1;
 	struct pair2 c;
-	char line[64];
 
 	if (!vaccel_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, pair2_new(&c));
-	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID, "split_stall_ns", knob_u64(500000000)));
+	ASSERT_EQ(0, split_stall(1 - c.engine, 500000000));
+	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID, "split_owner_yield", "1000000000"));
 	before = engine_ns(c.fd);
 	t0 = now_ns();
 	p = completing(pkt(DRM_VACCEL_PKT_COPY, BIG_VA, BIG_VA + BIG, SMALL, 0), SIG_VA,
 		       DRM_VACCEL_SIGNAL_SET, 1);
 	p.header |= DRM_VACCEL_PKT_IRQ;
 	ASSERT_EQ(0, submit(c.fd, &c.q, &p, NULL));
+	ASSERT_TRUE(owner_held_until_helper_stalls());
 	k = cond(c.sig.handle, 0, 1, DRM_VACCEL_WAIT_GE);
 	ASSERT_EQ(0, sig_wait(c.fd, &k, 1, 0, 20000, NULL));
 	after = engine_ns(c.fd);
 	t1 = now_ns();
-	vaccel_dev_debugfs(ID, "split_stall_ns", line, sizeof(line));
-	ASSERT_EQ(0, strtoll(line, NULL, 10)) TH_LOG("no helper took the stall");
 	TH_LOG("%lld ms credited over %llu ms", (after - before) / 1000000,
 	       (unsigned long long)(t1 - t0) / 1000000);
 	EXPECT_LE(450000000, after - before);
