@@ -172,8 +172,9 @@ static inline bool vaccel_inject(atomic_t *knob)
  * @queues_lock: held while freeing queues and while walking them with
  *	sleeping locks (the VM's cache flush); engine locks nest inside
  * @arms: eventfds armed on signals (SIGNAL_EVENTFD)
- * @busy_ns: engine time its queues used (turns that ran steps, and the
- *	modelled time they charged), for fdinfo's drm-engine-compute
+ * @engine_ns: for each engine of the device, the engine time credited to
+ *	the context so far (see &struct vaccel_engine_acct, whose lock
+ *	protects the engine's entry), for fdinfo's drm-engine-compute
  */
 struct vaccel_file {
 	struct vaccel_device *vdev;
@@ -184,7 +185,7 @@ struct vaccel_file {
 	struct xarray queues;
 	struct mutex queues_lock;	/* see above */
 	struct vaccel_signal_arms arms;
-	atomic64_t busy_ns;
+	u64 *engine_ns;
 };
 
 static inline struct vaccel_device *to_vaccel_device(struct drm_device *drm)

@@ -230,7 +230,10 @@ bool vaccel_split_help(struct vaccel_engine *e, u64 deadline)
 	if (found->q->engine == e)
 		atomic64_inc(&vdev->stats.split_self_helps);
 	WRITE_ONCE(e->helping, true);
+	/* the engine's time is the job's context's meanwhile (fdinfo) */
+	vaccel_acct_begin(e, found->q->vfile, ktime_get_ns());
 	progress = vaccel_split_work(found, deadline);
+	vaccel_acct_end(e, progress);
 	WRITE_ONCE(e->helping, false);
 	owner = found->q->engine;
 	last = atomic64_read(&found->next) >= found->end;
