@@ -530,4 +530,24 @@ TEST(fdinfo_credits_split_helpers)
 	pair2_free(&c);
 }
 
+/* debugfs split_stall takes "ENGINE NS": bad input is -EINVAL. */
+TEST(split_stall_knob_input)
+{
+	char spec[64];
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	snprintf(spec, sizeof(spec), "%u engines=2", ID);
+	ASSERT_EQ(0, vaccel_fresh_device(ID, spec));
+	EXPECT_EQ(-EINVAL, vaccel_dev_debugfs_write(ID, "split_stall", "x"));
+	EXPECT_EQ(-EINVAL, vaccel_dev_debugfs_write(ID, "split_stall", "1"));
+	EXPECT_EQ(-EINVAL, vaccel_dev_debugfs_write(ID, "split_stall", "2 1000"));
+	EXPECT_EQ(-EINVAL, vaccel_dev_debugfs_write(ID, "split_stall", "0 10000000001"));
+	EXPECT_EQ(0, split_stall(1, 10000000000ull));
+	EXPECT_EQ(10000000000ll, split_stall_left());
+	EXPECT_EQ(0, split_stall(1, 0));
+	EXPECT_EQ(0, split_stall_left());
+	vaccel_del_device(ID);
+}
+
 TEST_HARNESS_MAIN
