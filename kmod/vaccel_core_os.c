@@ -10,8 +10,12 @@
 #include <linux/atomic.h>
 #include <linux/err.h>
 #include <linux/fpu.h>
+#include <linux/hrtimer.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/sched.h>
 #include <linux/math64.h>
+#include <linux/percpu.h>
 
 #include "vaccel_drv.h"
 #include "vaccel_gem.h"
@@ -49,6 +53,8 @@ static void vaccel_os_link(struct vaccel_queue *q, struct vaccel_vm_map *map,
 	if (vdev->cfg.link_bw_mbps)	/* MB/s is bytes per us */
 		ns += div64_u64(bytes * NSEC_PER_USEC, vdev->cfg.link_bw_mbps);
 	atomic64_add(ns, &q->charge_ns);
+	atomic64_add(bytes, &vdev->stats.link_bytes);
+	atomic64_add(ns, &vdev->stats.link_ns);
 }
 
 u64 vaccel_os_charge(void *os)
@@ -63,10 +69,12 @@ u64 vaccel_os_charge(void *os)
 
 /*
  * Translate for @q. On its engine's own thread through the queue's cache
- * (no lock, no atomic on a hit); other threads (engines running ranges of
- * a split packet) take the VM's lock. *@mapp is the mapping; *@cookie is
- * the reference the caller must drop with vaccel_os_unmap() (NULL for a
- * cache hit).
+ * (no lock, no atomic on a hit): that thread runs the queue only in its
+ * turns, under the engine lock that VM_UNBIND's cache flush takes (it
+ * never helps its own split job: vaccel_split.c). Other threads (engines
+ * running ranges of a split packet) take the VM's lock. *@mapp is the
+ * mapping; *@cookie is the reference the caller must drop with
+ * vaccel_os_unmap() (NULL for a cache hit).
  */
 static void *vaccel_os_translate(struct vaccel_queue *q, u64 va, u64 len, u32 access,
 				 u64 *avail, struct vaccel_vm_map **mapp, void **cookie)
@@ -74,21 +82,51 @@ static void *vaccel_os_translate(struct vaccel_queue *q, u64 va, u64 len, u32 ac
 	bool held = true;
 	void *p;
 
-	if (current == q->engine->thread)
+	if (current == q->engine->thread) {
+		lockdep_assert_held(&q->engine->lock);
 		p = vaccel_vm_translate_tlb(&q->vfile->vm, &q->tlb, va, len, access,
 					    mapp, avail, &held);
-	else
+	} else {
 		p = vaccel_vm_translate(&q->vfile->vm, va, len, access, mapp, avail);
+	}
 	if (!IS_ERR(p))
 		*cookie = held ? *mapp : NULL;
 	return p;
 }
 
-u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
-		  u64 *avail, void **cookie)
+/*
+ * debugfs split_stall ("ENGINE NS"): the next range that engine runs
+ * outside a turn of its own (in vaccel_split_help()) stops for NS once
+ * its destination is mapped, as a helper preempted in the middle of its
+ * range would. Never in a turn: nothing sleeps under an engine lock.
+ */
+static void vaccel_os_split_stall(struct vaccel_queue *q, u64 ns)
 {
-	struct vaccel_queue *q = os;
+	struct vaccel_device *vdev = q->vfile->vdev;
+	struct vaccel_engine *e;
+	u64 until;
+
+	/* the engine with the armed stall, read after its NS */
+	smp_rmb();
+	e = &vdev->engines[READ_ONCE(vdev->knobs.split_stall_engine)];
+	if (e->thread != current || !READ_ONCE(e->helping) ||
+	    cmpxchg(&vdev->knobs.split_stall_ns, ns, 0) != ns)
+		return;
+	until = ktime_get_ns() + ns;
+	while (ktime_get_ns() < until && !kthread_should_stop()) {
+		ktime_t t = ns_to_ktime(until);
+
+		set_current_state(TASK_INTERRUPTIBLE);
+		schedule_hrtimeout(&t, HRTIMER_MODE_ABS);
+	}
+}
+
+/* vaccel_os_map() charging the link for @charge bytes, U64_MAX: all. */
+static u32 vaccel_os_map_charged(struct vaccel_queue *q, u64 va, u64 len, u32 access,
+				 void **ptr, u64 *avail, void **cookie, u64 charge)
+{
 	struct vaccel_vm_map *map;
+	u64 stall;
 	void *p;
 
 	if (vaccel_inject(&q->vfile->vdev->knobs.fault_access))
@@ -105,9 +143,24 @@ u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 			return DRM_VACCEL_FAULT_NOT_SEALED;
 		}
 	}
-	vaccel_os_link(q, map, avail ? *avail : len);
+	vaccel_os_link(q, map, charge != U64_MAX ? charge : avail ? *avail : len);
+	stall = READ_ONCE(q->vfile->vdev->knobs.split_stall_ns);
+	if (unlikely(stall) && (access & DRM_VACCEL_VM_WRITE))
+		vaccel_os_split_stall(q, stall);
 	*ptr = p;
 	return DRM_VACCEL_FAULT_NONE;
+}
+
+u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
+		  u64 *avail, void **cookie)
+{
+	return vaccel_os_map_charged(os, va, len, access, ptr, avail, cookie, U64_MAX);
+}
+
+u32 vaccel_os_map_part(void *os, u64 va, u64 len, u64 touched, u32 access,
+		       void **ptr, void **cookie)
+{
+	return vaccel_os_map_charged(os, va, len, access, ptr, NULL, cookie, touched);
 }
 
 void vaccel_os_unmap(void *os, void *cookie)
@@ -116,9 +169,13 @@ void vaccel_os_unmap(void *os, void *cookie)
 		vaccel_vm_map_put(cookie);
 }
 
-/* The signal word at @va, with a mapping reference in *mapp. */
+/*
+ * The signal word at @va and its object's waiter table, with a mapping
+ * reference to drop with vaccel_os_unmap() in *cookie.
+ */
 static u32 vaccel_os_signal_word(struct vaccel_queue *q, u64 va, u32 access,
-				 atomic64_t **word, void **cookie)
+				 atomic64_t **word, struct vaccel_signal_table **table,
+				 void **cookie)
 {
 	struct vaccel_vm_map *map;
 	struct vaccel_bo *owner;
@@ -143,21 +200,24 @@ static u32 vaccel_os_signal_word(struct vaccel_queue *q, u64 va, u32 access,
 	 * exporter's object from offset 0, so the offsets agree.
 	 */
 	*word = owner->signal_map.vaddr + map->bo_offset + (va - map->node.start);
+	*table = owner->signal_table;
 	return DRM_VACCEL_FAULT_NONE;
 }
 
 u32 vaccel_os_signal(void *os, u64 va, u32 op, u64 value, bool irq)
 {
+	struct vaccel_queue *q = os;
+	struct vaccel_signal_table *t;
 	atomic64_t *w;
 	void *cookie;
 	u32 f;
 
-	f = vaccel_os_signal_word(os, va, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE,
-				  &w, &cookie);
+	f = vaccel_os_signal_word(q, va, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE,
+				  &w, &t, &cookie);
 	if (f)
 		return f;
 	vaccel_signal_apply(w, op, value);
-	vaccel_signal_wake(w, irq);
+	vaccel_signal_wake(q->vfile->vdev, t, w, irq);
 	vaccel_os_unmap(os, cookie);
 	return DRM_VACCEL_FAULT_NONE;
 }
@@ -165,16 +225,26 @@ u32 vaccel_os_signal(void *os, u64 va, u32 op, u64 value, bool irq)
 u32 vaccel_os_signal_read(void *os, u64 va, u64 *value)
 {
 	struct vaccel_queue *q = os;
+	struct vaccel_signal_table *t;
 	atomic64_t *w;
 	void *cookie;
 	u32 f;
 
-	f = vaccel_os_signal_word(q, va, DRM_VACCEL_VM_READ, &w, &cookie);
+	f = vaccel_os_signal_word(q, va, DRM_VACCEL_VM_READ, &w, &t, &cookie);
 	if (f)
 		return f;
 	*value = atomic64_read_acquire(w);
-	/* the key a blocked WAIT's waiter is armed on (vaccel_engine.c) */
+	/*
+	 * The key a blocked WAIT's waiter is armed on (vaccel_engine.c), and
+	 * its table, held while the mapping still holds the object. Only
+	 * the queue's engine runs WAIT steps, in its turns.
+	 */
 	q->wait_word = w;
+	if (q->wait_table != t) {
+		vaccel_signal_table_get(t);
+		vaccel_signal_table_put(q->wait_table);
+		q->wait_table = t;
+	}
 	vaccel_os_unmap(q, cookie);
 	return DRM_VACCEL_FAULT_NONE;
 }
@@ -215,12 +285,30 @@ u64 vaccel_os_now_ns(void *os)
 	return ktime_get_ns();
 }
 
-void vaccel_os_fpu_begin(void)
+/* Start of the FPU section running on this CPU (no preemption inside). */
+static DEFINE_PER_CPU(u64, vaccel_fpu_start);
+
+void vaccel_os_fpu_begin(void *os)
 {
 	kernel_fpu_begin();
+	this_cpu_write(vaccel_fpu_start, ktime_get_ns());
 }
 
-void vaccel_os_fpu_end(void)
+/* Count the section in the device's statistics (debugfs "stats"). */
+void vaccel_os_fpu_end(void *os)
 {
+	struct vaccel_device *vdev = ((struct vaccel_queue *)os)->vfile->vdev;
+	u64 ns = ktime_get_ns() - this_cpu_read(vaccel_fpu_start);
+	s64 max;
+
 	kernel_fpu_end();
+	atomic64_inc(&vdev->stats.fpu_sections);
+	atomic64_add(ns, &vdev->stats.fpu_ns);
+	if (ns > 100 * NSEC_PER_USEC)
+		atomic64_inc(&vdev->stats.fpu_over_100us);
+	if (ns > NSEC_PER_MSEC)
+		atomic64_inc(&vdev->stats.fpu_over_1ms);
+	max = atomic64_read(&vdev->stats.fpu_max_ns);
+	while (ns > max && !atomic64_try_cmpxchg(&vdev->stats.fpu_max_ns, &max, ns))
+		;
 }

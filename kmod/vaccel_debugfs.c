@@ -360,6 +360,19 @@ static int vaccel_debugfs_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "resets %lld\n", atomic64_read(&vdev->stats.resets));
 	seq_printf(m, "splits %lld\n", atomic64_read(&vdev->stats.splits));
 	seq_printf(m, "split_helps %lld\n", atomic64_read(&vdev->stats.split_helps));
+	seq_printf(m, "split_self_helps %lld\n",
+		   atomic64_read(&vdev->stats.split_self_helps));
+	seq_printf(m, "signal_wakes %lld\n", atomic64_read(&vdev->stats.signal_wakes));
+	seq_printf(m, "signal_walked %lld\n", atomic64_read(&vdev->stats.signal_walked));
+	seq_printf(m, "signal_walk_max %lld\n",
+		   atomic64_read(&vdev->stats.signal_walk_max));
+	seq_printf(m, "link_bytes %lld\n", atomic64_read(&vdev->stats.link_bytes));
+	seq_printf(m, "link_ns %lld\n", atomic64_read(&vdev->stats.link_ns));
+	seq_printf(m, "fpu_sections %lld\n", atomic64_read(&vdev->stats.fpu_sections));
+	seq_printf(m, "fpu_ns %lld\n", atomic64_read(&vdev->stats.fpu_ns));
+	seq_printf(m, "fpu_max_ns %lld\n", atomic64_read(&vdev->stats.fpu_max_ns));
+	seq_printf(m, "fpu_over_100us %lld\n", atomic64_read(&vdev->stats.fpu_over_100us));
+	seq_printf(m, "fpu_over_1ms %lld\n", atomic64_read(&vdev->stats.fpu_over_1ms));
 	return 0;
 }
 
@@ -418,6 +431,53 @@ static const struct file_operations vaccel_debugfs_fault_fops = {
 	.write = vaccel_debugfs_fault_write,
 };
 
+/*
+ * "split_stall": write "ENGINE NS" (NS at most 10 s, 0 disarms): the next
+ * range that engine runs outside its own turns stops for NS once its
+ * destination is mapped. Reads back "ENGINE NS", NS 0 once taken.
+ */
+static ssize_t vaccel_debugfs_split_stall_write(struct file *f, const char __user *ubuf,
+						size_t count, loff_t *ppos)
+{
+	struct vaccel_device *vdev = file_inode(f)->i_private;
+	char buf[64];
+	u32 engine;
+	u64 ns;
+
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	if (sscanf(buf, "%u %llu", &engine, &ns) != 2 || engine >= vdev->cfg.engines ||
+	    ns > 10 * NSEC_PER_SEC)
+		return -EINVAL;
+	WRITE_ONCE(vdev->knobs.split_stall_ns, 0);
+	WRITE_ONCE(vdev->knobs.split_stall_engine, engine);
+	smp_wmb();	/* the engine before the stall: vaccel_os_split_stall() */
+	WRITE_ONCE(vdev->knobs.split_stall_ns, ns);
+	return count;
+}
+
+static ssize_t vaccel_debugfs_split_stall_read(struct file *f, char __user *ubuf,
+					       size_t count, loff_t *ppos)
+{
+	struct vaccel_device *vdev = file_inode(f)->i_private;
+	char buf[64];
+	int len;
+
+	len = scnprintf(buf, sizeof(buf), "%u %llu\n", READ_ONCE(vdev->knobs.split_stall_engine),
+			READ_ONCE(vdev->knobs.split_stall_ns));
+	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
+}
+
+static const struct file_operations vaccel_debugfs_split_stall_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = vaccel_debugfs_split_stall_read,
+	.write = vaccel_debugfs_split_stall_write,
+};
+
 /* "reset": writing a true value ("1", "y") resets the device. */
 static ssize_t vaccel_debugfs_reset_write(struct file *f, const char __user *ubuf,
 					  size_t count, loff_t *ppos)
@@ -470,4 +530,9 @@ void vaccel_debugfs_device_init(struct vaccel_device *vdev)
 				&vdev->knobs.fail_queue_create);
 	debugfs_create_atomic_t("fault_access", 0600, root, &vdev->knobs.fault_access);
 	debugfs_create_u64("packet_latency_ns", 0600, root, &vdev->knobs.packet_latency_ns);
+	debugfs_create_bool("foreign_import_mmap", 0600, root,
+			    &vdev->knobs.foreign_import_mmap);
+	debugfs_create_atomic_t("split_owner_yield", 0600, root,
+				&vdev->knobs.split_owner_yield);
+	debugfs_create_file("split_stall", 0600, root, vdev, &vaccel_debugfs_split_stall_fops);
 }

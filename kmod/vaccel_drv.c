@@ -51,7 +51,11 @@ static int vaccel_open(struct drm_device *drm, struct drm_file *file)
 		return -ENODEV;
 
 	vfile = kzalloc(sizeof(*vfile), GFP_KERNEL_ACCOUNT);
-	if (!vfile) {
+	if (vfile)
+		vfile->engine_ns = kcalloc(vdev->cfg.engines, sizeof(*vfile->engine_ns),
+					   GFP_KERNEL_ACCOUNT);
+	if (!vfile || !vfile->engine_ns) {
+		kfree(vfile);
 		drm_dev_exit(idx);
 		return -ENOMEM;
 	}
@@ -62,7 +66,6 @@ static int vaccel_open(struct drm_device *drm, struct drm_file *file)
 	xa_init_flags(&vfile->queues, XA_FLAGS_ALLOC);
 	mutex_init(&vfile->queues_lock);
 	vaccel_signal_file_init(vfile);
-	atomic64_set(&vfile->busy_ns, 0);
 	file->driver_priv = vfile;
 	vfile->id = atomic_inc_return(&vdev->next_ctx_id);
 	atomic_inc(&vdev->open_files);
@@ -87,6 +90,7 @@ static void vaccel_postclose(struct drm_device *drm, struct drm_file *file)
 	mutex_destroy(&vfile->queues_lock);
 	atomic_dec(&vdev->open_files);
 	put_pid(vfile->pid);
+	kfree(vfile->engine_ns);
 	kfree(vfile);
 	atomic_dec(&vaccel_live_files);
 }
@@ -155,16 +159,16 @@ static int vaccel_ioctl_get_param(struct drm_device *drm, void *data,
 /*
  * Per-client usage (Documentation/gpu/drm-usage-stats.rst), after the
  * DRM core's drm-driver and drm-client-id lines: memory of the client's
- * buffer handles, and the engine time its queues used, as one "compute"
- * engine class of the device's engines.
+ * buffer handles, and the engine time credited to it (vaccel_acct_read():
+ * never more than has passed, on any engine), as one "compute" engine
+ * class of the device's engines.
  */
 static void vaccel_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct vaccel_file *vfile = file->driver_priv;
 
 	drm_show_memory_stats(p, file);
-	drm_printf(p, "drm-engine-compute:\t%llu ns\n",
-		   (u64)atomic64_read(&vfile->busy_ns));
+	drm_printf(p, "drm-engine-compute:\t%llu ns\n", vaccel_acct_read(vfile));
 	drm_printf(p, "drm-engine-capacity-compute:\t%llu\n", vfile->vdev->cfg.engines);
 }
 
@@ -316,7 +320,6 @@ static int __init vaccel_init(void)
 		return -EINVAL;
 	}
 
-	vaccel_signal_module_init();
 	vaccel_debugfs_module_init();
 	ret = vaccel_bus_init(num_devices);
 	if (ret)

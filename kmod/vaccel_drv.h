@@ -72,11 +72,22 @@ struct vaccel_bus_dev {
  * @split_lock: protects @splits and each job's listed state
  * @splits: bulk packets split across engines (see vaccel_split.c)
  * @stats: counters for debugfs: packets and bytes executed, queue faults,
- *	KICK calls, engine sleeps and wake-ups, device resets, split jobs
- *	and ranges other engines ran
+ *	KICK calls, engine sleeps and wake-ups, device resets, split jobs,
+ *	ranges other engines ran and ranges an engine ran of its own job
+ *	outside its turn (split_self_helps); signal updates made through the
+ *	device, the waiters their wake-ups walked in all and at most
+ *	(signal_wakes, signal_walked, signal_walk_max); bytes and time the
+ *	link model charged; FPU sections, their total and longest time and
+ *	how many lasted over 100 us and over 1 ms
  * @knobs: fault injection, set through debugfs: fail the next N buffer
  *	creations, binds or queue creations with -ENOMEM, fault the next N
- *	device memory accesses, add latency to every packet
+ *	device memory accesses, add latency to every packet; make mmap()
+ *	of this device's imports forward to the exporter unchecked, as a
+ *	kernel importer of another driver does (foreign_import_mmap); let
+ *	the owner's next N turns on a split job run no range
+ *	(split_owner_yield); stall the next range an engine runs outside its
+ *	own turns for N ns once its destination is mapped (split_stall:
+ *	split_stall_engine, then split_stall_ns, which is taken once)
  *
  * Allocated by probe, unplugged by remove (unbind or del_device), freed
  * when the last reference to @drm is dropped. Buffer objects do not hold
@@ -105,6 +116,17 @@ struct vaccel_device {
 		atomic64_t resets;
 		atomic64_t splits;
 		atomic64_t split_helps;
+		atomic64_t split_self_helps;
+		atomic64_t signal_wakes;
+		atomic64_t signal_walked;
+		atomic64_t signal_walk_max;
+		atomic64_t link_bytes;
+		atomic64_t link_ns;
+		atomic64_t fpu_sections;
+		atomic64_t fpu_ns;
+		atomic64_t fpu_max_ns;
+		atomic64_t fpu_over_100us;
+		atomic64_t fpu_over_1ms;
 	} stats;
 	struct {
 		atomic_t fail_bo_create;
@@ -112,6 +134,10 @@ struct vaccel_device {
 		atomic_t fail_queue_create;
 		atomic_t fault_access;
 		u64 packet_latency_ns;
+		bool foreign_import_mmap;
+		atomic_t split_owner_yield;
+		u32 split_stall_engine;
+		u64 split_stall_ns;
 	} knobs;
 };
 
@@ -146,8 +172,9 @@ static inline bool vaccel_inject(atomic_t *knob)
  * @queues_lock: held while freeing queues and while walking them with
  *	sleeping locks (the VM's cache flush); engine locks nest inside
  * @arms: eventfds armed on signals (SIGNAL_EVENTFD)
- * @busy_ns: engine time its queues used (turns that ran steps, and the
- *	modelled time they charged), for fdinfo's drm-engine-compute
+ * @engine_ns: for each engine of the device, the engine time credited to
+ *	the context so far (see &struct vaccel_engine_acct, whose lock
+ *	protects the engine's entry), for fdinfo's drm-engine-compute
  */
 struct vaccel_file {
 	struct vaccel_device *vdev;
@@ -158,7 +185,7 @@ struct vaccel_file {
 	struct xarray queues;
 	struct mutex queues_lock;	/* see above */
 	struct vaccel_signal_arms arms;
-	atomic64_t busy_ns;
+	u64 *engine_ns;
 };
 
 static inline struct vaccel_device *to_vaccel_device(struct drm_device *drm)

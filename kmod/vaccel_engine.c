@@ -135,19 +135,26 @@ static bool vaccel_queue_idle(struct vaccel_queue *q)
  * Keep the queue's waiter on the word its WAIT reads while it is blocked.
  * Returns true when the waiter was (re)armed: the caller must then look
  * at the word once more, as an update between the WAIT's read and the
- * arming woke nobody.
+ * arming woke nobody. When the word's bucket is full the queue is left
+ * unarmed, with @wait_poll set: its engine polls it.
  */
 static bool vaccel_queue_arm(struct vaccel_queue *q, bool blocked)
 {
 	const void *word = blocked ? q->wait_word : NULL;
+	struct vaccel_signal_table *t = blocked ? q->wait_table : NULL;
 
-	if (q->wait.word == word)
+	if (!blocked)
+		q->wait_poll = false;
+	if (q->wait.word == word && q->wait.table == t)
 		return false;
-	if (q->wait.word)
-		vaccel_signal_disarm_waiter(&q->wait);
+	vaccel_signal_disarm_waiter(&q->wait);
+	q->wait_poll = false;
 	if (!word)
 		return false;
-	vaccel_signal_arm_waiter(&q->wait, word);
+	if (vaccel_signal_arm_waiter(&q->wait, t, word)) {
+		q->wait_poll = true;
+		return false;
+	}
 	/* on the bucket before the word is read again: see vaccel_signal.c */
 	smp_mb();
 	return true;
@@ -166,31 +173,162 @@ static int vaccel_queue_signal_wake(struct wait_queue_entry *wq, unsigned int mo
 
 /*
  * Injected per-step latency (debugfs packet_latency_ns): each step of a
- * queue is preceded by that much busy time.
+ * queue is preceded by that much busy time, which starts once the queue
+ * is no longer busy (so that its busy periods never overlap).
  */
 static bool vaccel_queue_latency(struct vaccel_queue *q, u64 now)
 {
 	u64 latency = READ_ONCE(q->vfile->vdev->knobs.packet_latency_ns);
 
-	if (!latency || q->latency_paid)
+	if (!latency || q->latency_paid || q->core.busy_until > now)
 		return false;
-	q->core.busy_until = max(q->core.busy_until, now) + latency;
+	q->core.busy_until = now + latency;
 	q->latency_paid = true;
 	return true;
 }
 
-static void vaccel_queue_account(struct vaccel_queue *q, u64 packets, u64 bytes,
-				 u64 busy)
+/*
+ * Engine time accounting (fdinfo drm-engine-compute). Each engine keeps a
+ * cursor: its time before it is credited. A turn (or a range a helper
+ * runs) is credited from the cursor or its start, whichever is later, to
+ * its end, and moves the cursor there; modelled time a step charges
+ * (busy_until) is attributed to its queue from the cursor on, up to its
+ * end, and moves the cursor ahead of the clock: overlapping DELAYs of two
+ * queues are one span of engine time, credited to the first. Attributed
+ * modelled time is credited as it passes, so a reader never sees time
+ * that has not passed; a running turn is seen live. Each context's credit
+ * on each engine grows by at most the time that passed between two reads,
+ * so the sum over contexts never exceeds the elapsed time times the
+ * engines.
+ */
+
+/**
+ * vaccel_acct_begin() - a turn or a helped range starts on an engine
+ * @e: the engine, run by the calling thread
+ * @vfile: the context it runs for
+ * @now: the start (ktime_get_ns())
+ */
+void vaccel_acct_begin(struct vaccel_engine *e, struct vaccel_file *vfile, u64 now)
+{
+	spin_lock(&e->acct.lock);
+	e->acct.cur = vfile;
+	e->acct.cur_from = now;
+	e->acct.cur_seen = false;
+	spin_unlock(&e->acct.lock);
+}
+
+/**
+ * vaccel_acct_end() - the turn or range of vaccel_acct_begin() ended
+ * @e: the engine
+ * @ran: it made progress; one that did not (a check of a blocked or busy
+ *	queue) is credited only if a reader counted it already
+ */
+void vaccel_acct_end(struct vaccel_engine *e, bool ran)
+{
+	struct vaccel_engine_acct *a = &e->acct;
+	u64 now = ktime_get_ns(), from;
+
+	spin_lock(&a->lock);
+	from = max(a->cur_from, a->cursor);
+	if ((ran || a->cur_seen) && now > from) {
+		a->cur->engine_ns[e->index] += now - from;
+		a->cursor = now;
+	}
+	a->cur = NULL;
+	spin_unlock(&a->lock);
+}
+
+/* Credit the part of @q's attributed time that passed; forget the rest. */
+static void vaccel_acct_settle(struct vaccel_engine *e, struct vaccel_queue *q, u64 now)
+{
+	lockdep_assert_held(&e->acct.lock);
+	if (list_empty(&q->acct_node))
+		return;
+	if (now > q->acct_from)
+		q->vfile->engine_ns[e->index] += min(now, q->acct_to) - q->acct_from;
+	list_del_init(&q->acct_node);
+}
+
+/*
+ * @q, in its engine's turn, became busy until @until: attribute that time
+ * from the cursor on (its previous busy time has passed: a queue runs no
+ * step while busy, and injected latency waits for it too).
+ */
+static void vaccel_acct_model(struct vaccel_queue *q, u64 until)
+{
+	struct vaccel_engine *e = q->engine;
+	struct vaccel_engine_acct *a = &e->acct;
+	u64 now = ktime_get_ns(), from;
+
+	spin_lock(&a->lock);
+	vaccel_acct_settle(e, q, now);
+	from = max(now, a->cursor);
+	if (until > from) {
+		q->acct_from = from;
+		q->acct_to = until;
+		list_add_tail(&q->acct_node, &a->busy);
+		a->cursor = until;
+	}
+	spin_unlock(&a->lock);
+}
+
+/**
+ * vaccel_acct_queue_fini() - credit what passed of a dying queue's time
+ * @q: a queue no engine runs any more
+ */
+void vaccel_acct_queue_fini(struct vaccel_queue *q)
+{
+	spin_lock(&q->engine->acct.lock);
+	vaccel_acct_settle(q->engine, q, ktime_get_ns());
+	spin_unlock(&q->engine->acct.lock);
+}
+
+/**
+ * vaccel_acct_read() - the engine time credited to a context, now
+ * @vfile: the context
+ *
+ * For each engine, under its lock: what was credited, plus what passed of
+ * the turn running for @vfile and of the modelled time attributed to its
+ * queues. Engine by engine the value never decreases and grows at most as
+ * fast as the clock.
+ *
+ * Return: nanoseconds of engine time.
+ */
+u64 vaccel_acct_read(struct vaccel_file *vfile)
+{
+	struct vaccel_device *vdev = vfile->vdev;
+	u64 total = 0, now, from;
+	struct vaccel_queue *q;
+	unsigned int i;
+
+	for (i = 0; i < vdev->cfg.engines; i++) {
+		struct vaccel_engine_acct *a = &vdev->engines[i].acct;
+
+		spin_lock(&a->lock);
+		now = ktime_get_ns();
+		total += vfile->engine_ns[i];
+		from = max(a->cur_from, a->cursor);
+		if (a->cur == vfile && now > from) {
+			total += now - from;
+			a->cur_seen = true;
+		}
+		list_for_each_entry(q, &a->busy, acct_node)
+			if (q->vfile == vfile && now > q->acct_from)
+				total += min(now, q->acct_to) - q->acct_from;
+		spin_unlock(&a->lock);
+	}
+	return total;
+}
+
+/* Shared counters of what ran: touched only when something did. */
+static void vaccel_queue_account(struct vaccel_queue *q, u64 packets, u64 bytes)
 {
 	struct vaccel_device *vdev = q->vfile->vdev;
 
-	/* shared counters: touched only when something ran */
 	if (q->core.packets != packets)
 		atomic64_add(q->core.packets - packets, &vdev->stats.packets);
 	if (q->core.bytes != bytes)
 		atomic64_add(q->core.bytes - bytes, &vdev->stats.bytes);
-	if (busy)
-		atomic64_add(busy, &q->vfile->busy_ns);
 }
 
 /**
@@ -230,6 +368,7 @@ bool vaccel_queue_run(struct vaccel_queue *q, u64 *next)
 	start = ktime_get_ns();
 	now = start;
 	turn_end = start + VACCEL_QUEUE_TURN_NS;
+	vaccel_acct_begin(q->engine, q->vfile, start);
 	if (q->split) {
 		progress = vaccel_split_run(q, turn_end);
 		if (q->split)
@@ -277,16 +416,18 @@ out:
 		vaccel_queue_fault(q);
 	if (blocked && core->deadline)
 		*next = min(*next, core->deadline);
+	if (blocked && q->wait_poll)
+		*next = min(*next, now + VACCEL_SIGNAL_POLL_NS);
 	if (core->busy_until)
 		*next = min(*next, core->busy_until);
 
 	progress |= core->packets != packets || core->bytes != bytes ||
 		    st == VACCEL_CORE_FAULT;
-	/* a client's busy time: its turns, and the modelled time it charged */
-	vaccel_queue_account(q, packets, bytes,
-			     (progress ? ktime_get_ns() - start : 0) +
-			     (core->busy_until > max(busy, now) ?
-			      core->busy_until - max(busy, now) : 0));
+	vaccel_queue_account(q, packets, bytes);
+	/* a client's engine time: its turns, and the modelled time it charged */
+	vaccel_acct_end(q->engine, progress);
+	if (core->busy_until != busy && core->busy_until > now)
+		vaccel_acct_model(q, core->busy_until);
 	return progress;
 }
 
@@ -342,7 +483,7 @@ static bool vaccel_engine_pending(struct vaccel_engine *e, u64 now)
 		/* after the full barrier in vaccel_engine_sleep() */
 		if (smp_load_acquire(q->doorbell) > q->write_index)
 			return true;
-		if (q->blocked || vaccel_queue_idle(q))
+		if (q->blocked || vaccel_queue_idle(q) || vaccel_split_waiting(q))
 			continue;
 		if (!q->core.busy_until || q->core.busy_until <= now)
 			return true;
@@ -368,7 +509,7 @@ static void vaccel_engine_sleep(struct vaccel_engine *e, u64 deadline)
 	smp_mb();	/* need_wakeup before the doorbells: see the top */
 	pending = vaccel_engine_pending(e, ktime_get_ns());
 	mutex_unlock(&e->lock);
-	pending = pending || vaccel_split_pending(e->vdev);
+	pending = pending || vaccel_split_pending(e->vdev, e);
 
 	WRITE_ONCE(e->sleeping, true);
 	/* a full barrier: @sleeping before @wake, see the top */
@@ -612,6 +753,8 @@ int vaccel_engines_start(struct vaccel_device *vdev)
 		e->vdev = vdev;
 		e->index = i;
 		INIT_LIST_HEAD(&e->queues);
+		spin_lock_init(&e->acct.lock);
+		INIT_LIST_HEAD(&e->acct.busy);
 		ret = drmm_mutex_init(&vdev->drm, &e->lock);
 		if (ret)
 			return ret;
@@ -650,6 +793,7 @@ void vaccel_queue_init_wait(struct vaccel_queue *q)
  */
 void vaccel_queue_fini_wait(struct vaccel_queue *q)
 {
-	if (q->wait.word)
-		vaccel_signal_disarm_waiter(&q->wait);
+	vaccel_signal_disarm_waiter(&q->wait);
+	vaccel_signal_table_put(q->wait_table);
+	q->wait_table = NULL;
 }

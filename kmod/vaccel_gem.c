@@ -166,6 +166,8 @@ static void vaccel_bo_free(struct drm_gem_object *obj)
 	struct vaccel_device *vdev = to_vaccel_device(obj->dev);
 	struct vaccel_bo *bo = to_vaccel_bo(obj);
 
+	/* waiters still armed (a blocked queue) hold the table */
+	vaccel_signal_table_put(bo->signal_table);
 	if (bo->signal_map.vaddr) {
 		dma_resv_lock(obj->resv, NULL);
 		drm_gem_shmem_object_vunmap(obj, &bo->signal_map);
@@ -211,6 +213,15 @@ static void vaccel_bo_close(struct drm_gem_object *obj, struct drm_file *file)
  */
 static int vaccel_bo_mmap_import(struct vaccel_bo *bo, struct vm_area_struct *vma)
 {
+	struct vaccel_device *vdev = to_vaccel_device(bo->base.base.dev);
+
+	/*
+	 * debugfs foreign_import_mmap: forward unchecked, as
+	 * drm_gem_shmem_mmap() of another driver's import does, so that
+	 * tests reach the exporter's own checks.
+	 */
+	if (READ_ONCE(vdev->knobs.foreign_import_mmap))
+		return drm_gem_shmem_mmap(&bo->base, vma);
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	if (vaccel_bo_read_only(bo)) {
@@ -317,7 +328,7 @@ static const struct vm_operations_struct vaccel_bo_vm_ops = {
  * dma-buf operations of every dma-buf this module exports: the DRM PRIME
  * helpers, wrapped so that other drivers' importers count as writers of
  * the object and cannot write a sealed object or through a read-only
- * dma-buf.
+ * dma-buf (mapping it included: vaccel_dmabuf_mmap()).
  *
  * An attachment of another driver to a writable dma-buf makes BO_SEAL
  * fail with -EBUSY until it is detached; mapping it for any direction but
@@ -487,6 +498,25 @@ static void vaccel_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 	vaccel_bo_whole_put(bo);
 }
 
+/*
+ * mmap() of the dma-buf: directly on its fd (the VFS already refuses a
+ * writable shared mapping of a read-only file), or forwarded by a kernel
+ * importer with a VMA of its own (dma_buf_mmap(), as drm_gem_shmem_mmap()
+ * does for an import), which may be writable whatever the dma-buf's mode.
+ * So the dma-buf's mode is checked here, as vaccel_bo_mmap_import() checks
+ * it for vaccel's own imports; the object's rules (the seal) follow in
+ * vaccel_bo_mmap().
+ */
+static int vaccel_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
+{
+	if (!vaccel_dmabuf_writable(dmabuf)) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	return drm_gem_dmabuf_mmap(dmabuf, vma);
+}
+
 static void vaccel_dmabuf_release(struct dma_buf *dmabuf)
 {
 	struct drm_gem_object *obj = dmabuf->priv;
@@ -513,7 +543,7 @@ static const struct dma_buf_ops vaccel_dmabuf_ops = {
 	.map_dma_buf = vaccel_dmabuf_map,
 	.unmap_dma_buf = drm_gem_unmap_dma_buf,
 	.release = vaccel_dmabuf_release,
-	.mmap = drm_gem_dmabuf_mmap,	/* vaccel_bo_mmap() on the object */
+	.mmap = vaccel_dmabuf_mmap,	/* then vaccel_bo_mmap() on the object */
 	.vmap = vaccel_dmabuf_vmap,
 	.vunmap = vaccel_dmabuf_vunmap,
 };
@@ -526,7 +556,7 @@ static const struct dma_buf_ops vaccel_dmabuf_ops_novmap = {
 	.map_dma_buf = vaccel_dmabuf_map,
 	.unmap_dma_buf = drm_gem_unmap_dma_buf,
 	.release = vaccel_dmabuf_release,
-	.mmap = drm_gem_dmabuf_mmap,
+	.mmap = vaccel_dmabuf_mmap,
 	.vunmap = vaccel_dmabuf_vunmap,
 };
 
@@ -905,8 +935,13 @@ static int vaccel_bo_setup_pinned(struct vaccel_bo *bo)
 		dma_resv_lock(obj->resv, NULL);
 		ret = drm_gem_shmem_object_vmap(obj, &bo->signal_map);
 		dma_resv_unlock(obj->resv);
+		if (ret)
+			return ret;
+		bo->signal_table = vaccel_signal_table_new(bo->signal_map.vaddr);
+		if (!bo->signal_table)
+			return -ENOMEM;
 	}
-	return ret;
+	return 0;
 }
 
 int vaccel_ioctl_bo_create(struct drm_device *drm, void *data,

@@ -19,6 +19,7 @@ struct mm_struct;
 struct page;
 struct sg_table;
 struct user_struct;
+struct vaccel_signal_table;
 
 /**
  * struct vaccel_pin_charge - pinned pages charged to RLIMIT_MEMLOCK
@@ -50,6 +51,7 @@ void vaccel_pin_uncharge(struct vaccel_pin_charge *charge);
  * @pinned: the pages are pinned for the object's life (PERSISTENT, SIGNAL)
  * @create_charge: RLIMIT_MEMLOCK charge of those pages, to the creator
  * @signal_map: kernel mapping of a DRM_VACCEL_BO_SIGNAL object
+ * @signal_table: the waiters of its words (vaccel_signal.c)
  * @pin_lock: protects @whole_pins and @whole_charge; never held while
  *	taking the object's dma_resv lock (the reverse order is allowed)
  * @whole_pins: holders of all the object's pages through the shmem
@@ -72,8 +74,8 @@ void vaccel_pin_uncharge(struct vaccel_pin_charge *charge);
  * @exports: the object's writable dma-bufs (&struct vaccel_export), whose
  *	vmap is switched on and off; protected by the dma_resv lock
  *
- * @flags, @charged, @pinned, @create_charge and @signal_map are set at
- * creation and immutable afterwards.
+ * @flags, @charged, @pinned, @create_charge, @signal_map and @signal_table
+ * are set at creation and immutable afterwards.
  */
 struct vaccel_bo {
 	struct drm_gem_shmem_object base;
@@ -82,6 +84,7 @@ struct vaccel_bo {
 	bool pinned;
 	struct vaccel_pin_charge create_charge;
 	struct iosys_map signal_map;
+	struct vaccel_signal_table *signal_table;
 
 	struct mutex pin_lock;	/* see above */
 	unsigned int whole_pins;

@@ -35,6 +35,7 @@ static void vaccel_queue_free(struct vaccel_queue *q)
 	/* no engine runs it now: stop its split job and its signal waiter */
 	vaccel_split_cancel(q);
 	vaccel_queue_fini_wait(q);
+	vaccel_acct_queue_fini(q);
 	vaccel_vm_tlb_flush(&q->vfile->vm, &q->tlb, true);
 
 	/* user mappings keep their own page references */
@@ -105,6 +106,7 @@ int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 	q->ctrl->need_wakeup = 1;
 	q->vfile = vfile;
 	q->priority = args->priority;
+	INIT_LIST_HEAD(&q->acct_node);
 	atomic64_set(&q->charge_ns, 0);
 	vaccel_queue_init_wait(q);
 	vaccel_core_queue_init(&q->core, q, args->ring_va, args->ring_size);

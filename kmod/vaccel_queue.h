@@ -52,6 +52,34 @@ struct vaccel_split;
 				 VACCEL_MAX_QUEUES * 2 * PAGE_SIZE)
 
 /**
+ * struct vaccel_engine_acct - the engine's time as credited to contexts
+ * @lock: protects the fields below, each queue's @acct_from, @acct_to and
+ *	@acct_node, and the engine's entry of each context's
+ *	&vaccel_file.engine_ns; a leaf lock
+ * @cursor: the engine's time before this (ktime_get_ns()) is credited to
+ *	someone; ahead of the clock while modelled time is attributed
+ * @cur: the context whose turn, or range of a split packet, the engine is
+ *	running; NULL between them
+ * @cur_from: when that started
+ * @cur_seen: a reader counted it while it ran: it is credited even if it
+ *	ran nothing (a credit never goes back)
+ * @busy: queues with modelled time attributed (&vaccel_queue.acct_node)
+ *
+ * Every instant of the engine's time is credited at most once, and only
+ * once it has passed: to the context whose turn or range ran then, or to
+ * the queue whose modelled time (DELAY, link, injected latency) covered it
+ * first. See vaccel_acct_read().
+ */
+struct vaccel_engine_acct {
+	spinlock_t lock;	/* see above */
+	u64 cursor;
+	struct vaccel_file *cur;
+	u64 cur_from;
+	bool cur_seen;
+	struct list_head busy;
+};
+
+/**
  * struct vaccel_engine - one execution engine: a kernel thread
  * @vdev: the device
  * @thread: the thread; NULL before start and after stop
@@ -70,8 +98,11 @@ struct vaccel_split;
  * @sleeping: the thread is (about to be) asleep: wakers must wake it
  * @stall_until: injected stall: the thread runs nothing before this time
  *	(ktime_get_ns()); set through debugfs
+ * @helping: the thread is running ranges of a split job in
+ *	vaccel_split_help(), outside any turn (only the thread touches it)
  * @sleeps: times the thread went to sleep
  * @wakeups: times it woke up from a sleep
+ * @acct: its time as credited to contexts (fdinfo drm-engine-compute)
  */
 struct vaccel_engine {
 	struct vaccel_device *vdev;
@@ -83,8 +114,10 @@ struct vaccel_engine {
 	atomic_t wake;
 	bool sleeping;
 	u64 stall_until;
+	bool helping;
 	atomic64_t sleeps;
 	atomic64_t wakeups;
+	struct vaccel_engine_acct acct;
 };
 
 /**
@@ -104,11 +137,18 @@ struct vaccel_engine {
  *	@blocked (the engine's thread arms and disarms it)
  * @wait_word: the word the last WAIT step read (a key, never dereferenced
  *	outside the core's mapped access)
+ * @wait_table: the waiter table of @wait_word's object, referenced
+ * @wait_poll: blocked, but @wait could not be armed (the word's bucket is
+ *	full): the engine looks at the queue every VACCEL_SIGNAL_POLL_NS
  * @charge_ns: modelled time (link transfers) charged by memory accesses
  *	since the core last collected it; atomic because split ranges of a
  *	packet run on other engines
  * @turns_left: turns left in the current pass, under the engine's lock
  * @latency_paid: the injected per-step latency of the next step was charged
+ * @acct_from: start of the modelled time attributed to the queue, under
+ *	@engine's &vaccel_engine_acct.lock
+ * @acct_to: its end; credited as it passes
+ * @acct_node: on @engine's &vaccel_engine_acct.busy while attributed
  * @split: the split job of the current bulk packet, if any (vaccel_split.c)
  * @tlb: the mappings @engine's thread used last for this queue (only that
  *	thread touches it; flushed when the queue is freed)
@@ -127,9 +167,14 @@ struct vaccel_queue {
 	bool blocked;
 	struct vaccel_signal_waiter wait;
 	const void *wait_word;
+	struct vaccel_signal_table *wait_table;
+	bool wait_poll;
 	atomic64_t charge_ns;
 	unsigned int turns_left;
 	bool latency_paid;
+	u64 acct_from;
+	u64 acct_to;
+	struct list_head acct_node;
 	struct vaccel_split *split;
 	struct vaccel_vm_tlb tlb;
 };
@@ -146,6 +191,10 @@ void vaccel_device_lost(struct vaccel_device *vdev);
 int vaccel_engine_stall_set(struct vaccel_engine *e, u64 ns);
 void vaccel_queue_init_wait(struct vaccel_queue *q);
 void vaccel_queue_fini_wait(struct vaccel_queue *q);
+void vaccel_acct_begin(struct vaccel_engine *e, struct vaccel_file *vfile, u64 now);
+void vaccel_acct_end(struct vaccel_engine *e, bool ran);
+void vaccel_acct_queue_fini(struct vaccel_queue *q);
+u64 vaccel_acct_read(struct vaccel_file *vfile);
 
 int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 			      struct drm_file *file);

@@ -6,11 +6,22 @@
  *
  * Wake-ups are per signal word. Whoever waits on a word (a queue blocked
  * in WAIT, a WAIT_SIGNALS caller, an armed eventfd) puts a &struct
- * vaccel_signal_waiter on the waitqueue its word hashes to; an update of
- * the word wakes only the waiters of that word (the key is the word's
- * kernel address, which is the same whichever device or import the word
- * is reached through). Engines without a blocked queue, other devices and
- * waiters of other words are not woken.
+ * vaccel_signal_waiter on a bucket of the table of the word's signal
+ * object (its owner: the same whichever device or import the word is
+ * reached through); an update of the word wakes only the waiters of that
+ * word (the key is the word's kernel address). Engines without a blocked
+ * queue, other devices and waiters of other words are not woken.
+ *
+ * The buckets are per object, so waiters of one object never lengthen the
+ * wake-ups of another (other tenants' objects in particular), and a
+ * bucket holds at most VACCEL_SIGNAL_BUCKET_MAX waiters, so a wake-up
+ * walks at most that many, under a plain spinlock (interrupts stay on:
+ * nothing wakes signal waiters from interrupt context). A word whose
+ * bucket is full is polled instead: a queue's engine looks at it again
+ * every VACCEL_SIGNAL_POLL_NS, so does WAIT_SIGNALS; SIGNAL_EVENTFD fails
+ * with -ENOSPC. Waiters hold a reference on the table, which outlives
+ * its object when a queue stays blocked on a word of an object that was
+ * unbound and freed.
  *
  * Memory ordering (the argument Documentation/queues.rst makes for the
  * doorbell, here for signals):
@@ -33,8 +44,8 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <linux/eventfd.h>
-#include <linux/hash.h>
 #include <linux/hrtimer.h>
+#include <linux/kref.h>
 #include <linux/ktime.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -52,10 +63,31 @@
 #include "vaccel_queue.h"
 #include "vaccel_signal.h"
 
-#define VACCEL_SIGNAL_HASH_BITS	8
+/**
+ * struct vaccel_signal_bucket - waiters of some words of one object
+ * @lock: protects @waiters and @count; taken with interrupts on, the
+ *	waiters' wake functions run under it
+ * @count: entries on @waiters, at most VACCEL_SIGNAL_BUCKET_MAX
+ * @waiters: the &wait_queue_entry of each armed waiter
+ */
+struct vaccel_signal_bucket {
+	spinlock_t lock;	/* see above */
+	unsigned int count;
+	struct list_head waiters;
+};
 
-/* Waiters of every signal word, hashed by the word's kernel address. */
-static struct wait_queue_head vaccel_signal_wq[1 << VACCEL_SIGNAL_HASH_BITS];
+/**
+ * struct vaccel_signal_table - the waiters of one signal object's words
+ * @ref: one for the object, one per armed waiter
+ * @base: kernel address of the object's first word (the key of a word is
+ *	its address; its bucket is its index modulo VACCEL_SIGNAL_BUCKETS)
+ * @b: the buckets
+ */
+struct vaccel_signal_table {
+	struct kref ref;
+	const void *base;
+	struct vaccel_signal_bucket b[VACCEL_SIGNAL_BUCKETS];
+};
 
 /* What a wake-up passes to the wake functions of a bucket. */
 struct vaccel_signal_key {
@@ -87,20 +119,58 @@ struct vaccel_signal_arm {
 	atomic_t fired;
 };
 
-static struct wait_queue_head *vaccel_signal_bucket(const void *word)
+static struct vaccel_signal_bucket *vaccel_signal_bucket(struct vaccel_signal_table *t,
+							 const void *word)
 {
-	return &vaccel_signal_wq[hash_ptr(word, VACCEL_SIGNAL_HASH_BITS)];
+	unsigned long index = ((unsigned long)word - (unsigned long)t->base) / 8;
+
+	return &t->b[index % VACCEL_SIGNAL_BUCKETS];
 }
 
 /**
- * vaccel_signal_module_init() - set up the signal waitqueues
+ * vaccel_signal_table_new() - the waiter table of a new signal object
+ * @base: kernel address of the object's words
+ *
+ * Return: the table, with the object's reference, or NULL.
  */
-void vaccel_signal_module_init(void)
+struct vaccel_signal_table *vaccel_signal_table_new(const void *base)
 {
+	struct vaccel_signal_table *t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(vaccel_signal_wq); i++)
-		init_waitqueue_head(&vaccel_signal_wq[i]);
+	if (!t)
+		return NULL;
+	kref_init(&t->ref);
+	t->base = base;
+	for (i = 0; i < VACCEL_SIGNAL_BUCKETS; i++) {
+		spin_lock_init(&t->b[i].lock);
+		INIT_LIST_HEAD(&t->b[i].waiters);
+	}
+	return t;
+}
+
+/**
+ * vaccel_signal_table_get() - take a reference on a table
+ * @t: a table the caller already holds (or whose object it holds)
+ */
+void vaccel_signal_table_get(struct vaccel_signal_table *t)
+{
+	kref_get(&t->ref);
+}
+
+static void vaccel_signal_table_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct vaccel_signal_table, ref));
+}
+
+/**
+ * vaccel_signal_table_put() - drop a reference on a table
+ * @t: the table, or NULL; freed with its last reference (from any context)
+ */
+void vaccel_signal_table_put(struct vaccel_signal_table *t)
+{
+	if (t)
+		kref_put(&t->ref, vaccel_signal_table_release);
 }
 
 /**
@@ -132,20 +202,52 @@ void vaccel_signal_apply(atomic64_t *word, u32 op, u64 value)
 	}
 }
 
+/* Count a wake-up's walk in the updating device's statistics. */
+static void vaccel_signal_count_walk(struct vaccel_device *vdev, u64 walked)
+{
+	s64 max = atomic64_read(&vdev->stats.signal_walk_max);
+
+	atomic64_inc(&vdev->stats.signal_wakes);
+	if (!walked)
+		return;
+	atomic64_add(walked, &vdev->stats.signal_walked);
+	while (walked > max &&
+	       !atomic64_try_cmpxchg(&vdev->stats.signal_walk_max, &max, walked))
+		;
+}
+
 /**
  * vaccel_signal_wake() - a signal word changed: wake its waiters
+ * @vdev: the device of the updater, whose statistics count the walk
+ * @t: the table of the word's object
  * @word: the word, already updated
  * @host: also wake host waiters (SIGNAL_WRITE, packets with the IRQ bit)
+ *
+ * Walks the word's bucket: at most VACCEL_SIGNAL_BUCKET_MAX waiters, of
+ * this object only. Not from interrupt context.
  */
-void vaccel_signal_wake(atomic64_t *word, bool host)
+void vaccel_signal_wake(struct vaccel_device *vdev, struct vaccel_signal_table *t,
+			atomic64_t *word, bool host)
 {
-	struct wait_queue_head *wq = vaccel_signal_bucket(word);
+	struct vaccel_signal_bucket *b = vaccel_signal_bucket(t, word);
 	struct vaccel_signal_key key = { .word = word, .host = host };
+	struct wait_queue_entry *e, *tmp;
+	u64 walked = 0;
 
 	smp_mb();	/* the word before the sleeper check: see the top */
-	/* lockless waitqueue_active(): the barrier above pairs with the waiter's */
-	if (waitqueue_active(wq))
-		__wake_up(wq, TASK_NORMAL, 0, &key);
+	/* lockless, like waitqueue_active(): the barrier pairs with the waiter's */
+	if (!list_empty(&b->waiters)) {
+		spin_lock(&b->lock);
+		list_for_each_entry_safe(e, tmp, &b->waiters, entry) {
+			walked++;
+			e->func(e, TASK_NORMAL, 0, &key);
+			/* a one-shot waiter (an eventfd arm) took itself off */
+			if (list_empty(&e->entry))
+				b->count--;
+		}
+		spin_unlock(&b->lock);
+	}
+	vaccel_signal_count_walk(vdev, walked);
 }
 
 /**
@@ -162,6 +264,7 @@ void vaccel_signal_waiter_init(struct vaccel_signal_waiter *w,
 	w->wq.private = private;
 	INIT_LIST_HEAD(&w->wq.entry);
 	w->word = NULL;
+	w->table = NULL;
 	w->host = false;
 }
 
@@ -183,34 +286,66 @@ bool vaccel_signal_waiter_match(struct vaccel_signal_waiter *w, void *key)
 /**
  * vaccel_signal_arm_waiter() - start waiting for updates of @word
  * @w: an initialised waiter, not armed
+ * @t: the table of @word's object, which the caller holds
  * @word: the signal word
  *
  * The caller must issue a full barrier before it reads the word (see the
  * top of this file); set_current_state() is one.
+ *
+ * Return: 0, or -ENOSPC when the word's bucket holds
+ * VACCEL_SIGNAL_BUCKET_MAX waiters (@w is left unarmed).
  */
-void vaccel_signal_arm_waiter(struct vaccel_signal_waiter *w, const void *word)
+int vaccel_signal_arm_waiter(struct vaccel_signal_waiter *w,
+			     struct vaccel_signal_table *t, const void *word)
 {
+	struct vaccel_signal_bucket *b = vaccel_signal_bucket(t, word);
+
+	spin_lock(&b->lock);
+	if (b->count >= VACCEL_SIGNAL_BUCKET_MAX) {
+		spin_unlock(&b->lock);
+		return -ENOSPC;
+	}
+	b->count++;
 	w->word = word;
-	add_wait_queue(vaccel_signal_bucket(word), &w->wq);
+	w->table = t;
+	list_add_tail(&w->wq.entry, &b->waiters);
+	spin_unlock(&b->lock);
+	vaccel_signal_table_get(t);
+	return 0;
 }
 
 /**
  * vaccel_signal_disarm_waiter() - stop waiting
- * @w: an armed waiter; it may have been taken off its bucket by its own
- *	wake function (list_del_init()) meanwhile
+ * @w: an initialised waiter, armed or not; an armed one may have been
+ *	taken off its bucket by its own wake function meanwhile
  */
 void vaccel_signal_disarm_waiter(struct vaccel_signal_waiter *w)
 {
-	remove_wait_queue(vaccel_signal_bucket(w->word), &w->wq);
+	struct vaccel_signal_table *t = w->table;
+	struct vaccel_signal_bucket *b;
+
+	if (!t)
+		return;
+	b = vaccel_signal_bucket(t, w->word);
+	spin_lock(&b->lock);
+	if (!list_empty(&w->wq.entry)) {
+		list_del_init(&w->wq.entry);
+		b->count--;
+	}
+	spin_unlock(&b->lock);
 	w->word = NULL;
+	w->table = NULL;
+	vaccel_signal_table_put(t);
 }
 
 /*
- * The signal at @offset of object @handle. On success *objp holds a
- * reference that keeps the word mapped (an import holds its exporter).
+ * The signal at @offset of object @handle, and its object's waiter table.
+ * On success *objp holds a reference that keeps the word mapped and the
+ * table alive (an import holds its exporter).
  */
 static int vaccel_signal_lookup(struct drm_file *file, u32 handle, u64 offset,
-				struct drm_gem_object **objp, atomic64_t **word)
+				struct drm_gem_object **objp, atomic64_t **word,
+				struct vaccel_signal_table **table)
 {
 	struct drm_device *drm = file->minor->dev;
 	struct drm_gem_object *obj;
@@ -227,6 +362,7 @@ static int vaccel_signal_lookup(struct drm_file *file, u32 handle, u64 offset,
 	}
 	*objp = obj;
 	*word = owner->signal_map.vaddr + offset;
+	*table = owner->signal_table;
 	return 0;
 }
 
@@ -234,6 +370,7 @@ int vaccel_ioctl_signal_write(struct drm_device *drm, void *data,
 			      struct drm_file *file)
 {
 	struct drm_vaccel_signal_write *args = data;
+	struct vaccel_signal_table *table;
 	struct drm_gem_object *obj;
 	atomic64_t *word;
 	int idx, ret;
@@ -244,14 +381,14 @@ int vaccel_ioctl_signal_write(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
-	ret = vaccel_signal_lookup(file, args->handle, args->offset, &obj, &word);
+	ret = vaccel_signal_lookup(file, args->handle, args->offset, &obj, &word, &table);
 	if (ret)
 		goto out;
 	if (VACCEL_IOCTL_DBG(drm, vaccel_bo_read_only(to_vaccel_bo(obj)))) {
 		ret = -EACCES;
 	} else {
 		vaccel_signal_apply(word, args->op, args->value);
-		vaccel_signal_wake(word, true);
+		vaccel_signal_wake(to_vaccel_device(drm), table, word, true);
 	}
 	drm_gem_object_put(obj);
 out:
@@ -305,14 +442,19 @@ static int vaccel_signal_host_wake(struct wait_queue_entry *wq, unsigned int mod
 	return default_wake_function(wq, mode, flags, NULL);
 }
 
+/*
+ * Sleep until the conditions hold. A word whose bucket is full is not
+ * waited on but polled: the sleep then lasts at most VACCEL_SIGNAL_POLL_NS.
+ */
 static int vaccel_signals_wait(struct drm_device *drm, struct vaccel_file *vfile,
 			       struct drm_vaccel_wait_signals *args,
 			       const struct drm_vaccel_signal_cond *c,
-			       atomic64_t **words, struct vaccel_signal_waiter *w)
+			       atomic64_t **words, struct vaccel_signal_table **tables,
+			       struct vaccel_signal_waiter *w)
 {
 	struct vaccel_device *vdev = vfile->vdev;
-	bool all = args->flags & DRM_VACCEL_WAIT_ALL;
-	ktime_t deadline = ns_to_ktime(args->timeout_ns);
+	bool all = args->flags & DRM_VACCEL_WAIT_ALL, poll = false;
+	ktime_t deadline = ns_to_ktime(args->timeout_ns), until;
 	DEFINE_WAIT_FUNC(event, default_wake_function);
 	int ret, first;
 	u32 i;
@@ -322,7 +464,8 @@ static int vaccel_signals_wait(struct drm_device *drm, struct vaccel_file *vfile
 	for (i = 0; i < args->count; i++) {
 		vaccel_signal_waiter_init(&w[i], vaccel_signal_host_wake, current);
 		w[i].host = true;
-		vaccel_signal_arm_waiter(&w[i], words[i]);
+		if (vaccel_signal_arm_waiter(&w[i], tables[i], words[i]))
+			poll = true;
 	}
 	for (;;) {
 		/* a full barrier: the entries before the reads */
@@ -353,7 +496,10 @@ static int vaccel_signals_wait(struct drm_device *drm, struct vaccel_file *vfile
 			break;
 		}
 		/* the deadline is absolute CLOCK_MONOTONIC, as hrtimers take it */
-		schedule_hrtimeout_range(&deadline, 0, HRTIMER_MODE_ABS);
+		until = deadline;
+		if (poll)
+			until = min(deadline, ktime_add_ns(ktime_get(), VACCEL_SIGNAL_POLL_NS));
+		schedule_hrtimeout_range(&until, 0, HRTIMER_MODE_ABS);
 	}
 	__set_current_state(TASK_RUNNING);
 	for (i = 0; i < args->count; i++)
@@ -366,7 +512,7 @@ static int vaccel_signals_wait(struct drm_device *drm, struct vaccel_file *vfile
 static int vaccel_signal_conds(struct drm_file *file,
 			       struct drm_vaccel_signal_cond *c, u32 count,
 			       struct drm_gem_object **objs, atomic64_t **words,
-			       u32 *n)
+			       struct vaccel_signal_table **tables, u32 *n)
 {
 	struct drm_device *drm = file->minor->dev;
 	int ret;
@@ -375,7 +521,7 @@ static int vaccel_signal_conds(struct drm_file *file,
 		if (VACCEL_IOCTL_DBG(drm, !vaccel_core_wait_valid(c[*n].mask, c[*n].cond)))
 			return -EINVAL;
 		ret = vaccel_signal_lookup(file, c[*n].handle, c[*n].offset,
-					   &objs[*n], &words[*n]);
+					   &objs[*n], &words[*n], &tables[*n]);
 		if (ret)
 			return ret;
 	}
@@ -387,6 +533,7 @@ int vaccel_ioctl_wait_signals(struct drm_device *drm, void *data,
 {
 	struct vaccel_file *vfile = file->driver_priv;
 	struct drm_vaccel_wait_signals *args = data;
+	struct vaccel_signal_table **tables;
 	struct vaccel_signal_waiter *w;
 	struct drm_vaccel_signal_cond *c;
 	struct drm_gem_object **objs;
@@ -403,8 +550,9 @@ int vaccel_ioctl_wait_signals(struct drm_device *drm, void *data,
 	c = kcalloc(args->count, sizeof(*c), GFP_KERNEL_ACCOUNT);
 	objs = kcalloc(args->count, sizeof(*objs), GFP_KERNEL_ACCOUNT);
 	words = kcalloc(args->count, sizeof(*words), GFP_KERNEL_ACCOUNT);
+	tables = kcalloc(args->count, sizeof(*tables), GFP_KERNEL_ACCOUNT);
 	w = kcalloc(args->count, sizeof(*w), GFP_KERNEL_ACCOUNT);
-	if (!c || !objs || !words || !w) {
+	if (!c || !objs || !words || !tables || !w) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -414,13 +562,14 @@ int vaccel_ioctl_wait_signals(struct drm_device *drm, void *data,
 		ret = -EFAULT;
 		goto out;
 	}
-	ret = vaccel_signal_conds(file, c, args->count, objs, words, &n);
+	ret = vaccel_signal_conds(file, c, args->count, objs, words, tables, &n);
 	if (!ret)
-		ret = vaccel_signals_wait(drm, vfile, args, c, words, w);
+		ret = vaccel_signals_wait(drm, vfile, args, c, words, tables, w);
 out:
 	for (i = 0; i < n; i++)
 		drm_gem_object_put(objs[i]);
 	kfree(w);
+	kfree(tables);
 	kfree(words);
 	kfree(objs);
 	kfree(c);
@@ -510,6 +659,7 @@ int vaccel_ioctl_signal_eventfd(struct drm_device *drm, void *data,
 	struct vaccel_file *vfile = file->driver_priv;
 	struct drm_vaccel_signal_eventfd *args = data;
 	struct vaccel_signal_arms *arms = &vfile->arms;
+	struct vaccel_signal_table *table;
 	struct vaccel_signal_arm *arm;
 	LIST_HEAD(dead);
 	u32 n;
@@ -526,7 +676,7 @@ int vaccel_ioctl_signal_eventfd(struct drm_device *drm, void *data,
 		return -ENOMEM;
 	arm->cond = args->cond;
 	arm->flags = args->flags;
-	ret = vaccel_signal_conds(file, &arm->cond, 1, &arm->obj, &arm->word, &n);
+	ret = vaccel_signal_conds(file, &arm->cond, 1, &arm->obj, &arm->word, &table, &n);
 	if (ret)
 		goto err_free;
 	arm->efd = eventfd_ctx_fdget(args->fd);
@@ -545,11 +695,17 @@ int vaccel_ioctl_signal_eventfd(struct drm_device *drm, void *data,
 		ret = -ENOSPC;
 		goto err_efd;
 	}
+	/* on the bucket before the first read: see the top of this file */
+	ret = vaccel_signal_arm_waiter(&arm->w, table, arm->word);
+	if (ret) {
+		spin_unlock(&arms->lock);
+		drm_dbg(drm, "signal at 0x%llx: its bucket holds %u waiters\n",
+			arm->cond.offset, VACCEL_SIGNAL_BUCKET_MAX);
+		goto err_efd;
+	}
 	arm->id = ++arms->next_id;
 	list_add_tail(&arm->node, &arms->list);
 	arms->count++;
-	/* on the bucket before the first read: see the top of this file */
-	vaccel_signal_arm_waiter(&arm->w, arm->word);
 	smp_mb();	/* on the bucket before the read: see the top */
 	/* still under the lock: a CANCEL of this id cannot free it meanwhile */
 	if (vaccel_core_wait_done(atomic64_read_acquire(arm->word), arm->cond.value,

@@ -13,6 +13,17 @@
  * With a fault, the lowest failing range's address is recorded (ranges
  * after it may have been written: the queue stops anyway).
  *
+ * The owner runs ranges of its job only in its turns, under its engine
+ * lock: vaccel_split_help() skips the engine's own jobs. Its turns
+ * translate through the queue's cache (vaccel_core_os.c), which only the
+ * owner's thread touches and only under that lock (VM_UNBIND flushes it
+ * under the lock); a range run outside the turn would use the cache
+ * while an unbind frees the mapping it writes through. Other engines
+ * translate with references of their own. While helpers finish ranges
+ * and none is left to claim, the owner's engine does not count the queue
+ * as pending (vaccel_split_waiting()): it sleeps, and the helper that
+ * leaves the job finished wakes it.
+ *
  * Lifetime: a job belongs to its queue. Helpers take a job only while it
  * is listed, under the device's split lock, and count themselves in
  * @inflight; the owner frees it only once it is unlisted and @inflight is
@@ -167,7 +178,12 @@ static void vaccel_split_unlist(struct vaccel_split *s)
 bool vaccel_split_run(struct vaccel_queue *q, u64 deadline)
 {
 	struct vaccel_split *s = q->split;
-	bool progress = vaccel_split_work(s, deadline);
+	bool progress;
+
+	/* debugfs split_owner_yield: a turn preempted past its end */
+	if (vaccel_inject(&q->vfile->vdev->knobs.split_owner_yield))
+		deadline = 0;
+	progress = vaccel_split_work(s, deadline);
 
 	if (atomic64_read(&s->next) < s->end)
 		return progress;
@@ -184,7 +200,7 @@ bool vaccel_split_run(struct vaccel_queue *q, u64 deadline)
 }
 
 /**
- * vaccel_split_help() - run ranges of another queue's job
+ * vaccel_split_help() - run ranges of another engine's job
  * @e: an engine with nothing of its own to run
  * @deadline: when to get back to its own queues (ktime_get_ns())
  *
@@ -199,7 +215,8 @@ bool vaccel_split_help(struct vaccel_engine *e, u64 deadline)
 
 	spin_lock(&vdev->split_lock);
 	list_for_each_entry(s, &vdev->splits, node) {
-		if (atomic64_read(&s->next) < s->end) {
+		/* its own jobs an engine runs in its turns only: see the top */
+		if (s->q->engine != e && atomic64_read(&s->next) < s->end) {
 			found = s;
 			atomic_inc(&s->inflight);
 			list_move_tail(&s->node, &vdev->splits);
@@ -210,7 +227,14 @@ bool vaccel_split_help(struct vaccel_engine *e, u64 deadline)
 	if (!found)
 		return false;
 
+	if (found->q->engine == e)
+		atomic64_inc(&vdev->stats.split_self_helps);
+	WRITE_ONCE(e->helping, true);
+	/* the engine's time is the job's context's meanwhile (fdinfo) */
+	vaccel_acct_begin(e, found->q->vfile, ktime_get_ns());
 	progress = vaccel_split_work(found, deadline);
+	vaccel_acct_end(e, progress);
+	WRITE_ONCE(e->helping, false);
 	owner = found->q->engine;
 	last = atomic64_read(&found->next) >= found->end;
 	/* the ranges' writes before the count: the owner reads it with acquire */
@@ -225,19 +249,38 @@ bool vaccel_split_help(struct vaccel_engine *e, u64 deadline)
 }
 
 /**
+ * vaccel_split_waiting() - is the queue's job waiting for helpers only
+ * @q: a queue, under its engine's lock
+ *
+ * Return: true if @q has a job whose ranges are all claimed while some
+ * helper still runs one: the owner has nothing to do until the last helper
+ * wakes it (vaccel_split_help() wakes the owner whenever it leaves a job
+ * with nothing left to claim).
+ */
+bool vaccel_split_waiting(struct vaccel_queue *q)
+{
+	struct vaccel_split *s = q->split;
+
+	return s && atomic64_read(&s->next) >= s->end && atomic_read(&s->inflight);
+}
+
+/**
  * vaccel_split_pending() - has any job of the device ranges left
  * @vdev: the device
  *
- * Return: true if an idle engine should help rather than sleep.
+ * @e: the engine asking, whose own jobs do not count (it runs them in its
+ *	turns)
+ *
+ * Return: true if @e should help rather than sleep.
  */
-bool vaccel_split_pending(struct vaccel_device *vdev)
+bool vaccel_split_pending(struct vaccel_device *vdev, struct vaccel_engine *e)
 {
 	struct vaccel_split *s;
 	bool pending = false;
 
 	spin_lock(&vdev->split_lock);
 	list_for_each_entry(s, &vdev->splits, node)
-		if (atomic64_read(&s->next) < s->end)
+		if (s->q->engine != e && atomic64_read(&s->next) < s->end)
 			pending = true;
 	spin_unlock(&vdev->split_lock);
 	return pending;

@@ -19,7 +19,8 @@ struct vaccel_queue;
 bool vaccel_split_start(struct vaccel_queue *q);
 bool vaccel_split_run(struct vaccel_queue *q, u64 deadline);
 bool vaccel_split_help(struct vaccel_engine *e, u64 deadline);
-bool vaccel_split_pending(struct vaccel_device *vdev);
+bool vaccel_split_waiting(struct vaccel_queue *q);
+bool vaccel_split_pending(struct vaccel_device *vdev, struct vaccel_engine *e);
 void vaccel_split_stop(struct vaccel_queue *q);
 void vaccel_split_cancel(struct vaccel_queue *q);
 

@@ -402,6 +402,32 @@ static enum step fetch(struct vaccel_core_queue *q, u64 write_index)
 }
 
 /*
+ * @n elements of a REDUCE. vaccel_reduce.c is built with FPU code allowed
+ * (CC_FLAGS_FPU), so every dtype runs in FPU sections (the compiler may
+ * vectorise integer loops). A section ends at the first clock check
+ * VACCEL_CORE_FPU_NS or more after it began, checks coming every
+ * VACCEL_CORE_REDUCE_BLOCK elements: a chunk is 256 KiB, and subnormal
+ * operands make an element cost up to hundreds of cycles on real FPUs.
+ */
+static void reduce_sections(void *os, const struct drm_vaccel_packet *p, u8 *d,
+			    const u8 *a, const u8 *b, u64 n, unsigned int es)
+{
+	u64 i = 0, blk, start;
+
+	while (i < n) {
+		vaccel_os_fpu_begin(os);
+		start = vaccel_os_now_ns(os);
+		do {
+			blk = n - i < VACCEL_CORE_REDUCE_BLOCK ? n - i : VACCEL_CORE_REDUCE_BLOCK;
+			vaccel_core_reduce(d + i * es, a + i * es, b + i * es, blk,
+					   p->arg & 0xff, p->arg >> 8);
+			i += blk;
+		} while (i < n && vaccel_os_now_ns(os) - start < VACCEL_CORE_FPU_NS);
+		vaccel_os_fpu_end(os);
+	}
+}
+
+/*
  * Units (bytes; elements for REDUCE) [@from, @to) of a validated COPY,
  * FILL or REDUCE, however many mappings they cross. On a fault, the
  * faulting address and its slot are returned; units before it are done.
@@ -476,15 +502,7 @@ static u32 bulk_range(void *os, const struct drm_vaccel_packet *p, u64 from,
 			if (k < n)
 				memcpy((u8 *)d + k, &pat, n - k);
 		} else {
-			/*
-			 * vaccel_reduce.c is built with FPU code allowed
-			 * (CC_FLAGS_FPU), so every dtype runs in an FPU
-			 * section: the compiler may vectorise integer loops.
-			 */
-			vaccel_os_fpu_begin();
-			vaccel_core_reduce(d, s[0], s[1], n / es, p->arg & 0xff,
-					   p->arg >> 8);
-			vaccel_os_fpu_end();
+			reduce_sections(os, p, d, s[0], s[1], n / es, es);
 		}
 		vaccel_os_unmap(os, dc);
 unmap:
@@ -641,12 +659,17 @@ static enum step matmul_load(struct vaccel_core_queue *q)
 	return STEP_MORE;
 }
 
-/* One step of a MATMUL: the descriptor, then elements of C. */
+/*
+ * One step of a MATMUL: the descriptor, then elements of C, at most
+ * VACCEL_CORE_MATMUL_STEP multiply-adds (at least one element), in FPU
+ * sections bounded in time (vaccel_core_matmul()).
+ */
 static enum step step_matmul(struct vaccel_core_queue *q)
 {
 	const struct drm_vaccel_matmul *d = &q->mm;
 	unsigned int es = vaccel_core_dtype_size(q->pkt.arg);
-	u64 total, n, len[3], va[3];
+	u64 total, n, len[3], va[3], touched[3], end;
+	struct vaccel_core_mm_pos pos = { 0 };
 	void *ptr[3], *cookie[3];
 	unsigned int i;
 	u32 f;
@@ -659,18 +682,27 @@ static enum step step_matmul(struct vaccel_core_queue *q)
 		n = 1;
 	if (n > total - q->progress)
 		n = total - q->progress;
+	end = q->progress + n;
 	va[0] = d->a;
 	len[0] = ((u64)(d->m - 1) * d->lda + d->k) * es;
 	va[1] = d->b;
 	len[1] = ((u64)(d->k - 1) * d->ldb + d->n) * es;
 	va[2] = d->c;
 	len[2] = ((u64)(d->m - 1) * d->ldc + d->n) * 4;
+	/*
+	 * What the step reads and writes, for the link model: the rows of A
+	 * and the columns of B its elements use (consecutive elements: fewer
+	 * than n of them are in distinct columns), and its elements of C.
+	 */
+	touched[0] = ((end - 1) / d->n - q->progress / d->n + 1) * d->k * es;
+	touched[1] = (n < d->n ? n : d->n) * d->k * es;
+	touched[2] = n * 4;
 	/* each matrix lies in one mapping */
 	for (i = 0; i < 3; i++) {
-		f = vaccel_os_map(q->os, va[i], len[i],
-				  i == 2 ? DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE :
-					   DRM_VACCEL_VM_READ,
-				  &ptr[i], NULL, &cookie[i]);
+		f = vaccel_os_map_part(q->os, va[i], len[i], touched[i],
+				       i == 2 ? DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE :
+						DRM_VACCEL_VM_READ,
+				       &ptr[i], &cookie[i]);
 		if (f) {
 			unsigned int bad = i;
 
@@ -679,11 +711,13 @@ static enum step step_matmul(struct vaccel_core_queue *q)
 			return fault(q, f, va[bad], VACCEL_CORE_SLOT_MM_A + bad);
 		}
 	}
-	vaccel_os_fpu_begin();
-	vaccel_core_matmul(ptr[2], ptr[0], ptr[1], d, q->pkt.arg,
-			   q->pkt.flags & DRM_VACCEL_MATMUL_F_ACCUMULATE,
-			   q->progress, q->progress + n);
-	vaccel_os_fpu_end();
+	pos.e = q->progress;
+	while (pos.e < end) {
+		vaccel_os_fpu_begin(q->os);
+		vaccel_core_matmul(q->os, ptr[2], ptr[0], ptr[1], d, q->pkt.arg,
+				   q->pkt.flags & DRM_VACCEL_MATMUL_F_ACCUMULATE, &pos, end);
+		vaccel_os_fpu_end(q->os);
+	}
 	for (i = 3; i--;)
 		vaccel_os_unmap(q->os, cookie[i]);
 	q->progress += n;

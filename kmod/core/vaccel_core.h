@@ -38,6 +38,15 @@
  * of C, so at most max(this, k) of them)
  */
 #define VACCEL_CORE_MATMUL_STEP		16384u
+/*
+ * An FPU section (non-preemptible in the kernel) of a MATMUL step or a
+ * REDUCE ends at the first clock check after this many ns; checks come
+ * every VACCEL_CORE_FPU_CHECK multiply-adds (MATMUL) or
+ * VACCEL_CORE_REDUCE_BLOCK elements (REDUCE)
+ */
+#define VACCEL_CORE_FPU_NS		50000ull
+#define VACCEL_CORE_FPU_CHECK		64u
+#define VACCEL_CORE_REDUCE_BLOCK	1024u
 
 /*
  * Address slots of a packet: the device addresses it takes, for naming the
@@ -200,6 +209,14 @@ bool vaccel_core_bulk_done(struct vaccel_core_queue *q, u64 to, u32 fault_code,
 #define VACCEL_CORE_ACCESS_SEALED	0x80000000u
 u32 vaccel_os_map(void *os, u64 va, u64 len, u32 access, void **ptr,
 		  u64 *avail, void **cookie);
+/*
+ * As vaccel_os_map() without @avail (the whole range in one mapping), for
+ * an access that reads or writes only @touched bytes of the range (the
+ * rows and columns of a matrix a MATMUL step uses): the link model
+ * charges those.
+ */
+u32 vaccel_os_map_part(void *os, u64 va, u64 len, u64 touched, u32 access,
+		       void **ptr, void **cookie);
 void vaccel_os_unmap(void *os, void *cookie);
 /*
  * Apply a signal operation at @va (8-byte aligned, in a signal buffer) and
@@ -227,9 +244,12 @@ u64 vaccel_os_charge(void *os);
  */
 void vaccel_os_packet(void *os, const struct drm_vaccel_packet *pkt, u64 index,
 		      unsigned int depth, bool done);
-/* Bracket floating-point work (kernel_fpu_begin/end in the kernel). */
-void vaccel_os_fpu_begin(void);
-void vaccel_os_fpu_end(void);
+/*
+ * Bracket floating-point work (kernel_fpu_begin/end in the kernel): an
+ * FPU section, which the kernel runs without preemption.
+ */
+void vaccel_os_fpu_begin(void *os);
+void vaccel_os_fpu_end(void *os);
 
 /*
  * vaccel_reduce.c: elementwise a op b, @n elements of @dtype; the caller
@@ -239,13 +259,33 @@ void vaccel_core_reduce(void *dst, const void *a, const void *b, u64 n,
 			u32 dtype, u32 op);
 unsigned int vaccel_core_dtype_size(u32 dtype);
 
-/*
- * vaccel_matmul.c: elements [@from, @to) of C (row-major index r * n + c)
- * of the validated MATMUL @d, with A, B and C mapped at @a, @b and @c;
- * bracketed with the FPU functions by the caller.
+/**
+ * struct vaccel_core_mm_pos - where a MATMUL step's FPU sections are
+ * @e: the next element of C (row-major index r * n + c)
+ * @k: the next multiply-add of element @e; 0 when it has not started
+ * @acc: the partial sum of element @e (f32 bits) when @k > 0
+ *
+ * Kept outside the FPU sections (as bits: the core proper has no floating
+ * point), so a section may end in the middle of an element and the next
+ * one continue the same sum: the result does not depend on where
+ * sections end.
  */
-void vaccel_core_matmul(float *c, const void *a, const void *b,
+struct vaccel_core_mm_pos {
+	u64 e;
+	u64 k;
+	u32 acc;
+};
+
+/*
+ * vaccel_matmul.c: elements of C from @pos up to @to of the validated
+ * MATMUL @d, with A, B and C mapped at @a, @b and @c, in one FPU section
+ * (the caller brackets the call with the FPU functions): returns once
+ * @pos reaches @to, or at the first clock check (vaccel_os_now_ns(@os),
+ * every VACCEL_CORE_FPU_CHECK multiply-adds) VACCEL_CORE_FPU_NS or more
+ * after it started, @pos saying where to go on.
+ */
+void vaccel_core_matmul(void *os, float *c, const void *a, const void *b,
 			const struct drm_vaccel_matmul *d, u32 dtype,
-			bool accumulate, u64 from, u64 to);
+			bool accumulate, struct vaccel_core_mm_pos *pos, u64 to);
 
 #endif /* __VACCEL_CORE_H__ */

@@ -54,6 +54,8 @@ FIXTURE_SETUP(core)
 FIXTURE_TEARDOWN(core)
 {
 	EXPECT_EQ(0, self->os.order_errors);
+	EXPECT_EQ(0, self->os.fpu_errors);
+	EXPECT_FALSE(self->os.in_fpu);
 	os_free(&self->os);
 }
 

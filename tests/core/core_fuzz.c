@@ -59,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		CHECK(os.maps == 0);
 		CHECK(os.order_errors == 0);
+		CHECK(os.fpu_errors == 0 && !os.in_fpu);
 		CHECK(os.open == q.depth + q.have_pkt || q.fault);
 		CHECK(!q.done || q.busy_until);
 		CHECK((st == VACCEL_CORE_BUSY) == (q.busy_until != 0));

@@ -3,8 +3,10 @@
  * Native tests of the MATMUL packet: results bit-exact against the
  * reference in tests/include/float_ref.h for f32, f16 and bf16 inputs,
  * with and without accumulation and with padded leading dimensions; the
- * work per step is bounded; every invalid descriptor faults with its
- * record; operands can come from an EXEC binding table.
+ * work per step is bounded; FPU sections end on the clock, in the middle
+ * of an element if need be, without changing a bit of the result; the
+ * link model is charged the bytes a step reads; every invalid descriptor
+ * faults with its record; operands can come from an EXEC binding table.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -16,6 +18,7 @@
 #define A_VA		(DATA_VA)
 #define B_VA		(DATA_VA + 0x100000)
 #define C_VA		(DATA_VA + 0x200000)
+#define LINK_VA		0x800000000ull	/* the link test's own regions */
 
 static struct drm_vaccel_packet matmul_pkt(u64 desc, u16 dtype, u32 flags)
 {
@@ -123,6 +126,126 @@ TEST_F(core, matmul_steps_are_bounded)
 	EXPECT_EQ(VACCEL_CORE_IDLE, st);
 	/* fetch + descriptor, 64^3 / 16384 = 16 compute steps, idle check */
 	EXPECT_EQ(1 + 16 + 1, steps);
+}
+
+/*
+ * FPU sections are bounded in time, not only in multiply-adds: with a
+ * clock that moves 10 us at every read, no section lasts past the first
+ * check after VACCEL_CORE_FPU_NS, checks come every VACCEL_CORE_FPU_CHECK
+ * multiply-adds, so a step of 16,384 multiply-adds takes dozens of
+ * sections, ending in the middle of elements (k = 300); the result is the
+ * reference's to the bit. (One section per step before.)
+ */
+TEST_F(core, matmul_fpu_sections_end_on_time)
+{
+	struct drm_vaccel_matmul *d = (void *)(self->data + (DESC_VA - DATA_VA));
+	float *cm = (float *)(self->data + (C_VA - DATA_VA)), *want = malloc(1u << 20);
+	u64 macs, csize, sections;
+
+	ASSERT_NE(NULL, want);
+	memset(d, 0, sizeof(*d));
+	d->a = A_VA;
+	d->b = B_VA;
+	d->c = C_VA;
+	d->m = 17;
+	d->n = 23;
+	d->k = 300;
+	d->lda = 301;
+	d->ldb = 29;
+	d->ldc = 24;
+	fill_matrix(self->data, (u64)d->m * d->lda, DRM_VACCEL_DTYPE_F16, 1);
+	fill_matrix(self->data + (B_VA - DATA_VA), (u64)d->k * d->ldb, DRM_VACCEL_DTYPE_F16, 2);
+	csize = (u64)d->m * d->ldc;
+	fill_matrix(cm, csize, DRM_VACCEL_DTYPE_F32, 3);
+	memcpy(want, cm, csize * 4);
+	ref_matmul(want, self->data, self->data + (B_VA - DATA_VA), d, DRM_VACCEL_DTYPE_F16, 1);
+
+	self->os.tick = 10000;
+	EMIT(matmul_pkt(DESC_VA, DRM_VACCEL_DTYPE_F16, DRM_VACCEL_MATMUL_F_ACCUMULATE));
+	ASSERT_EQ(VACCEL_CORE_IDLE, RUN()) TH_LOG("fault %u", self->q.fault);
+	EXPECT_EQ(0, memcmp(want, cm, csize * 4));
+	macs = (u64)d->m * d->n * d->k;
+	sections = self->os.fpu_sections;
+	TH_LOG("%llu multiply-adds in %llu FPU sections", (unsigned long long)macs,
+	       (unsigned long long)sections);
+	/* each section: at most budget / tick + 1 checks of CHECK multiply-adds */
+	EXPECT_GE(sections * (VACCEL_CORE_FPU_NS / 10000 + 1) * VACCEL_CORE_FPU_CHECK, macs);
+	free(want);
+}
+
+/* Bytes of @d's matrices elements [from, to) of C read: a brute-force oracle. */
+static void mm_touched(const struct drm_vaccel_matmul *d, unsigned int es, u64 from, u64 to,
+		       u64 *a, u64 *b, u64 *c)
+{
+	static bool row[4096], col[4096];
+	u64 e, rows = 0, cols = 0;
+
+	memset(row, 0, sizeof(row));
+	memset(col, 0, sizeof(col));
+	for (e = from; e < to; e++) {
+		rows += !row[e / d->n];
+		cols += !col[e % d->n];
+		row[e / d->n] = col[e % d->n] = true;
+	}
+	*a += rows * d->k * es;
+	*b += cols * d->k * es;
+	*c += (to - from) * 4;
+}
+
+/*
+ * The link model is charged what a step reads, not the extents: per step
+ * the rows of A and the columns of B its elements use (k elements each)
+ * and its elements of C, against an oracle that marks them one by one.
+ * (Each step was charged the whole of A, B and C, padding included: a
+ * 64 x 64 x 64 product charged 16 times its A and C.)
+ */
+TEST(matmul_link_charge_is_what_a_step_reads)
+{
+	static const struct { u32 m, n, k, pad; u16 dtype; } c[] = {
+		{ 64, 64, 64, 0, DRM_VACCEL_DTYPE_F32 },
+		{ 3, 100, 200, 7, DRM_VACCEL_DTYPE_F16 },
+		{ 40, 1, 700, 300, DRM_VACCEL_DTYPE_BF16 },
+		{ 1, 300, 1, 0, DRM_VACCEL_DTYPE_F32 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct os_native os = { 0 };
+		struct vaccel_core_queue q;
+		struct drm_vaccel_packet *ring;
+		struct drm_vaccel_matmul *d;
+		unsigned int es = c[i].dtype == DRM_VACCEL_DTYPE_F32 ? 4 : 2;
+		u64 a = 0, b = 0, cc = 0, per, p, total;
+
+		/* regions 2, 3 and 4: A, B and C */
+		ring = (void *)os_add(&os, RING_VA, RING_N * 64, DRM_VACCEL_VM_READ, false, false);
+		d = (void *)os_add(&os, LINK_VA, 4096, DRM_VACCEL_VM_READ, false, false);
+		os_add(&os, LINK_VA + (1ull << 30), 1u << 20, DRM_VACCEL_VM_READ, false, false);
+		os_add(&os, LINK_VA + (2ull << 30), 1u << 20, DRM_VACCEL_VM_READ, false, false);
+		os_add(&os, LINK_VA + (3ull << 30), 1u << 20,
+		       DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, false, false);
+		d->a = LINK_VA + (1ull << 30);
+		d->b = LINK_VA + (2ull << 30);
+		d->c = LINK_VA + (3ull << 30);
+		d->m = c[i].m;
+		d->n = c[i].n;
+		d->k = c[i].k;
+		d->lda = c[i].k + c[i].pad;
+		d->ldb = c[i].n + c[i].pad;
+		d->ldc = c[i].n + c[i].pad;
+		ring[0] = matmul_pkt(LINK_VA, c[i].dtype, 0);
+		vaccel_core_queue_init(&q, &os, RING_VA, RING_N);
+		ASSERT_EQ(VACCEL_CORE_IDLE, vaccel_core_run(&q, 1, 1u << 20)) TH_LOG("case %u", i);
+		total = (u64)d->m * d->n;
+		per = VACCEL_CORE_MATMUL_STEP / d->k ? VACCEL_CORE_MATMUL_STEP / d->k : 1;
+		for (p = 0; p < total; p += per)
+			mm_touched(d, es, p, p + per < total ? p + per : total, &a, &b, &cc);
+		EXPECT_EQ(a, os.charged[2]) TH_LOG("case %u: A", i);
+		EXPECT_EQ(b, os.charged[3]) TH_LOG("case %u: B", i);
+		EXPECT_EQ(cc, os.charged[4]) TH_LOG("case %u: C", i);
+		EXPECT_EQ(0, os.maps);
+		os_free(&os);
+	}
 }
 
 TEST_F(core, matmul_invalid)

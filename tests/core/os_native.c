@@ -57,10 +57,9 @@ void *os_ptr(struct os_native *os, u64 va)
 	return r ? r->mem + (va - r->va) : NULL;
 }
 
-u32 vaccel_os_map(void *o, u64 va, u64 len, u32 access, void **ptr,
-		  u64 *avail, void **cookie)
+static u32 map(struct os_native *os, u64 va, u64 len, u32 access, void **ptr,
+	       u64 *avail, void **cookie, u64 charge)
 {
-	struct os_native *os = o;
 	struct os_region *r = lookup(os, va);
 	u64 left;
 
@@ -77,9 +76,22 @@ u32 vaccel_os_map(void *o, u64 va, u64 len, u32 access, void **ptr,
 	*ptr = r->mem + (va - r->va);
 	if (avail)
 		*avail = len < left ? len : left;
+	os->charged[r - os->regions] += charge != ~0ull ? charge : avail ? *avail : len;
 	*cookie = r;
 	os->maps++;
 	return DRM_VACCEL_FAULT_NONE;
+}
+
+u32 vaccel_os_map(void *o, u64 va, u64 len, u32 access, void **ptr,
+		  u64 *avail, void **cookie)
+{
+	return map(o, va, len, access, ptr, avail, cookie, ~0ull);
+}
+
+u32 vaccel_os_map_part(void *o, u64 va, u64 len, u64 touched, u32 access,
+		       void **ptr, void **cookie)
+{
+	return map(o, va, len, access, ptr, NULL, cookie, touched);
 }
 
 void vaccel_os_unmap(void *o, void *cookie)
@@ -141,7 +153,11 @@ u32 vaccel_os_exec_check(void *o, u64 va, u64 len)
 
 u64 vaccel_os_now_ns(void *o)
 {
-	return ((struct os_native *)o)->now;
+	struct os_native *os = o;
+	u64 now = os->now;
+
+	os->now += os->tick;
+	return now;
 }
 
 u64 vaccel_os_charge(void *o)
@@ -181,10 +197,19 @@ void os_track_reset(struct os_native *os)
 	os->retired = 0;
 }
 
-void vaccel_os_fpu_begin(void)
+void vaccel_os_fpu_begin(void *o)
 {
+	struct os_native *os = o;
+
+	os->fpu_errors += os->in_fpu;
+	os->in_fpu = true;
+	os->fpu_sections++;
 }
 
-void vaccel_os_fpu_end(void)
+void vaccel_os_fpu_end(void *o)
 {
+	struct os_native *os = o;
+
+	os->fpu_errors += !os->in_fpu;
+	os->in_fpu = false;
 }

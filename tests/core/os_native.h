@@ -27,11 +27,16 @@ struct os_native {
 	struct os_region regions[OS_MAX_REGIONS];
 	unsigned int nregions;
 	u64 now;		/* virtual clock, ns */
+	u64 tick;		/* added to the clock at each read (0: still) */
 	u64 charge;		/* modelled time to charge at the next step */
 	u64 maps;		/* vaccel_os_map() calls not yet unmapped */
 	u64 signals;		/* vaccel_os_signal() calls */
 	u64 irqs;		/* ... with irq set */
 	u64 started, ended;	/* vaccel_os_packet() calls */
+	u64 charged[OS_MAX_REGIONS];	/* bytes the link model would charge */
+	u64 fpu_sections;	/* vaccel_os_fpu_begin() calls */
+	bool in_fpu;		/* between vaccel_os_fpu_begin() and _end() */
+	u64 fpu_errors;		/* unbalanced or nested FPU sections */
 	/*
 	 * Order of packet events: packets start and end properly nested
 	 * (an EXEC ends after everything it ran), and ring packets end in

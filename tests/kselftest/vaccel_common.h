@@ -387,6 +387,16 @@ static inline ssize_t vaccel_dev_debugfs(unsigned int id, const char *file,
 	return vaccel_read_file(path, buf, len);
 }
 
+/* Write @str to /sys/kernel/debug/accel/vaccel<id>/<file>; 0 or -errno. */
+static inline int vaccel_dev_debugfs_write(unsigned int id, const char *file,
+					   const char *str)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), ACCEL_DEBUGFS "/vaccel%u/%s", id, file);
+	return vaccel_sysfs_write(path, str);
+}
+
 /*
  * Value of the line "<key> <number>" in a debugfs text; -1 when there is
  * no such line.
@@ -400,6 +410,17 @@ static inline long long vaccel_kv(const char *text, const char *key)
 		if (!strncmp(p, key, len) && p[len] == ' ')
 			return strtoll(p + len + 1, NULL, 0);
 	return -1;
+}
+
+/* Value of "<key> <number>" in debugfs file @file of device @id, or -1. */
+static inline long long vaccel_dev_stat(unsigned int id, const char *file,
+					const char *key)
+{
+	char buf[8192];
+
+	if (vaccel_dev_debugfs(id, file, buf, sizeof(buf)) < 0)
+		return -1;
+	return vaccel_kv(buf, key);
 }
 
 /* Delete device @id if it exists, then create it from @spec ("ID k=v..."). */

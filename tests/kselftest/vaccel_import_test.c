@@ -475,6 +475,53 @@ TEST_F(import, read_only_dmabuf_mmap)
 }
 
 /*
+ * A kernel importer that forwards mmap() to the exporter
+ * (drm_gem_shmem_mmap() of another driver's import calls dma_buf_mmap()
+ * with its own VMA, which may be writable) gets no writable mapping of a
+ * read-only dma-buf: the exporter's dma-buf mmap checks the dma-buf's
+ * mode, -EACCES for a writable mapping, and a read-only mapping can never
+ * become writable. Device B's foreign_import_mmap knob makes its imports
+ * forward like that, without vaccel's own importer checks; through a
+ * writable dma-buf the same forwarded mapping is writable.
+ */
+TEST_F(import, read_only_dmabuf_forwarded_mmap)
+{
+	uint32_t h = make_text(_metadata, self->a, 0, "forwarded"), hro, hrw;
+	struct drm_vaccel_bo_info info = {};
+	int ro = -1, rw = -1;
+	char *p;
+
+	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID_B, "foreign_import_mmap", "1"));
+	ASSERT_EQ(0, vaccel_prime_export_ro(self->a, h, &ro));
+	ASSERT_EQ(0, vaccel_prime_import(self->b, ro, &hro));
+	ASSERT_EQ(0, vaccel_bo_info(self->b, hro, &info));
+	p = vaccel_bo_mmap(self->b, info.mmap_offset, PAGE, RW);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	if (p != MAP_FAILED) {
+		strcpy(p + 64, "written");
+		munmap(p, PAGE);
+	}
+	p = vaccel_bo_mmap(self->b, info.mmap_offset, PAGE, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("errno %d", errno);
+	EXPECT_STREQ("forwarded", p + 64);
+	EXPECT_EQ(-1, mprotect(p, PAGE, RW));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(0, munmap(p, PAGE));
+
+	ASSERT_EQ(0, vaccel_prime_export(self->a, h, &rw));
+	ASSERT_EQ(0, vaccel_prime_import(self->b, rw, &hrw));
+	ASSERT_EQ(0, vaccel_bo_info(self->b, hrw, &info));
+	p = vaccel_bo_mmap(self->b, info.mmap_offset, PAGE, RW);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("errno %d", errno);
+	strcpy(p + 64, "through rw");
+	EXPECT_EQ(0, munmap(p, PAGE));
+	ASSERT_EQ(0, vaccel_dev_debugfs_write(ID_B, "foreign_import_mmap", "0"));
+	close(rw);
+	close(ro);
+}
+
+/*
  * Another driver's read-only dma-buf (a dma-heap buffer allocated with an
  * O_RDONLY fd) is honoured like ours; its read-only re-export is the
  * dma-buf itself.

@@ -74,4 +74,69 @@ TEST(peer_copy_is_throttled)
 	vaccel_del_device(ID);
 }
 
+/*
+ * A MATMUL with one matrix in a peer's memory is charged what each step
+ * reads of it (debugfs link_bytes): of A, the rows its elements use (the
+ * whole of A once for 64 x 64 x 64); of C, its elements (C once). Each
+ * step used to be charged the whole matrix: 16 times A and C here, and
+ * a cross-device 1024^3 product was "busy" for hours.
+ */
+TEST(peer_matmul_charges_what_it_reads)
+{
+	struct drm_prime_handle exp = { .flags = DRM_CLOEXEC | DRM_RDWR };
+	struct drm_prime_handle imp = { 0 };
+	const uint64_t dim = 64, msize = dim * dim * 4, peer_va = DATA_VA + 4 * PAGE * 64;
+	struct bo ring, local, peer;
+	struct drm_vaccel_matmul *d;
+	struct drm_vaccel_packet p;
+	long long before, charged;
+	unsigned int which;
+	char spec[96];
+	struct q q;
+	int fd, fd0;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	vaccel_del_device(ID);
+	snprintf(spec, sizeof(spec), "%u link_bw_mbps=1000", ID);
+	ASSERT_EQ(0, vaccel_new_device(spec));
+	fd = vaccel_open(ID);
+	fd0 = vaccel_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, fd0);
+	ASSERT_EQ(0, bo_new(fd, RING_N * 64, 0, &ring));
+	ASSERT_EQ(0, bo_new(fd, 4 * msize, 0, &local));	/* descriptor, A, B, C */
+	ASSERT_EQ(0, bo_new(fd0, msize, 0, &peer));
+	exp.handle = peer.handle;
+	ASSERT_EQ(0, ioctl(fd0, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp));
+	imp.fd = exp.fd;
+	ASSERT_EQ(0, ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
+	ASSERT_EQ(0, vaccel_vm_bind(fd, ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA, PAGE));
+	ASSERT_EQ(0, vaccel_vm_bind(fd, local.handle, VM_RW, 0, DATA_VA, 4 * msize));
+	ASSERT_EQ(0, vaccel_vm_bind(fd, imp.handle, VM_RW, 0, peer_va, msize));
+	ASSERT_EQ(0, queue_new(fd, RING_VA, RING_N, (void *)ring.map, &q));
+	d = (struct drm_vaccel_matmul *)local.map;
+
+	for (which = 0; which < 2; which++) {	/* A, then C, in the peer */
+		memset(d, 0, sizeof(*d));
+		d->a = which == 0 ? peer_va : DATA_VA + msize;
+		d->b = DATA_VA + 2 * msize;
+		d->c = which == 1 ? peer_va : DATA_VA + 3 * msize;
+		d->m = d->n = d->k = dim;
+		d->lda = d->ldb = d->ldc = dim;
+		before = vaccel_dev_stat(ID, "stats", "link_bytes");
+		p = pkt(DRM_VACCEL_PKT_MATMUL, DATA_VA, 0, 0, 0);
+		p.arg = DRM_VACCEL_DTYPE_F32;
+		ASSERT_EQ(0, submit(fd, &q, &p, NULL));
+		ASSERT_TRUE(drain(&q, 60000)) TH_LOG("fault %u", q.ctrl->fault);
+		charged = vaccel_dev_stat(ID, "stats", "link_bytes") - before;
+		TH_LOG("%s in the peer: %lld bytes charged", which ? "C" : "A", charged);
+		EXPECT_EQ(msize, charged);
+	}
+	close(exp.fd);
+	close(fd0);
+	close(fd);
+	vaccel_del_device(ID);
+}
+
 TEST_HARNESS_MAIN

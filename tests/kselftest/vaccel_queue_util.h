@@ -134,6 +134,18 @@ static inline int packet_ctx_new(int fd, uint64_t exec_size, struct bo *ring, st
 	return ret;
 }
 
+/* drm-engine-compute of file @fd from its fdinfo, in ns; -1 if absent. */
+static inline long long engine_ns(int fd)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (vaccel_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "drm-engine-compute:");
+	return p ? strtoll(p + 19, NULL, 10) : -1;
+}
+
 /*
  * The submission protocol: body, then the doorbell with release, a full
  * fence, and KICK only if the engine said it sleeps.

@@ -2,7 +2,7 @@
 /*
  * uAPI 3 through the kernel: EXEC binding tables and the fault record's
  * depth, body index and binding; nested epochs; MATMUL against a host
- * reference; masked WAIT GE; SIGNAL_EVENTFD; SIGNAL_WRITE flags and the
+ * reference, in short FPU sections; masked WAIT GE; SIGNAL_EVENTFD; SIGNAL_WRITE flags and the
  * uAPI 2 structure size; fdinfo usage stats; queue pages (offsets below
  * 4 GiB, MADV_DONTNEED, O_RDONLY files); priority needs CAP_SYS_NICE;
  * rejected arguments are logged at drm debug level; header bits; debugfs
@@ -233,6 +233,71 @@ TEST_F(u3, matmul_matches_host_reference)
 	}
 }
 
+/*
+ * The MATMUL's FPU sections, which the kernel runs without preemption,
+ * are short in time whatever the operands: A subnormal (every product and
+ * sum a subnormal, the slow path of real FPUs) and B read down columns
+ * 64 KiB apart (a new page at every load) over k = 1024. Each section
+ * ends at the first clock check after 50 us, checks coming every 64
+ * multiply-adds: debugfs counts the sections over 1 ms, which only a vCPU
+ * the host preempts inside a section can still produce (the guest clock
+ * runs on meanwhile; 1-2% of them on a loaded host, at most 10% allowed
+ * here), and the longest is logged, not asserted, for that reason; the
+ * result is the host reference's to the bit. (A section was a whole step
+ * of 16,384 multiply-adds: all 16 of them lasted over 1 ms in the TCG VM,
+ * the longest 14 ms.)
+ */
+TEST_F(u3, matmul_fpu_sections_are_short)
+{
+	struct drm_vaccel_matmul *d = (void *)(self->data.map + (TABLE_VA - DATA_VA));
+	const uint64_t ldb = 16384, k = 1024, n = 64, m = 4, big_va = 1ull << 36;
+	float *a = (float *)self->data.map, *cm = (float *)(self->data.map + 65536);
+	long long sections, over, max;
+	struct drm_vaccel_packet p;
+	float *want = calloc(m * n, 4), *b;
+	struct bo big;
+	uint64_t i, j;
+
+	ASSERT_NE(NULL, want);
+	ASSERT_EQ(0, bo_new(self->fd, ((k - 1) * ldb + n) * 4, 0, &big));
+	ASSERT_EQ(0, vaccel_vm_bind(self->fd, big.handle, DRM_VACCEL_VM_READ, 0, big_va,
+				    big.size));
+	b = (float *)big.map;
+	for (i = 0; i < m * k; i++)
+		a[i] = 1e-40f;
+	for (i = 0; i < k; i++)
+		for (j = 0; j < n; j++)
+			b[i * ldb + j] = 1.0f + (float)j / 64;
+	memset(d, 0, sizeof(*d));
+	d->a = DATA_VA;
+	d->b = big_va;
+	d->c = DATA_VA + 65536;
+	d->m = m;
+	d->n = n;
+	d->k = k;
+	d->lda = k;
+	d->ldb = ldb;
+	d->ldc = n;
+	ref_matmul(want, a, b, d, DRM_VACCEL_DTYPE_F32, 0);
+	sections = vaccel_dev_stat(ID, "stats", "fpu_sections");
+	over = vaccel_dev_stat(ID, "stats", "fpu_over_1ms");
+	p = pkt(DRM_VACCEL_PKT_MATMUL, TABLE_VA, 0, 0, 0);
+	p.arg = DRM_VACCEL_DTYPE_F32;
+	ASSERT_EQ(0, submit(self->fd, &self->q, &p, NULL));
+	ASSERT_TRUE(drain(&self->q, 120000)) TH_LOG("fault %u", self->q.ctrl->fault);
+	EXPECT_EQ(0, memcmp(want, cm, m * n * 4));
+	sections = vaccel_dev_stat(ID, "stats", "fpu_sections") - sections;
+	over = vaccel_dev_stat(ID, "stats", "fpu_over_1ms") - over;
+	max = vaccel_dev_stat(ID, "stats", "fpu_max_ns");
+	TH_LOG("%lld FPU sections, mean %lld us, %lld over 1 ms (over 100 us: %lld), longest %lld us",
+	       sections, vaccel_dev_stat(ID, "stats", "fpu_ns") / sections / 1000, over,
+	       vaccel_dev_stat(ID, "stats", "fpu_over_100us"), max / 1000);
+	EXPECT_LE(16, sections);
+	EXPECT_LE(over * 10, sections);
+	munmap(big.map, big.size);
+	free(want);
+}
+
 TEST_F(u3, matmul_invalid_descriptor_faults)
 {
 	struct drm_vaccel_matmul *d = (void *)(self->data.map + (TABLE_VA - DATA_VA));
@@ -449,6 +514,74 @@ TEST_F(u3, fdinfo_usage_stats)
 	after = strtoll(strstr(buf, "drm-engine-compute:") + 19, NULL, 10);
 	TH_LOG("busy %lld ns after a 50 ms DELAY", after - before);
 	EXPECT_LE(50000000, after - before);
+}
+
+/*
+ * drm-engine-compute never credits more engine time than has passed:
+ * over any window between two reads, the clients' credits grow by at most
+ * the window times the engines. One engine; two clients with two queues
+ * each, every queue running three 150 ms DELAYs, all at once: the engine
+ * is modelled busy about 450 ms, and reads every 20 ms never see more
+ * credited than elapsed, nor more than the elapsed time in all. (Each
+ * DELAY was credited whole when it started, and the four queues'
+ * overlapping DELAYs were summed: 1.8 s for about 450 ms.)
+ */
+TEST(fdinfo_never_credits_more_than_elapsed)
+{
+	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_DELAY, 150000000, 0, 0, 0);
+	struct bo ring[2], ring2[2], data[2], sig[2], exec[2];
+	long long c0 = 0, c, start_credit = 0, worst = -1000000000;
+	uint64_t t0, tb = 0, ta, first;
+	int fd[2], i, j, samples = 0;
+	struct q q[2][2];
+	char spec[64];
+	bool done;
+
+	if (!vaccel_present())
+		SKIP(return, "vaccel is not loaded");
+	snprintf(spec, sizeof(spec), "%u engines=1", ID);
+	ASSERT_EQ(0, vaccel_fresh_device(ID, spec));
+	for (i = 0; i < 2; i++) {
+		fd[i] = vaccel_open(ID);
+		ASSERT_LE(0, fd[i]);
+		ASSERT_EQ(0, packet_ctx_new(fd[i], PAGE, &ring[i], &data[i], &sig[i], &exec[i],
+					    &q[i][0]));
+		ASSERT_EQ(0, bo_new(fd[i], RING_N * 64, 0, &ring2[i]));
+		ASSERT_EQ(0, vaccel_vm_bind(fd[i], ring2[i].handle, DRM_VACCEL_VM_READ, 0,
+					    EXEC_VA, PAGE));
+		ASSERT_EQ(0, queue_new(fd[i], EXEC_VA, RING_N, (void *)ring2[i].map, &q[i][1]));
+		start_credit += engine_ns(fd[i]);
+	}
+	first = t0 = now_ns();
+	for (j = 0; j < 3; j++)
+		for (i = 0; i < 4; i++)
+			ASSERT_EQ(0, submit(fd[i / 2], &q[i / 2][i % 2], &p, NULL));
+	do {
+		done = true;
+		for (i = 0; i < 4; i++)
+			done &= q[i / 2][i % 2].ctrl->read_index == 3;
+		tb = now_ns();
+		c = engine_ns(fd[0]) + engine_ns(fd[1]);
+		ta = now_ns();
+		if (samples++) {
+			/* credited since the last reads, against the time between them */
+			worst = c - c0 - (long long)(ta - t0) > worst ?
+				c - c0 - (long long)(ta - t0) : worst;
+			EXPECT_LE(c - c0, (long long)(ta - t0)) TH_LOG("sample %d", samples);
+		}
+		c0 = c;
+		t0 = tb;
+		usleep(20000);
+	} while (!done && ta - first < 20000000000ull);
+	ASSERT_TRUE(done);
+	TH_LOG("%d samples; %lld ms credited in %llu ms; worst window %lld us over elapsed",
+	       samples, (c - start_credit) / 1000000, (unsigned long long)(ta - first) / 1000000,
+	       worst / 1000);
+	EXPECT_LE(c - start_credit, (long long)(ta - first));
+	EXPECT_LE(400000000, c - start_credit);
+	for (i = 0; i < 2; i++)
+		close(fd[i]);
+	vaccel_del_device(ID);
 }
 
 /*

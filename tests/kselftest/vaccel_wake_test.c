@@ -6,11 +6,14 @@
  * no work does not restart the poll budget; no wake-up is lost under a
  * host/device ping-pong; modelled time (DELAY, the link model) never holds
  * the engine lock, so control-plane calls of other contexts stay fast, and
- * DELAY lasts what the clock says.
+ * DELAY lasts what the clock says. Waiters of one signal object never
+ * lengthen the wake-ups of another, and a wake-up walks at most one
+ * bounded bucket.
  *
  * Copyright (C) 2026 The vaccel authors
  */
 #include <pthread.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 
 #include "vaccel_common.h"
@@ -404,6 +407,138 @@ TEST_F_TIMEOUT(wake, control_plane_beside_link_throttled_engine, 120)
 	EXPECT_GT(8, self->a.q.ctrl->read_index);	/* the copies were still going */
 	ASSERT_TRUE(drain(&self->a.q, 20000));
 	close(exp.fd);
+}
+
+static int arm(int fd, uint32_t handle, uint64_t offset, uint64_t value, int efd)
+{
+	struct drm_vaccel_signal_eventfd a = {
+		.cond = cond(handle, offset, value, DRM_VACCEL_WAIT_GE), .fd = efd,
+	};
+
+	return ioctl(fd, DRM_IOCTL_VACCEL_SIGNAL_EVENTFD, &a) ? -errno : 0;
+}
+
+/*
+ * A storm of eventfd arms on device A's signal objects (8 contexts, 256
+ * arms each, on 2,048 words) does not lengthen the wake-ups of device B's
+ * signals: B's 1,000 SIGNAL_WRITEs walk no waiter at all (debugfs
+ * signal_walked of B stays put), where with one module-wide table of 256
+ * buckets every wake-up of B walked the arms of A hashed to its bucket.
+ * A's own wake-ups walk at most one bucket of their object.
+ */
+TEST_F(wake, signal_walks_stay_on_their_object)
+{
+	int efd = eventfd(0, EFD_CLOEXEC), fds[8], i, j;
+	long long walked, wakes;
+	struct bo sig[8];
+
+	ASSERT_LE(0, efd);
+	for (i = 0; i < 8; i++) {
+		fds[i] = vaccel_open(DEV_A);
+		ASSERT_LE(0, fds[i]);
+		ASSERT_EQ(0, bo_new(fds[i], 2 * PAGE, DRM_VACCEL_BO_SIGNAL, &sig[i]));
+		for (j = 0; j < DRM_VACCEL_EVENTFD_MAX; j++)
+			ASSERT_EQ(0, arm(fds[i], sig[i].handle, 8 * j, 1ull << 62, efd));
+	}
+	walked = dev_stat(DEV_B, "signal_walked");
+	wakes = dev_stat(DEV_B, "signal_wakes");
+	for (i = 0; i < 1000; i++)
+		ASSERT_EQ(0, sig_write(self->b.fd, self->b.sig.handle, 8 * (i % 512),
+				       DRM_VACCEL_SIGNAL_ADD, 1));
+	TH_LOG("B: %lld waiters walked in %lld wake-ups",
+	       dev_stat(DEV_B, "signal_walked") - walked, dev_stat(DEV_B, "signal_wakes") - wakes);
+	EXPECT_EQ(wakes + 1000, dev_stat(DEV_B, "signal_wakes"));
+	EXPECT_EQ(walked, dev_stat(DEV_B, "signal_walked"));
+
+	/* A's: the arms of one word's bucket of one object, at most */
+	walked = dev_stat(DEV_A, "signal_walked");
+	for (i = 0; i < 100; i++)
+		ASSERT_EQ(0, sig_write(fds[0], sig[0].handle, 0, DRM_VACCEL_SIGNAL_ADD, 1));
+	TH_LOG("A: %lld waiters walked in 100 wake-ups, at most %lld in one",
+	       dev_stat(DEV_A, "signal_walked") - walked, dev_stat(DEV_A, "signal_walk_max"));
+	EXPECT_LE(dev_stat(DEV_A, "signal_walked") - walked, 100 * DRM_VACCEL_EVENTFD_MAX / 64);
+	for (i = 0; i < 8; i++) {
+		munmap(sig[i].map, sig[i].size);
+		close(fds[i]);
+	}
+	close(efd);
+}
+
+struct late_write {
+	int fd;
+	uint32_t handle;
+	uint64_t offset, value;
+	unsigned int ms;
+};
+
+static void *late_write(void *arg)
+{
+	struct late_write *l = arg;
+
+	vaccel_msleep(l->ms);
+	sig_write(l->fd, l->handle, l->offset, DRM_VACCEL_SIGNAL_SET, l->value);
+	return NULL;
+}
+
+/*
+ * A bucket holds at most 512 waiters, so a wake-up walks at most that
+ * many: with 512 eventfd arms on one word of A's signal page (two
+ * contexts of 256), a third context's arm on a word of that bucket fails
+ * with -ENOSPC, on a word of another bucket it works. WAIT_SIGNALS and a
+ * queue's WAIT on the full word still see its updates: they poll it
+ * every millisecond instead.
+ */
+TEST_F(wake, full_bucket_refuses_arms_and_polls_waiters)
+{
+	struct late_write l = { .handle = self->a.sig.handle, .offset = 0, .ms = 50 };
+	int efd = eventfd(0, EFD_CLOEXEC), f2, f3, dmabuf, i;
+	struct drm_vaccel_signal_cond c;
+	struct drm_vaccel_packet p;
+	uint32_t h2, h3;
+	uint64_t t0;
+	pthread_t t;
+
+	ASSERT_LE(0, efd);
+	f2 = vaccel_open(DEV_A);
+	f3 = vaccel_open(DEV_A);
+	ASSERT_LE(0, f2);
+	ASSERT_LE(0, f3);
+	ASSERT_EQ(0, vaccel_prime_export(self->a.fd, self->a.sig.handle, &dmabuf));
+	ASSERT_EQ(0, vaccel_prime_import(f2, dmabuf, &h2));
+	ASSERT_EQ(0, vaccel_prime_import(f3, dmabuf, &h3));
+	close(dmabuf);
+	for (i = 0; i < DRM_VACCEL_EVENTFD_MAX; i++) {
+		ASSERT_EQ(0, arm(self->a.fd, self->a.sig.handle, 0, 1ull << 62, efd));
+		ASSERT_EQ(0, arm(f2, h2, 0, 1ull << 62, efd));
+	}
+	EXPECT_EQ(-ENOSPC, arm(f3, h3, 0, 1ull << 62, efd));
+	EXPECT_EQ(-ENOSPC, arm(f3, h3, 64 * 8, 1ull << 62, efd));	/* same bucket */
+	EXPECT_EQ(0, arm(f3, h3, 8, 1ull << 62, efd));
+
+	/* a host waiter on the full word */
+	l.fd = self->a.fd;
+	l.value = 1;
+	c = cond(h3, 0, 1, DRM_VACCEL_WAIT_GE);
+	t0 = now_ns();
+	ASSERT_EQ(0, pthread_create(&t, NULL, late_write, &l));
+	EXPECT_EQ(0, sig_wait(f3, &c, 1, 0, 5000, NULL));
+	pthread_join(t, NULL);
+	TH_LOG("WAIT_SIGNALS on a full bucket returned after %llu ms",
+	       (unsigned long long)(now_ns() - t0) / 1000000);
+	EXPECT_LT(now_ns() - t0, 2000000000ull);
+
+	/* a queue's WAIT on it */
+	p = pkt(DRM_VACCEL_PKT_WAIT, SIG_VA, 2, 0, 0);
+	p.arg = DRM_VACCEL_WAIT_GE;
+	ASSERT_EQ(0, submit(self->a.fd, &self->a.q, &p, NULL));
+	ASSERT_TRUE(wait_blocked(DEV_A, self->a.q.id, 5000));
+	l.value = 2;
+	l.ms = 0;
+	late_write(&l);
+	EXPECT_TRUE(drain(&self->a.q, 2000));
+	close(f3);
+	close(f2);
+	close(efd);
 }
 
 TEST_HARNESS_MAIN

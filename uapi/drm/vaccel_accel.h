@@ -835,8 +835,9 @@ struct drm_vaccel_signal_write {
  *
  * Errors: as WAIT_SIGNALS for @cond; -EBADF or -EINVAL if @fd is not an
  * eventfd; -EINVAL for unknown @flags; -ENOSPC when the
- * context holds DRM_VACCEL_EVENTFD_MAX arms; -ENOENT (CANCEL) if @id fired
- * or never existed.
+ * context holds DRM_VACCEL_EVENTFD_MAX arms, or when the signal's bucket
+ * holds 512 waiters (Documentation/queues.rst); -ENOENT (CANCEL) if @id
+ * fired or never existed.
  */
 struct drm_vaccel_signal_eventfd {
 	/** @cond: in, the condition, as for WAIT_SIGNALS */
