@@ -1354,12 +1354,21 @@ void vaccel_os_packet(void *os, const struct drm_vaccel_packet *pkt, u64 index,
 	}
 }
 
-void vaccel_os_fpu_begin(void)
+u32 vaccel_os_map_part(void *os, u64 va, u64 len, u64 touched, u32 access, void **ptr,
+		       void **cookie)
 {
+	(void)touched;	/* no link model here */
+	return vaccel_os_map(os, va, len, access, ptr, NULL, cookie);
 }
 
-void vaccel_os_fpu_end(void)
+void vaccel_os_fpu_begin(void *os)
 {
+	(void)os;
+}
+
+void vaccel_os_fpu_end(void *os)
+{
+	(void)os;
 }
 
 /* ---- running a queue ---- */
@@ -2020,6 +2029,45 @@ static int f_munmap(void *addr, size_t len)
 	return 0;
 }
 
+/*
+ * mmap(MAP_FIXED) over a mapping of the same object with another
+ * protection (accel_buffer_seal() makes its mapping read-only in place):
+ * the arena stays; the mapping's writability changes as the kernel's vma's
+ * would.
+ */
+static int f_remap(void *addr, int fd, uint64_t offset, size_t len, int prot)
+{
+	bool writable = prot & PROT_WRITE;
+	unsigned int i;
+	int ret = -EINVAL;
+
+	(void)fd;
+	fake_enter();
+	for (i = 0; i < FAKE_MAX_HOSTMAPS; i++) {
+		struct fake_hostmap *hm = &fake.hostmaps[i];
+		struct fake_obj *obj;
+
+		if (hm->addr != addr || hm->len != len || obj_at_offset(offset) != hm->obj)
+			continue;
+		obj = &fake.objs[hm->obj - 1];
+		if (writable && !hm->writable && obj->sealed) {
+			ret = -EACCES;
+			break;
+		}
+		if (writable != hm->writable) {
+			if (writable)
+				obj->writable_mmaps++;
+			else
+				obj->writable_mmaps--;
+			hm->writable = writable;
+		}
+		ret = 0;
+		break;
+	}
+	fake_leave();
+	return ret;
+}
+
 /* Bytes of device memory charged to device @idx now. */
 FAKE_API uint64_t fake_mem_used(unsigned int idx)
 {
@@ -2040,6 +2088,7 @@ static const struct tp_ops fake_ops = {
 	.ioctl_once = f_ioctl,
 	.mmap = f_mmap,
 	.munmap = f_munmap,
+	.remap = f_remap,
 	.prime_export = f_prime_export,
 	.prime_import = f_prime_import,
 	.dmabuf_read_only = f_dmabuf_read_only,

@@ -340,7 +340,7 @@ TEST_F(dev, status_fault_size)
 	EXPECT_EQ(-EINVAL, accel_queue_status(q, &ref, ACCEL_QUEUE_FAULT_SIZE_1_0 - 1));
 	EXPECT_EQ(-E2BIG, accel_queue_status(q, &ref, ACC_STRUCT_MAX + 1));
 
-	/* a COPY: the fake kernel's engine faults it (BAD_PACKET) */
+	/* a COPY of unmapped addresses: the fake kernel's packet core faults it */
 	pkt = accel_queue_get_packet(q);
 	ASSERT_NE(NULL, pkt);
 	accel_prep_copy(pkt, 0x100000000ull, 0x100001000ull, 64);
@@ -348,7 +348,7 @@ TEST_F(dev, status_fault_size)
 	for (i = 0; i < 1000 && !accel_queue_status(q, NULL, 0); i++)
 		fake_engine_step(64);
 	ASSERT_EQ(-EIO, accel_queue_status(q, &ref, sizeof(ref)));
-	EXPECT_EQ(DRM_VACCEL_FAULT_BAD_PACKET, ref.code);
+	EXPECT_EQ(DRM_VACCEL_FAULT_UNMAPPED, ref.code);
 	EXPECT_EQ(DRM_VACCEL_PKT_COPY, ref.packet.header & 0xff);
 
 	memset(raw, 0xa5, sizeof(raw));

@@ -282,7 +282,6 @@ TEST(ring_full_at_every_mark_alignment)
 	struct accel_task t;
 	int ret = 0;
 
-	TG_KNOWN_BUG("lib/graph/wait.c: tg_reserve()'s fast path leaves out the ring's progress marks");
 	fake_complete_all = true;
 	ASSERT_EQ(0, acc_device_open_ops(&fake_ops, "fake", &dev));
 	ASSERT_EQ(0, accel_buffer_create(dev, 4096, 0, &buf));

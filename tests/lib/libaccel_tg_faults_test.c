@@ -598,7 +598,6 @@ TEST_F(tgf, abort_worker_does_not_spin)
 	struct pipe p;
 	int runs = 0;
 
-	TG_KNOWN_BUG("lib/graph/host.c: the worker spins while the task graph is aborted");
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 10 * SEC, &tg));
 	ASSERT_EQ(0, pipe_make(self->dev, &p));
 	ASSERT_EQ(0, accel_tg_start_worker(tg));

@@ -30,11 +30,10 @@
  *     heap space; they may use other task graphs and host pointers, and
  *     accel_tg_host_buffer() names the buffers bound for their launch.
  *
- * Tests starting with TG_KNOWN_BUG() show library bugs found while writing
- * these (not issue #14's): they are skipped unless TG_KNOWN_BUGS=1 (a map
+ * Three more cover bugs found while writing these (not issue #14's): a map
  * waiting for a task that waits for an open map; re-entry through another
  * task graph's host task; a destroyed buffer's import that a graph's
- * sealed body still addresses).
+ * sealed body still addresses.
  *
  * Every test ends with the module's live-object counters back where they
  * started. The tests that only use calls of the library before the
@@ -480,7 +479,6 @@ TEST_F(tgs, destroyed_buffer_import_kept_for_graph)
 	unsigned int i;
 	void *h;
 
-	TG_KNOWN_BUG("lib/graph/registry.c: a destroyed buffer's imports go while a graph still uses them");
 	ASSERT_EQ(0, lib_fresh_open(LIB_ID_B, "memory=16M engines=1", &devb));
 	devs[0] = self->dev;
 	devs[1] = devb;
@@ -1076,7 +1074,6 @@ TEST_F_TIMEOUT(tgs, map_self_deadlock_through_task, 60)
 	int64_t t0;
 	uint64_t id;
 
-	TG_KNOWN_BUG("lib/graph/maps.c: a map waiting for a task that waits for an open map");
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 20 * SEC, &tg));
 	ASSERT_EQ(0, mkbuf(self->dev, 1, &bx, &hx));
 	ASSERT_EQ(0, mkbuf(self->dev, 2, &by, &hy));
@@ -1380,7 +1377,6 @@ TEST_F_TIMEOUT(tgs, host_reentry_nested, 60)
 	struct nest n = { 0 };
 	uint32_t *ha, *hb;
 
-	TG_KNOWN_BUG("lib/graph/host.c: only the innermost running host task's task graph is refused");
 	ASSERT_EQ(0, tg_create1(self->dev, 1, 0, 0, 20 * SEC, &a));
 	ASSERT_EQ(0, tg_create1(self->dev, 1, 0, 0, 20 * SEC, &b));
 	ASSERT_EQ(0, mkbuf(self->dev, 0, &ba, &ha));
