@@ -531,6 +531,7 @@ int main(int argc, char **argv)
 	struct accel_signal *sig;
 	struct accel_buffer *ts;
 	double pps1, pps64, pp, runs[3][RUNS];
+	struct tgw_pipe_figures pipe;
 	struct tg_figures tgf;
 	struct qp_figures qpf;
 	struct bo ring;
@@ -618,6 +619,12 @@ int main(int argc, char **argv)
 	tg_tasks(dev, 1, &tgf.chain_eager_ns, &tgf.chain_replay_ns, &tgf.waits_chain);
 	tgf.raw_ns = tg_raw(dev);
 	tg_matmul(dev, &tgf);
+	ret = tgw_pipe_measure(dev, 7, &pipe);
+	if (ret)
+		die("the pipeline", ret);
+	bench_noise_samples(&noise, "pipeline, eager", pipe.eager_runs, pipe.runs, pipe.runs);
+	bench_noise_samples(&noise, "pipeline, launch", pipe.replay_runs, pipe.runs, pipe.runs);
+	bench_noise_samples(&noise, "launch of one task", pipe.fixed_runs, pipe.runs, pipe.runs);
 
 	printf("accel-bench: device %u (vaccel%u), %u engines, %ld CPUs, libaccel %d.%d\n", index,
 	       props.id, props.engines, sysconf(_SC_NPROCESSORS_ONLN), accel_version_major(),
@@ -655,6 +662,11 @@ int main(int argc, char **argv)
 	printf("| tiled matmul %dx%d f32, %dx%d tiles, graph launch (median of %d; eager %.3f) | %.3f GFLOP/s | host, 1 thread %.3f GFLOP/s | %.2f | |\n",
 	       TGW_MM_N, TGW_MM_N, TGW_MM_T, TGW_MM_T, MM_LAUNCHES, tgf.mm_eager_gflops,
 	       tgf.mm_graph_gflops, tgf.mm_host_gflops, tgf.mm_graph_gflops / tgf.mm_host_gflops);
+	printf("| pipeline graph: %d tasks (MATMUL and COPY) on 4 queues, each after the one before on another queue, graph launch, host time per task (median of %u) | %.1f ns | eager %.0f ns | %.0fx cheaper | >= 20x |\n",
+	       2 * TGW_PIPE_STAGES, pipe.runs, pipe.replay_task, pipe.eager_task,
+	       pipe.eager_task / pipe.replay_task);
+	printf("| graph launch, fixed cost: a one-task graph, host time per launch (median of %u) | %.0f ns | one eager task of the pipeline %.0f ns | %.2f | |\n",
+	       pipe.runs, pipe.launch_fixed, pipe.eager_task, pipe.launch_fixed / pipe.eager_task);
 	bench_noise_report(&noise, stdout);
 
 	accel_buffer_destroy(ts);

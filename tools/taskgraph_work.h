@@ -187,6 +187,174 @@ static inline int tgw_raw(struct accel_queue *q, struct accel_signal *sig, unsig
 	return 0;
 }
 
+/* ---- a pipeline: 200 tasks over 4 queues (matmuls and copies) ---- */
+
+#define TGW_PIPE_STAGES	100	/* two tasks each */
+#define TGW_PIPE_T	16	/* f32 tiles of TGW_PIPE_T x TGW_PIPE_T */
+#define TGW_PIPE_TILE	(TGW_PIPE_T * TGW_PIPE_T * 4)
+
+/* The buffer of a pipeline: a weight tile, then two tiles per stage. */
+static inline int tgw_pipe_buffer(struct accel_device *dev, struct accel_buffer **out)
+{
+	return accel_buffer_create(dev, (uint64_t)(1 + 2 * TGW_PIPE_STAGES) * TGW_PIPE_TILE, 0,
+				   out);
+}
+
+static inline void tgw_pipe_tile(struct accel_tensor *t, struct accel_buffer *buf,
+				 unsigned int k)
+{
+	const uint64_t shape[2] = { TGW_PIPE_T, TGW_PIPE_T };
+
+	accel_tensor_init(t, buf, (uint64_t)k * TGW_PIPE_TILE, ACCEL_DTYPE_F32, 2, shape);
+}
+
+/*
+ * Submit the pipeline: stage i multiplies the tile stage i - 1 copied out
+ * by the weight tile (a MATMUL on queue i % 4), then copies the product out
+ * (a COPY on queue (i + 1) % 4): every task depends on the one before it,
+ * on another queue. The host time of the submissions into @ns.
+ */
+static inline int tgw_pipeline(struct accel_tg *tg, struct accel_buffer *buf, uint64_t *ns)
+{
+	struct accel_tensor w, in, prod, out;
+	struct accel_task task;
+	unsigned int i, nq = accel_tg_num_queues(tg, 0);
+	uint64_t t0 = tgw_now();
+	int ret = 0;
+
+	tgw_pipe_tile(&w, buf, 0);
+	for (i = 0; i < TGW_PIPE_STAGES && !ret; i++) {
+		tgw_pipe_tile(&in, buf, i ? 2 * i : 0);
+		tgw_pipe_tile(&prod, buf, 2 * i + 1);
+		tgw_pipe_tile(&out, buf, 2 * i + 2);
+		accel_task_prep_matmul(&task, &prod, ACCEL_OUTPUT, &in, &w, 0);
+		task.queue = i % nq;
+		ret = accel_tg_submit(tg, &task, NULL);
+		if (ret)
+			break;
+		accel_task_prep_copy(&task, &out, &prod, ACCEL_OUTPUT);
+		task.queue = (i + 1) % nq;
+		ret = accel_tg_submit(tg, &task, NULL);
+	}
+	*ns = tgw_now() - t0;
+	return ret;
+}
+
+static inline int tgw_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the pipeline's figures: host ns per task and per launch, medians of @runs */
+struct tgw_pipe_figures {
+	double eager_task;		/* eager submission, per task */
+	double replay_task;		/* graph launch, per task */
+	double launch_fixed;		/* launch of a one-task graph on one queue */
+	uint64_t eager_runs[16], replay_runs[16], fixed_runs[16];
+	unsigned int runs;
+};
+
+/*
+ * The pipeline on a task graph of 4 queues on @dev: @runs (<= 16) eager
+ * submissions of it, @runs launches of it captured, and @runs launches of a
+ * one-task graph (the fixed cost of a launch); each followed by a sync.
+ */
+static inline int tgw_pipe_measure(struct accel_device *dev, unsigned int runs,
+				   struct tgw_pipe_figures *f)
+{
+	struct accel_tg_params params = { .size = sizeof(params), .queues_per_device = 4,
+					  .ring_size = 1024 };
+	struct accel_graph_exec *ge = NULL, *ge1 = NULL;
+	struct accel_graph *g = NULL, *g1 = NULL;
+	struct accel_buffer *buf = NULL;
+	struct accel_tensor w;
+	struct accel_task task;
+	struct accel_tg *tg;
+	uint64_t v[16], ns, t0;
+	unsigned int r;
+	int ret;
+
+	if (runs > 16)
+		runs = 16;
+	f->runs = runs;
+	ret = accel_tg_create(&dev, 1, &params, &tg);
+	if (ret)
+		return ret;
+	ret = tgw_pipe_buffer(dev, &buf);
+	for (r = 0; r <= runs && !ret; r++) {	/* run 0 warms up */
+		ret = tgw_pipeline(tg, buf, &ns);
+		if (!ret)
+			ret = accel_tg_sync(tg, TGW_TIMEOUT);
+		if (r)
+			f->eager_runs[r - 1] = ns;
+	}
+	if (!ret)
+		ret = accel_tg_capture_begin(tg);
+	if (!ret) {
+		ret = tgw_pipeline(tg, buf, &ns);
+		if (ret) {
+			accel_tg_capture_end(tg, &g);
+		} else {
+			ret = accel_tg_capture_end(tg, &g);
+			if (!ret)
+				ret = accel_graph_instantiate(g, &ge);
+		}
+	}
+	for (r = 0; r <= runs && !ret; r++) {
+		ret = tgw_replay(ge, 1, &ns);
+		if (!ret)
+			ret = accel_tg_sync(tg, TGW_TIMEOUT);
+		if (r)
+			f->replay_runs[r - 1] = ns;
+	}
+	/* the fixed cost: a graph of one task */
+	if (!ret)
+		ret = accel_tg_capture_begin(tg);
+	if (!ret) {
+		tgw_pipe_tile(&w, buf, 0);
+		accel_task_prep_delay(&task, 0);
+		accel_task_arg(&task, &w, ACCEL_INPUT);
+		task.queue = 0;
+		ret = accel_tg_submit(tg, &task, NULL);
+		if (ret) {
+			accel_tg_capture_end(tg, &g1);
+		} else {
+			ret = accel_tg_capture_end(tg, &g1);
+			if (!ret)
+				ret = accel_graph_instantiate(g1, &ge1);
+		}
+	}
+	for (r = 0; r <= runs && !ret; r++) {
+		t0 = tgw_now();
+		ret = accel_graph_launch(ge1, NULL, 0);
+		ns = tgw_now() - t0;
+		if (!ret)
+			ret = accel_tg_sync(tg, TGW_TIMEOUT);
+		if (r)
+			f->fixed_runs[r - 1] = ns;
+	}
+	if (!ret) {
+		memcpy(v, f->eager_runs, runs * sizeof(*v));
+		qsort(v, runs, sizeof(*v), tgw_cmp_u64);
+		f->eager_task = (double)v[runs / 2] / (2 * TGW_PIPE_STAGES);
+		memcpy(v, f->replay_runs, runs * sizeof(*v));
+		qsort(v, runs, sizeof(*v), tgw_cmp_u64);
+		f->replay_task = (double)v[runs / 2] / (2 * TGW_PIPE_STAGES);
+		memcpy(v, f->fixed_runs, runs * sizeof(*v));
+		qsort(v, runs, sizeof(*v), tgw_cmp_u64);
+		f->launch_fixed = (double)v[runs / 2];
+	}
+	accel_graph_exec_destroy(ge1);
+	accel_graph_destroy(g1);
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+	accel_tg_destroy(tg);
+	accel_buffer_destroy(buf);
+	return ret;
+}
+
 /* ---- the tiled matmul (examples/tiled_matmul.c, without the checks) ---- */
 
 #define TGW_MM_N	256

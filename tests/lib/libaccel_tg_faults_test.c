@@ -695,6 +695,84 @@ TEST_F(tgf, submit_batch)
 	accel_buffer_destroy(bad);
 }
 
+/*
+ * fork(): in the child every call on the parent's task graph fails with
+ * -ECHILD, and accel_tg_destroy() there frees memory only (no ioctl):
+ * afterwards the parent's task graph, graph and executable still work and
+ * the module's objects are all still there.
+ */
+TEST_F(tgf, fork_child_cannot_touch_the_task_graph)
+{
+	struct accel_buffer *bb;
+	struct accel_graph_exec *ge;
+	struct accel_tensor v, n;
+	struct accel_graph *g;
+	struct accel_task t;
+	struct accel_tg *tg;
+	uint64_t id;
+	long bos0, maps0;
+	uint32_t *hb;
+	void *ptr;
+	pid_t pid;
+
+	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 10 * SEC, &tg));
+	ASSERT_EQ(0, mkbuf(self->dev, 0, &bb, &hb));
+	v = tv1(bb, 0, ACCEL_DTYPE_U32, N1);
+	ASSERT_EQ(0, accel_tg_capture_begin(tg));
+	accel_task_prep_fill(&t, &v, ACCEL_OUTPUT, 7);
+	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	accel_task_prep_fill(&t, &v, ACCEL_OUTPUT, 5);
+	ASSERT_EQ(0, accel_tg_submit(tg, &t, &id));
+	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
+	bos0 = vaccel_objects("bos");
+	maps0 = vaccel_objects("mappings");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		memset(&n, 0, sizeof(n));
+		n.dtype = ACCEL_DTYPE_U32;
+		n.ndims = 1;
+		n.shape[0] = 16;
+		accel_task_prep_fill(&t, &v, ACCEL_OUTPUT, 9);
+		CHILD_EQ(-ECHILD, accel_tg_submit(tg, &t, NULL));
+		accel_task_prep_fill(&t, &n, ACCEL_OUTPUT_NEW, 9);
+		CHILD_EQ(-ECHILD, accel_tg_submit(tg, &t, NULL));
+		CHILD_EQ(-ECHILD, accel_tg_sync(tg, SEC));
+		CHILD_EQ(-ECHILD, accel_tg_task_wait(tg, id, SEC));
+		CHILD_EQ(-ECHILD, accel_tg_map(tg, &v, ACCEL_MAP_WRITE, SEC, &ptr));
+		CHILD_EQ(-ECHILD, accel_graph_launch(ge, NULL, 0));
+		CHILD_EQ(-ECHILD, accel_tg_capture_begin(tg));
+		CHILD_EQ(-ECHILD, accel_tg_recover(tg));
+		CHILD_EQ(-ECHILD, accel_tg_start_worker(tg));
+		/* memory only */
+		accel_graph_exec_destroy(ge);
+		accel_graph_destroy(g);
+		accel_tg_destroy(tg);
+		accel_buffer_destroy(bb);
+		accel_device_close(self->dev);
+		_exit(0);
+	}
+	ASSERT_EQ(0, vaccel_wait_child(pid));
+	if (bos0 >= 0) {
+		EXPECT_EQ(bos0, vaccel_objects("bos"));
+		EXPECT_EQ(maps0, vaccel_objects("mappings"));
+	}
+	EXPECT_EQ(-1, tg_first_not(hb, N1, 5));
+	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+	ASSERT_EQ(0, accel_graph_exec_wait(ge, 10 * SEC));
+	EXPECT_EQ(-1, tg_first_not(hb, N1, 7));
+	accel_task_prep_fill(&t, &v, ACCEL_OUTPUT, 8);
+	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
+	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
+	EXPECT_EQ(-1, tg_first_not(hb, N1, 8));
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+	accel_tg_destroy(tg);
+	accel_buffer_destroy(bb);
+}
+
 #endif /* !TG_OLD_LIB */
 
 TEST_HARNESS_MAIN
