@@ -62,27 +62,6 @@ FIXTURE_TEARDOWN(tgf)
 	EXPECT_COUNTS_BACK(&self->counts, 5000);
 }
 
-static int mkbuf(struct accel_device *dev, uint32_t v, struct accel_buffer **b, uint32_t **h)
-{
-	void *p;
-	int ret = tg_buf(dev, B1, b, &p);
-
-	if (ret)
-		return ret;
-	*h = p;
-	tg_set_u32(*h, N1, v);
-	return 0;
-}
-
-static int submit_on(struct accel_tg *tg, struct accel_task *t, uint32_t queue, const char *name,
-		     uint64_t *id)
-{
-	t->queue = queue;
-	if (name)
-		t->name = name;
-	return accel_tg_submit(tg, t, id);
-}
-
 /* the next device access of device LIB_ID_A faults its queue (INJECTED) */
 static int arm_fault(void)
 {
@@ -101,14 +80,14 @@ struct pipe {
 
 static int pipe_make(struct accel_device *dev, struct pipe *p)
 {
-	int ret = mkbuf(dev, 0, &p->a, &p->ha);
+	int ret = tg_mkbuf(dev, B1, 0, &p->a, &p->ha);
 
 	if (!ret)
-		ret = mkbuf(dev, 0, &p->b, &p->hb);
+		ret = tg_mkbuf(dev, B1, 0, &p->b, &p->hb);
 	if (!ret)
-		ret = mkbuf(dev, 0, &p->c, &p->hc);
+		ret = tg_mkbuf(dev, B1, 0, &p->c, &p->hc);
 	if (!ret)
-		ret = mkbuf(dev, 0, &p->d, &p->hd);
+		ret = tg_mkbuf(dev, B1, 0, &p->d, &p->hd);
 	p->ta = tv1(p->a, 0, ACCEL_DTYPE_U32, N1);
 	p->tb = tv1(p->b, 0, ACCEL_DTYPE_U32, N1);
 	p->tc = tv1(p->c, 0, ACCEL_DTYPE_U32, N1);
@@ -130,15 +109,15 @@ static int pipe_run(struct accel_tg *tg, struct pipe *p, uint32_t k)
 	int ret;
 
 	accel_task_prep_fill(&t, &p->ta, ACCEL_OUTPUT, k);
-	ret = submit_on(tg, &t, 0, "fill_a", NULL);
+	ret = tg_submit_on(tg, &t, 0, "fill_a", NULL);
 	if (ret)
 		return ret;
 	accel_task_prep_copy(&t, &p->tb, &p->ta, ACCEL_OUTPUT);
-	ret = submit_on(tg, &t, 1, "copy_b", NULL);
+	ret = tg_submit_on(tg, &t, 1, "copy_b", NULL);
 	if (ret)
 		return ret;
 	accel_task_prep_copy(&t, &p->td, &p->tb, ACCEL_OUTPUT);
-	ret = submit_on(tg, &t, 0, "copy_d", NULL);
+	ret = tg_submit_on(tg, &t, 0, "copy_d", NULL);
 	if (ret)
 		return ret;
 	return accel_tg_sync(tg, 10 * SEC);
@@ -158,7 +137,7 @@ static void fault_mid_pipeline(struct __test_metadata *_metadata, struct accel_t
 	ASSERT_EQ(-1, tg_first_not(p->hd, N1, 1));
 	ASSERT_EQ(0, arm_fault());
 	accel_task_prep_copy(&t, &p->tc, &p->tb, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "victim", victim));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "victim", victim));
 }
 
 /*
@@ -180,7 +159,7 @@ TEST_F(tgf, fault_domain_waits)
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 10 * SEC, &tg));
 	ASSERT_EQ(0, tg_create1(self->dev, 1, 0, 0, 10 * SEC, &tg2));
 	ASSERT_EQ(0, pipe_make(self->dev, &p));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &be, &he));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &be, &he));
 	e = tv1(be, 0, ACCEL_DTYPE_U32, N1);
 	fault_mid_pipeline(_metadata, tg, &p, &victim);
 	EXPECT_EQ(-EIO, accel_tg_task_wait(tg, victim, 10 * SEC));
@@ -190,9 +169,9 @@ TEST_F(tgf, fault_domain_waits)
 	for (i = 0; i < 3; i++) {
 		accel_task_prep_delay(&t, 30 * MS);
 		accel_task_arg(&t, &e, ACCEL_OUTPUT);
-		ASSERT_EQ(0, submit_on(tg2, &t, 0, "slow", NULL)) TH_LOG("round %d", i);
+		ASSERT_EQ(0, tg_submit_on(tg2, &t, 0, "slow", NULL)) TH_LOG("round %d", i);
 		accel_task_prep_fill(&t, &e, ACCEL_OUTPUT, 0x600d + i);
-		ASSERT_EQ(0, submit_on(tg2, &t, 0, "fill_e", &id)) TH_LOG("round %d", i);
+		ASSERT_EQ(0, tg_submit_on(tg2, &t, 0, "fill_e", &id)) TH_LOG("round %d", i);
 		EXPECT_EQ(0, accel_tg_task_wait(tg2, id, 10 * SEC)) TH_LOG("round %d", i);
 		EXPECT_EQ(0, accel_tg_sync(tg2, 10 * SEC)) TH_LOG("round %d", i);
 		EXPECT_EQ(-1, tg_first_not(he, N1, 0x600d + i)) TH_LOG("round %d", i);
@@ -235,14 +214,14 @@ TEST_F(tgf, fault_status_and_recovery)
 
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 10 * SEC, &tg));
 	ASSERT_EQ(0, pipe_make(self->dev, &p));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bg, &hg));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bg, &hg));
 	tgv = tv1(bg, 0, ACCEL_DTYPE_U32, N1);
 	/* an executable made before the fault: g = a (queue 0), then b = g (queue 1) */
 	ASSERT_EQ(0, accel_tg_capture_begin(tg));
 	accel_task_prep_copy(&t, &tgv, &p.ta, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "graph_copy_g", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "graph_copy_g", NULL));
 	accel_task_prep_copy(&t, &p.tb, &tgv, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "graph_copy_b", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "graph_copy_b", NULL));
 	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
 	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
 	EXPECT_EQ(0, tg_status_of(tg, &st));
@@ -263,7 +242,7 @@ TEST_F(tgf, fault_status_and_recovery)
 	EXPECT_EQ(0, st.fault.depth);
 	/* every call that submits or waits */
 	accel_task_prep_fill(&t, &p.tc, ACCEL_OUTPUT, 9);
-	EXPECT_EQ(-EIO, submit_on(tg, &t, 0, "after_fault", NULL));
+	EXPECT_EQ(-EIO, tg_submit_on(tg, &t, 0, "after_fault", NULL));
 	EXPECT_EQ(-EIO, accel_tg_sync(tg, 10 * SEC));
 	EXPECT_EQ(-EIO, accel_tg_task_wait(tg, victim, 10 * SEC));
 	EXPECT_EQ(-EIO, accel_tg_map(tg, &p.ta, ACCEL_MAP_READ, 10 * SEC, &ptr));
@@ -281,12 +260,12 @@ TEST_F(tgf, fault_status_and_recovery)
 	EXPECT_EQ(0, pipe_run(tg, &p, 2));
 	EXPECT_EQ(-1, tg_first_not(p.hd, N1, 2));
 	accel_task_prep_copy(&t, &p.tc, &p.tb, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "victim_again", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "victim_again", NULL));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 	EXPECT_EQ(-1, tg_first_not(p.hc, N1, 2));
 	/* the executable of before: g = a = 3, b = g */
 	accel_task_prep_fill(&t, &p.ta, ACCEL_OUTPUT, 3);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "fill_a3", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "fill_a3", NULL));
 	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
 	EXPECT_EQ(0, accel_graph_exec_wait(ge, 10 * SEC));
 	EXPECT_EQ(0, accel_tg_sync(tg, 10 * SEC));
@@ -376,7 +355,7 @@ static void aborted_then_recover(struct __test_metadata *_metadata, struct accel
 	EXPECT_EQ(-ECANCELED, tg_status_of(tg, &st));
 	EXPECT_EQ(-ECANCELED, st.error);
 	accel_task_prep_fill(&t, &p->tc, ACCEL_OUTPUT, 1);
-	EXPECT_EQ(-ECANCELED, submit_on(tg, &t, 0, "after_abort", NULL));
+	EXPECT_EQ(-ECANCELED, tg_submit_on(tg, &t, 0, "after_abort", NULL));
 	EXPECT_EQ(-ECANCELED, accel_tg_sync(tg, 1 * SEC));
 	EXPECT_EQ(-ECANCELED, accel_tg_map(tg, &p->ta, ACCEL_MAP_READ, 1 * SEC, &ptr));
 	ASSERT_EQ(0, accel_tg_recover(tg));
@@ -396,12 +375,12 @@ TEST_F(tgf, abort_task_wait)
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 10 * SEC, &tg));
 	ASSERT_EQ(0, pipe_make(self->dev, &p));
 	accel_task_prep_delay(&t, 1000 * MS);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "long", &w.id));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "long", &w.id));
 	abort_after(_metadata, tg, &w, 100);
 	aborted_then_recover(_metadata, tg, &p, 5);
 	/* and once more: a second abort after a recovery works too */
 	accel_task_prep_delay(&t, 1000 * MS);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "long2", &w.id));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "long2", &w.id));
 	abort_after(_metadata, tg, &w, 100);
 	aborted_then_recover(_metadata, tg, &p, 6);
 	accel_tg_destroy(tg);
@@ -438,7 +417,7 @@ TEST_F(tgf, abort_from_signal_handler)
 		sigemptyset(&sa.sa_mask);
 		ASSERT_EQ(0, sigaction(SIGALRM, &sa, &old));
 		accel_task_prep_delay(&t, 1000 * MS);
-		ASSERT_EQ(0, submit_on(tg, &t, 1, "long", &id));
+		ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "long", &id));
 		alarm_at = 0;
 		ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
 		EXPECT_EQ(-ECANCELED, accel_tg_task_wait(tg, id, ACCEL_FOREVER)) TH_LOG("pass %d", pass);
@@ -471,7 +450,7 @@ TEST_F(tgf, abort_ring_wait)
 	ASSERT_EQ(0, pipe_make(self->dev, &p));
 	f = tv1(p.c, 0, ACCEL_DTYPE_U32, 1);
 	accel_task_prep_delay(&t, 1000 * MS);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "long", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "long", NULL));
 	for (i = 0; i < NT; i++) {
 		accel_task_prep_delay(&tasks[i], 1000);
 		accel_task_arg(&tasks[i], &f, ACCEL_INPUT);
@@ -506,10 +485,10 @@ TEST_F(tgf, abort_heap_wait)
 	h2 = big;
 	h2.shape[0] = 8 << 10;
 	accel_task_prep_fill(&t, &big, ACCEL_OUTPUT_NEW, 1);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "big", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "big", NULL));
 	accel_task_prep_delay(&t, 1000 * MS);
 	accel_task_arg(&t, &big, ACCEL_INPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "hold_big", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "hold_big", NULL));
 	ASSERT_EQ(0, accel_tg_release(tg, &big));
 	accel_task_prep_fill(&t2, &h2, ACCEL_OUTPUT_NEW, 2);
 	t2.queue = 0;
@@ -519,7 +498,7 @@ TEST_F(tgf, abort_heap_wait)
 	EXPECT_EQ(1, st.stall_heap);
 	aborted_then_recover(_metadata, tg, &p, 10);
 	/* the heap came back: the held block was the in-flight task's */
-	ASSERT_EQ(0, submit_on(tg, &t2, 0, "h2", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t2, 0, "h2", NULL));
 	EXPECT_NE(NULL, h2.buf);
 	EXPECT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 	EXPECT_EQ(0, accel_tg_release(tg, &h2));
@@ -562,7 +541,7 @@ TEST_F(tgf, abort_with_worker)
 	e = tv1(p.c, 0, ACCEL_DTYPE_U32, N1);
 	accel_task_prep_delay(&t, 1000 * MS);
 	accel_task_arg(&t, &e, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "long", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "long", NULL));
 	accel_task_prep_host(&t, count_run, &runs);
 	accel_task_arg(&t, &e, ACCEL_INPUT);
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, &id));
@@ -604,7 +583,7 @@ TEST_F(tgf, abort_worker_does_not_spin)
 	e = tv1(p.c, 0, ACCEL_DTYPE_U32, N1);
 	accel_task_prep_delay(&t, 1000 * MS);
 	accel_task_arg(&t, &e, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "long", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "long", NULL));
 	accel_task_prep_host(&t, count_run, &runs);
 	accel_task_arg(&t, &e, ACCEL_INPUT);
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
@@ -640,8 +619,8 @@ TEST_F(tgf, submit_batch)
 	unsigned int i, j;
 
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 10 * SEC, &tg));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bb, &hb));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bad, &hbad));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bb, &hb));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bad, &hbad));
 	badv = tv1(bad, 8, ACCEL_DTYPE_U32, N1);	/* past the end */
 	for (i = 0; i < NB; i++) {
 		v[i] = tv1(bb, i * (B1 / NB), ACCEL_DTYPE_U32, N1 / NB);
@@ -716,7 +695,7 @@ TEST_F(tgf, fork_child_cannot_touch_the_task_graph)
 	pid_t pid;
 
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 10 * SEC, &tg));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bb, &hb));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bb, &hb));
 	v = tv1(bb, 0, ACCEL_DTYPE_U32, N1);
 	ASSERT_EQ(0, accel_tg_capture_begin(tg));
 	accel_task_prep_fill(&t, &v, ACCEL_OUTPUT, 7);

@@ -74,28 +74,6 @@ FIXTURE_TEARDOWN(tgs)
 	EXPECT_COUNTS_BACK(&self->counts, 5000);
 }
 
-/* a host-mapped buffer of B1 bytes filled with @v */
-static int mkbuf(struct accel_device *dev, uint32_t v, struct accel_buffer **b, uint32_t **h)
-{
-	void *p;
-	int ret = tg_buf(dev, B1, b, &p);
-
-	if (ret)
-		return ret;
-	*h = p;
-	tg_set_u32(*h, N1, v);
-	return 0;
-}
-
-static int submit_on(struct accel_tg *tg, struct accel_task *t, uint32_t queue, const char *name,
-		     uint64_t *id)
-{
-	t->queue = queue;
-	if (name)
-		t->name = name;
-	return accel_tg_submit(tg, t, id);
-}
-
 /* the graph's DOT text (malloc'ed) */
 static char *dot_of(struct accel_graph *g)
 {
@@ -144,20 +122,20 @@ static void war_graph_make(struct __test_metadata *_metadata, struct accel_devic
 	struct accel_tensor src, buf, out;
 	struct accel_task t;
 
-	ASSERT_EQ(0, mkbuf(dev, 0x50505050, &w->src, &w->hsrc));
-	ASSERT_EQ(0, mkbuf(dev, 0, &w->buf, &w->hbuf));
-	ASSERT_EQ(0, mkbuf(dev, 0, &w->out, &w->hout));
+	ASSERT_EQ(0, tg_mkbuf(dev, B1, 0x50505050, &w->src, &w->hsrc));
+	ASSERT_EQ(0, tg_mkbuf(dev, B1, 0, &w->buf, &w->hbuf));
+	ASSERT_EQ(0, tg_mkbuf(dev, B1, 0, &w->out, &w->hout));
 	src = tv1(w->src, 0, ACCEL_DTYPE_U32, N1);
 	buf = tv1(w->buf, 0, ACCEL_DTYPE_U32, N1);
 	out = tv1(w->out, 0, ACCEL_DTYPE_U32, N1);
 	ASSERT_EQ(0, accel_tg_capture_begin(tg));
 	accel_task_prep_copy(&t, &buf, &src, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "write_buf", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "write_buf", NULL));
 	accel_task_prep_delay(&t, 60 * MS);
 	accel_task_arg(&t, &buf, ACCEL_INPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "slow_read_buf", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "slow_read_buf", NULL));
 	accel_task_prep_copy(&t, &out, &buf, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "read_buf", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "read_buf", NULL));
 	ASSERT_EQ(0, accel_tg_capture_end(tg, &w->g));
 	ASSERT_EQ(0, accel_graph_instantiate(w->g, &w->ge));
 }
@@ -184,10 +162,10 @@ TEST_F(tgs, launch_war_between_launches)
 
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 20 * SEC, &tg));
 	war_graph_make(_metadata, self->dev, tg, &w);
-	ASSERT_EQ(0, mkbuf(self->dev, 0xAAAA0001, &sa, &hsa));
-	ASSERT_EQ(0, mkbuf(self->dev, 0xBBBB0002, &sb, &hsb));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &oa, &hoa));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &ob, &hob));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0xAAAA0001, &sa, &hsa));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0xBBBB0002, &sb, &hsb));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &oa, &hoa));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &ob, &hob));
 	ASSERT_EQ(0, accel_graph_launch(w.ge, (struct accel_binding[]){
 			{ .from = w.src, .to = sa }, { .from = w.out, .to = oa } }, 2));
 	ASSERT_EQ(0, accel_graph_launch(w.ge, (struct accel_binding[]){
@@ -219,7 +197,7 @@ TEST_F(tgs, launch_war_eager_writer)
 	ASSERT_EQ(0, accel_graph_launch(w.ge, NULL, 0));
 	buf = tv1(w.buf, 0, ACCEL_DTYPE_U32, N1);
 	accel_task_prep_fill(&t, &buf, ACCEL_OUTPUT, 0xEEEEEEEE);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "eager_overwrite", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "eager_overwrite", NULL));
 	ASSERT_EQ(0, accel_tg_sync(tg, 20 * SEC));
 	EXPECT_EQ(-1, tg_first_not(w.hout, N1, 0x50505050))
 		TH_LOG("the launch's output: 0x%08x (the eager fill ran before its read)",
@@ -245,25 +223,25 @@ TEST_F(tgs, launch_raw_last_writer)
 	struct accel_task t;
 
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 20 * SEC, &tg));
-	ASSERT_EQ(0, mkbuf(self->dev, 0xC0C0C0C0, &src, &hs));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &buf, &hb));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &out, &ho));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0xC0C0C0C0, &src, &hs));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &buf, &hb));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &out, &ho));
 	s = tv1(src, 0, ACCEL_DTYPE_U32, N1);
 	b = tv1(buf, 0, ACCEL_DTYPE_U32, N1);
 	o = tv1(out, 0, ACCEL_DTYPE_U32, N1);
 	ASSERT_EQ(0, accel_tg_capture_begin(tg));
 	accel_task_prep_fill(&t, &b, ACCEL_OUTPUT, 0x11111111);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "first_writer", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "first_writer", NULL));
 	accel_task_prep_delay(&t, 60 * MS);
 	accel_task_arg(&t, &b, ACCEL_INPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "slow", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "slow", NULL));
 	accel_task_prep_copy(&t, &b, &s, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "last_writer", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "last_writer", NULL));
 	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
 	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
 	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
 	accel_task_prep_copy(&t, &o, &b, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "eager_reader", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "eager_reader", NULL));
 	ASSERT_EQ(0, accel_tg_sync(tg, 20 * SEC));
 	EXPECT_EQ(-1, tg_first_not(ho, N1, 0xC0C0C0C0))
 		TH_LOG("the reader saw 0x%08x (the first writer's, not the last)", ho[0]);
@@ -315,11 +293,11 @@ TEST_F(tgs, ids_after_huge_signal_values)
 	for (i = 0; i < NSIGS; i++)
 		accel_signal_destroy(s[i]);
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 20 * SEC, &tg));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bx, &hx));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &by, &hy));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bz, &hz));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bw, &hw));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bh, &hh));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bx, &hx));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &by, &hy));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bz, &hz));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bw, &hw));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bh, &hh));
 	x = tv1(bx, 0, ACCEL_DTYPE_U32, N1);
 	y = tv1(by, 0, ACCEL_DTYPE_U32, N1);
 	z = tv1(bz, 0, ACCEL_DTYPE_U32, N1);
@@ -327,17 +305,17 @@ TEST_F(tgs, ids_after_huge_signal_values)
 	hv = tv1(bh, 0, ACCEL_DTYPE_U32, 2);
 
 	accel_task_prep_fill(&t, &x, ACCEL_OUTPUT, 7);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "fill_x", &id[0]));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "fill_x", &id[0]));
 	accel_task_prep_copy(&t, &y, &x, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "copy_y", &id[1]));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "copy_y", &id[1]));
 	y2 = tv1(by, 0, ACCEL_DTYPE_U32, 2);
 	accel_task_prep_copy(&t, &hv, &y2, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "copy_h", &id[2]));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "copy_h", &id[2]));
 	accel_task_prep_host(&t, count_host, hh);
 	accel_task_arg(&t, &hv, ACCEL_INOUT);
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, &id[3]));
 	accel_task_prep_fill(&t, &z, ACCEL_OUTPUT, 9);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "fill_z", &id[4]));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "fill_z", &id[4]));
 	for (i = 0; i < 5; i++) {
 		EXPECT_EQ(0, accel_tg_task_wait(tg, id[i], 10 * SEC)) TH_LOG("task %u", i);
 		EXPECT_EQ(1, accel_tg_task_done(tg, id[i])) TH_LOG("task %u", i);
@@ -353,9 +331,9 @@ TEST_F(tgs, ids_after_huge_signal_values)
 	/* a graph: queue 0 copies y into w, queue 1 refills z; launched twice */
 	ASSERT_EQ(0, accel_tg_capture_begin(tg));
 	accel_task_prep_copy(&t, &w, &y, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "copy_w", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "copy_w", NULL));
 	accel_task_prep_fill(&t, &z, ACCEL_OUTPUT, 11);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "fill_z2", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "fill_z2", NULL));
 	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
 	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
 	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
@@ -363,9 +341,9 @@ TEST_F(tgs, ids_after_huge_signal_values)
 	EXPECT_EQ(0, accel_graph_exec_wait(ge, 10 * SEC));
 	/* eager after the launches: reads what each of their queues wrote */
 	accel_task_prep_copy(&t, &x, &w, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "copy_back", &id[0]));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "copy_back", &id[0]));
 	accel_task_prep_copy(&t, &y, &z, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "copy_z", &id[1]));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "copy_z", &id[1]));
 	for (i = 0; i < 2; i++) {
 		EXPECT_EQ(0, accel_tg_task_wait(tg, id[i], 10 * SEC));
 		EXPECT_EQ(1, accel_tg_task_done(tg, id[i]));
@@ -408,11 +386,11 @@ TEST_F(tgs, destroyed_buffers_freed_while_busy)
 	ASSERT_EQ(0, accel_buffer_create(self->dev, SIZE, 0, &b));
 	v = tv1(b, 0, ACCEL_DTYPE_U8, SIZE);
 	accel_task_prep_fill(&t, &v, ACCEL_OUTPUT, 1);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "warm", &id));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "warm", &id));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 	accel_buffer_destroy(b);
 	accel_task_prep_delay(&t, 1000);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "collect", &id));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "collect", &id));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 	ASSERT_EQ(0, accel_device_memory_used(self->dev, &m0));
 	tg_stats(tg, &st0);
@@ -421,13 +399,13 @@ TEST_F(tgs, destroyed_buffers_freed_while_busy)
 		/* keep five DELAYs of 200 ms queued on queue 1 */
 		while (nb < CHAIN && (nb < 5 || accel_tg_task_done(tg, busy[nb - 5]) == 1)) {
 			accel_task_prep_delay(&t, 200 * MS);
-			ASSERT_EQ(0, submit_on(tg, &t, 1, "busy", &busy[nb]));
+			ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "busy", &busy[nb]));
 			nb++;
 		}
 		ASSERT_EQ(0, accel_buffer_create(self->dev, SIZE, 0, &b)) TH_LOG("round %u", r);
 		v = tv1(b, 0, ACCEL_DTYPE_U8, SIZE);
 		accel_task_prep_fill(&t, &v, ACCEL_OUTPUT, r);
-		ASSERT_EQ(0, submit_on(tg, &t, 0, "churn", &id));
+		ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "churn", &id));
 		ASSERT_EQ(0, accel_tg_task_wait(tg, id, 10 * SEC));
 		accel_buffer_destroy(b);
 		ASSERT_EQ(0, accel_device_memory_used(self->dev, &m1));
@@ -436,7 +414,7 @@ TEST_F(tgs, destroyed_buffers_freed_while_busy)
 	}
 	/* one more task: the task graph takes the last orphan */
 	accel_task_prep_delay(&t, 1000);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "collect", &id));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "collect", &id));
 	ASSERT_EQ(0, accel_tg_task_wait(tg, id, 10 * SEC));
 	ASSERT_EQ(0, accel_device_memory_used(self->dev, &m1));
 	tg_stats(tg, &st1);
@@ -487,7 +465,7 @@ TEST_F(tgs, destroyed_buffer_import_kept_for_graph)
 		ASSERT_EQ(0, accel_buffer_create(self->dev, 4096, 0, &f[i]));
 		tf[i] = tv1(f[i], 0, ACCEL_DTYPE_U32, 16);
 	}
-	ASSERT_EQ(0, mkbuf(self->dev, 0x5a5a0000, &s, &hs));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0x5a5a0000, &s, &hs));
 	ASSERT_EQ(0, tg_buf(devb, B1, &dst, &h));
 	hd = h;
 	ts = tv1(s, 0, ACCEL_DTYPE_U32, N1);
@@ -553,9 +531,9 @@ TEST_F(tgs, capture_failure_changes_nothing)
 	char *dot;
 
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 64 << 10, 20 * SEC, &tg));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bv, &hv));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bo, &ho));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bad, &hbad));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bv, &hv));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bo, &ho));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bad, &hbad));
 	v = tv1(bv, 0, ACCEL_DTYPE_U32, N1);
 	o = tv1(bo, 0, ACCEL_DTYPE_U32, N1);
 	badv = tv1(bad, 4, ACCEL_DTYPE_U32, N1);	/* one element past the end */
@@ -565,22 +543,22 @@ TEST_F(tgs, capture_failure_changes_nothing)
 	r.ndims = 1;
 	r.shape[0] = N1;
 	accel_task_prep_fill(&t, &r, ACCEL_OUTPUT_NEW, 1);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "r", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "r", NULL));
 	accel_task_prep_delay(&t, 500 * MS);
 	accel_task_arg(&t, &r, ACCEL_INPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "hold_r", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "hold_r", NULL));
 	ASSERT_EQ(0, accel_tg_release(tg, &r));
 
 	ASSERT_EQ(0, accel_tg_capture_begin(tg));
 	accel_task_prep_fill(&t, &v, ACCEL_OUTPUT, 0x12345678);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "writer", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "writer", NULL));
 
 	/* arg 0 an OUTPUT over the writer's view, arg 1 the released tensor */
 	accel_task_prep_copy(&t, &v, &r, ACCEL_OUTPUT);
-	EXPECT_EQ(-ESTALE, submit_on(tg, &t, 1, "ghost", NULL));
+	EXPECT_EQ(-ESTALE, tg_submit_on(tg, &t, 1, "ghost", NULL));
 	/* arg 1 a bad view */
 	accel_task_prep_copy(&t, &v, &badv, ACCEL_OUTPUT);
-	EXPECT_EQ(-EINVAL, submit_on(tg, &t, 1, "ghost1", NULL));
+	EXPECT_EQ(-EINVAL, tg_submit_on(tg, &t, 1, "ghost1", NULL));
 	/* the same, failing later: arg 1 an OUTPUT_NEW larger than the heap */
 	accel_task_prep_delay(&t, 1000);
 	accel_task_arg(&t, &v, ACCEL_OUTPUT);
@@ -589,22 +567,22 @@ TEST_F(tgs, capture_failure_changes_nothing)
 	big.ndims = 1;
 	big.shape[0] = shape;
 	accel_task_arg(&t, &big, ACCEL_OUTPUT_NEW);
-	EXPECT_EQ(-E2BIG, submit_on(tg, &t, 1, "ghost2", NULL));
+	EXPECT_EQ(-E2BIG, tg_submit_on(tg, &t, 1, "ghost2", NULL));
 	EXPECT_EQ(NULL, big.buf);
 
 	/* a buffer only a failed task names */
 	ASSERT_EQ(0, accel_device_memory_used(self->dev, &m1));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &fresh, &hf));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &fresh, &hf));
 	fv = tv1(fresh, 0, ACCEL_DTYPE_U32, N1);
 	accel_task_prep_copy(&t, &fv, &r, ACCEL_OUTPUT);
-	EXPECT_EQ(-ESTALE, submit_on(tg, &t, 1, "ghost3", NULL));
+	EXPECT_EQ(-ESTALE, tg_submit_on(tg, &t, 1, "ghost3", NULL));
 	accel_buffer_destroy(fresh);
 	ASSERT_EQ(0, accel_device_memory_used(self->dev, &m2));
 	EXPECT_EQ(m1, m2) TH_LOG("the failed capture kept its buffer: %llu bytes, before %llu",
 				 (unsigned long long)m2, (unsigned long long)m1);
 
 	accel_task_prep_copy(&t, &o, &v, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "reader", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "reader", NULL));
 	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
 	EXPECT_EQ(2, accel_graph_num_tasks(g));
 	dot = dot_of(g);
@@ -674,20 +652,20 @@ TEST_F(tgs, eager_failure_keeps_earlier_block)
 	x = tv1(bx, 0, ACCEL_DTYPE_U32, QN);
 	tn = tnew(QN);
 	accel_task_prep_copy(&t, &tn, &x, ACCEL_OUTPUT_NEW);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "first", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "first", NULL));
 	ASSERT_NE(NULL, tn.buf);
 	saved = tn;
 
 	/* arg 1: a heap tensor released while a DELAY still reads it */
 	r = tnew(QN);
 	accel_task_prep_fill(&t2, &r, ACCEL_OUTPUT_NEW, 5);
-	ASSERT_EQ(0, submit_on(tg, &t2, 1, "r", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t2, 1, "r", NULL));
 	accel_task_prep_delay(&t2, 300 * MS);
 	accel_task_arg(&t2, &r, ACCEL_INPUT);
-	ASSERT_EQ(0, submit_on(tg, &t2, 1, "hold_r", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t2, 1, "hold_r", NULL));
 	ASSERT_EQ(0, accel_tg_release(tg, &r));
 	t.args[1].t = &r;
-	EXPECT_GT(0, submit_on(tg, &t, 0, "reused", &id));
+	EXPECT_GT(0, tg_submit_on(tg, &t, 0, "reused", &id));
 	EXPECT_EQ(0, memcmp(&tn, &saved, sizeof(tn))) TH_LOG("the program's tensor was changed");
 
 	/* arg 1: an OUTPUT_NEW larger than the heap */
@@ -695,7 +673,7 @@ TEST_F(tgs, eager_failure_keeps_earlier_block)
 	accel_task_arg(&t2, &tn, ACCEL_OUTPUT_NEW);
 	big = tnew(1 << 20);
 	accel_task_arg(&t2, &big, ACCEL_OUTPUT_NEW);
-	EXPECT_EQ(-E2BIG, submit_on(tg, &t2, 0, "reused2", NULL));
+	EXPECT_EQ(-E2BIG, tg_submit_on(tg, &t2, 0, "reused2", NULL));
 	EXPECT_EQ(0, memcmp(&tn, &saved, sizeof(tn))) TH_LOG("the program's tensor was changed");
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 
@@ -709,7 +687,7 @@ TEST_F(tgs, eager_failure_keeps_earlier_block)
 	for (i = 0; i < 8; i++) {
 		f = tnew(QN);
 		accel_task_prep_fill(&t2, &f, ACCEL_OUTPUT_NEW, 0xdead0000 + i);
-		ret = submit_on(tg, &t2, i % 2, "churn", NULL);
+		ret = tg_submit_on(tg, &t2, i % 2, "churn", NULL);
 		if (ret == -EDEADLK)
 			break;
 		ASSERT_EQ(0, ret) TH_LOG("round %u", i);
@@ -753,9 +731,9 @@ TEST_F(tgs, ring_timeout_writes_nothing)
 	unsigned int i;
 
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 16, 0, 300 * MS, &tg));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bm0, &hm0));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bm1, &hm1));
-	ASSERT_EQ(0, mkbuf(self->dev, 3, &bx, &hx));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bm0, &hm0));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bm1, &hm1));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 3, &bx, &hx));
 	m0 = tv1(bm0, 0, ACCEL_DTYPE_U32, N1);
 	m1 = tv1(bm1, 0, ACCEL_DTYPE_U32, N1);
 	x = tv1(bx, 0, ACCEL_DTYPE_U32, N1);
@@ -765,25 +743,25 @@ TEST_F(tgs, ring_timeout_writes_nothing)
 	ASSERT_NE(NULL, q1);
 	ASSERT_EQ(0, accel_tg_capture_begin(tg));
 	accel_task_prep_fill(&t, &m0, ACCEL_OUTPUT, 0x5a5a5a5a);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "marker0", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "marker0", NULL));
 	accel_task_prep_fill(&t, &m1, ACCEL_OUTPUT, 0x5b5b5b5b);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "marker1", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "marker1", NULL));
 	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
 	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
 	tn = tnew(N1);
 	accel_task_prep_copy(&t, &tn, &x, ACCEL_OUTPUT_NEW);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "tn", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "tn", NULL));
 	saved = tn;
 
 	/* fill queue 1's ring behind a 1 s DELAY, until a task times out */
 	accel_task_prep_delay(&t, 1000 * MS);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "long", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "long", NULL));
 	for (i = 0; i < 64; i++) {
 		struct accel_tensor f = tv1(bx, 0, ACCEL_DTYPE_U32, 1);
 
 		accel_task_prep_delay(&t, 1000);
 		accel_task_arg(&t, &f, ACCEL_INPUT);
-		ret = submit_on(tg, &t, 1, "filler", &id);
+		ret = tg_submit_on(tg, &t, 1, "filler", &id);
 		if (ret)
 			break;
 	}
@@ -792,7 +770,7 @@ TEST_F(tgs, ring_timeout_writes_nothing)
 	sub0 = accel_queue_submitted(q0);
 	sub1 = accel_queue_submitted(q1);
 	accel_task_prep_copy(&t, &tn, &x, ACCEL_OUTPUT_NEW);
-	EXPECT_EQ(-ETIMEDOUT, submit_on(tg, &t, 1, "tn_again", NULL));
+	EXPECT_EQ(-ETIMEDOUT, tg_submit_on(tg, &t, 1, "tn_again", NULL));
 	EXPECT_EQ(0, memcmp(&tn, &saved, sizeof(tn))) TH_LOG("the program's tensor was changed");
 	/* the launch: queue 0 has room, queue 1 has none */
 	EXPECT_EQ(-ETIMEDOUT, accel_graph_launch(ge, NULL, 0));
@@ -801,7 +779,7 @@ TEST_F(tgs, ring_timeout_writes_nothing)
 	/* once the DELAY is over: nothing of the launch ran, or runs now */
 	usleep(1200 * 1000);
 	accel_task_prep_fill(&t, &x, ACCEL_OUTPUT, 4);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "after", &id));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "after", &id));
 	EXPECT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 	EXPECT_EQ(-1, tg_first_not(hm0, N1, 0)) TH_LOG("marker0 ran: 0x%08x", hm0[0]);
 	EXPECT_EQ(-1, tg_first_not(hm1, N1, 0)) TH_LOG("marker1 ran: 0x%08x", hm1[0]);
@@ -831,7 +809,7 @@ static int heap_fill(struct accel_tg *tg, struct accel_tensor *out, uint64_t n, 
 
 	*out = tnew(n);
 	accel_task_prep_fill(&t, out, ACCEL_OUTPUT_NEW, v);
-	ret = submit_on(tg, &t, queue, "heap_fill", NULL);
+	ret = tg_submit_on(tg, &t, queue, "heap_fill", NULL);
 	return ret ? ret : accel_tg_sync(tg, 10 * SEC);
 }
 
@@ -869,11 +847,11 @@ TEST_F(tgs, heap_stale_release)
 	EXPECT_EQ(-ESTALE, accel_tg_release(tg, &t1));
 	/* reading through the stale descriptor */
 	accel_task_prep_copy(&t, &y, &t1, ACCEL_OUTPUT);
-	EXPECT_EQ(-ESTALE, submit_on(tg, &t, 0, "stale_read", NULL));
+	EXPECT_EQ(-ESTALE, tg_submit_on(tg, &t, 0, "stale_read", NULL));
 	tg_log_stop();
 	/* t2 is still held and intact */
 	accel_task_prep_copy(&t, &y, &t2, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "live_read", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "live_read", NULL));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 	EXPECT_EQ(-1, tg_first_not(hy, QN, 2 + i));
 	/* released through a view derived from it (it keeps the generation) */
@@ -911,14 +889,14 @@ TEST_F(tgs, heap_release_rules)
 	/* a DELAY keeps t3's block in use */
 	accel_task_prep_delay(&t, 300 * MS);
 	accel_task_arg(&t, &t3, ACCEL_INPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "hold", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "hold", NULL));
 	tg_log_start();
 	EXPECT_EQ(0, accel_tg_release(tg, &t3));
 	EXPECT_EQ(-EINVAL, accel_tg_release(tg, &t3));
 	EXPECT_EQ(1, tg_log_has("accel_tg_release", "already released"));
 	/* still in use, but released: no new reader */
 	accel_task_prep_copy(&t, &y, &t3, ACCEL_OUTPUT);
-	EXPECT_EQ(-ESTALE, submit_on(tg, &t, 0, "read_released", NULL));
+	EXPECT_EQ(-ESTALE, tg_submit_on(tg, &t, 0, "read_released", NULL));
 	EXPECT_EQ(-ESTALE, accel_tg_map(tg, &t3, ACCEL_MAP_READ, 10 * SEC, &p));
 
 	/* a view of the heap without a generation */
@@ -926,12 +904,12 @@ TEST_F(tgs, heap_release_rules)
 	ASSERT_EQ(0, accel_tensor_init(&v0, t4.buf, t4.offset, ACCEL_DTYPE_U32, 1, &shape));
 	EXPECT_EQ(-EINVAL, accel_tg_release(tg, &v0));
 	accel_task_prep_copy(&t, &y, &v0, ACCEL_OUTPUT);
-	EXPECT_EQ(-EINVAL, submit_on(tg, &t, 0, "read_gen0", NULL));
+	EXPECT_EQ(-EINVAL, tg_submit_on(tg, &t, 0, "read_gen0", NULL));
 	EXPECT_EQ(-EINVAL, accel_tg_map(tg, &v0, ACCEL_MAP_READ, 10 * SEC, &p));
 	tg_log_stop();
 	/* t4 is still held */
 	accel_task_prep_copy(&t, &y, &t4, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "read_t4", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "read_t4", NULL));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 	EXPECT_EQ(-1, tg_first_not(hy, QN, 4));
 	EXPECT_EQ(0, accel_tg_release(tg, &t4));
@@ -958,17 +936,17 @@ TEST_F(tgs, launch_binding_aliases)
 	char sa[32], sb[32], sx[32];
 
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 20 * SEC, &tg));
-	ASSERT_EQ(0, mkbuf(self->dev, 0xA, &a, &ha));
-	ASSERT_EQ(0, mkbuf(self->dev, 0xB, &b, &hb));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &x, &hx));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0xA, &a, &ha));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0xB, &b, &hb));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &x, &hx));
 	ta = tv1(a, 0, ACCEL_DTYPE_U32, N1);
 	tb = tv1(b, 0, ACCEL_DTYPE_U32, N1);
 	tx = tv1(x, 0, ACCEL_DTYPE_U32, N1);
 	ASSERT_EQ(0, accel_tg_capture_begin(tg));
 	accel_task_prep_copy(&t, &tb, &ta, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "copy_a_b", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "copy_a_b", NULL));
 	accel_task_prep_fill(&t, &tx, ACCEL_OUTPUT, 0x77);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "fill_x", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "fill_x", NULL));
 	ASSERT_EQ(0, accel_tg_capture_end(tg, &g));
 	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
 	/* the log names a graph buffer as "(0x<address>)" */
@@ -1075,14 +1053,14 @@ TEST_F_TIMEOUT(tgs, map_self_deadlock_through_task, 60)
 	uint64_t id;
 
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 0, 20 * SEC, &tg));
-	ASSERT_EQ(0, mkbuf(self->dev, 1, &bx, &hx));
-	ASSERT_EQ(0, mkbuf(self->dev, 2, &by, &hy));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 1, &bx, &hx));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 2, &by, &hy));
 	x = tv1(bx, 0, ACCEL_DTYPE_U32, N1);
 	y = tv1(by, 0, ACCEL_DTYPE_U32, N1);
 	ASSERT_EQ(0, accel_tg_map(tg, &x, ACCEL_MAP_WRITE, 5 * SEC, &px));
 	tg_set_u32(px, N1, 0x3333);
 	accel_task_prep_copy(&t, &y, &x, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "waits_for_map", &id));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "waits_for_map", &id));
 	t0 = tg_now_ns();
 	EXPECT_EQ(-EDEADLK, accel_tg_map(tg, &y, ACCEL_MAP_READ, ACCEL_FOREVER, &p));
 	EXPECT_GT(1 * SEC, tg_now_ns() - t0)
@@ -1215,9 +1193,9 @@ static void host_reentry(struct __test_metadata *_metadata, struct accel_device 
 	memset(&r, 0, sizeof(r));
 	ASSERT_EQ(0, tg_create1(dev, 2, 0, 0, 20 * SEC, &tg));
 	ASSERT_EQ(0, tg_create1(dev, 1, 0, 0, 20 * SEC, &tg2));
-	ASSERT_EQ(0, mkbuf(dev, 0, &bo, &ho));
-	ASSERT_EQ(0, mkbuf(dev, 0, &bp, &hp));
-	ASSERT_EQ(0, mkbuf(dev, 0, &bq, &hq));
+	ASSERT_EQ(0, tg_mkbuf(dev, B1, 0, &bo, &ho));
+	ASSERT_EQ(0, tg_mkbuf(dev, B1, 0, &bp, &hp));
+	ASSERT_EQ(0, tg_mkbuf(dev, B1, 0, &bq, &hq));
 	own = tv1(bo, 0, ACCEL_DTYPE_U32, 2);
 	oth = tv1(bp, 0, ACCEL_DTYPE_U32, N1);
 	q = tv1(bq, 0, ACCEL_DTYPE_U32, 2);
@@ -1231,15 +1209,15 @@ static void host_reentry(struct __test_metadata *_metadata, struct accel_device 
 	/* the host task after a slow device write of own */
 	accel_task_prep_delay(&t, 50 * MS);
 	accel_task_arg(&t, &own, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "slow", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "slow", NULL));
 	accel_task_prep_fill(&t, &own, ACCEL_OUTPUT, 41);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "fill_own", &r.some_id));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "fill_own", &r.some_id));
 	accel_task_prep_host(&t, reent_fn, &r);
 	accel_task_arg(&t, &own, ACCEL_INOUT);
 	t.name = "reentrant";
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, &id));
 	accel_task_prep_copy(&t, &q, &own, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "after_host", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "after_host", NULL));
 	if (worker) {
 		ASSERT_EQ(1, tg_poll_done(tg, id, 10 * SEC));
 		EXPECT_EQ(0, pthread_equal(r.thread, pthread_self()));
@@ -1253,7 +1231,7 @@ static void host_reentry(struct __test_metadata *_metadata, struct accel_device 
 	EXPECT_EQ(42, hq[1]);
 	/* the task graph is fine afterwards */
 	accel_task_prep_fill(&t, &q, ACCEL_OUTPUT, 5);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "later", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "later", NULL));
 	EXPECT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 	EXPECT_EQ(5, hq[1]);
 	accel_tg_destroy(tg);
@@ -1292,8 +1270,8 @@ TEST_F_TIMEOUT(tgs, host_reentry_inside_heap_wait, 60)
 	memset(&r, 0, sizeof(r));
 	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 64 << 10, 20 * SEC, &tg));
 	ASSERT_EQ(0, tg_create1(self->dev, 1, 0, 0, 20 * SEC, &tg2));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bo, &ho));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bp, &hp));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bo, &ho));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bp, &hp));
 	own = tv1(bo, 0, ACCEL_DTYPE_U32, 2);
 	oth = tv1(bp, 0, ACCEL_DTYPE_U32, N1);
 	r.tg = tg;
@@ -1304,15 +1282,15 @@ TEST_F_TIMEOUT(tgs, host_reentry_inside_heap_wait, 60)
 	/* the heap: most of it held by a tensor a 500 ms DELAY reads */
 	hbig = tnew(QN);
 	accel_task_prep_fill(&t, &hbig, ACCEL_OUTPUT_NEW, 1);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "big", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "big", NULL));
 	accel_task_prep_delay(&t, 500 * MS);
 	accel_task_arg(&t, &hbig, ACCEL_INPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 1, "hold_big", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "hold_big", NULL));
 	ASSERT_EQ(0, accel_tg_release(tg, &hbig));
 	/* the host task: ready 100 ms from now */
 	accel_task_prep_delay(&t, 100 * MS);
 	accel_task_arg(&t, &own, ACCEL_OUTPUT);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "slow", &r.some_id));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "slow", &r.some_id));
 	accel_task_prep_host(&t, reent_fn, &r);
 	accel_task_arg(&t, &own, ACCEL_INOUT);
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));
@@ -1321,7 +1299,7 @@ TEST_F_TIMEOUT(tgs, host_reentry_inside_heap_wait, 60)
 	h2 = tnew(8 << 10);
 	accel_task_prep_fill(&t, &h2, ACCEL_OUTPUT_NEW, 2);
 	r.in_submit = true;
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "waits_for_heap", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "waits_for_heap", NULL));
 	r.in_submit = false;
 	tg_stats(tg, &st);
 	EXPECT_EQ(1, st.stall_heap);
@@ -1379,8 +1357,8 @@ TEST_F_TIMEOUT(tgs, host_reentry_nested, 60)
 
 	ASSERT_EQ(0, tg_create1(self->dev, 1, 0, 0, 20 * SEC, &a));
 	ASSERT_EQ(0, tg_create1(self->dev, 1, 0, 0, 20 * SEC, &b));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &ba, &ha));
-	ASSERT_EQ(0, mkbuf(self->dev, 0, &bb, &hb));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &ba, &ha));
+	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &bb, &hb));
 	va = tv1(ba, 0, ACCEL_DTYPE_U32, N1);
 	vb = tv1(bb, 0, ACCEL_DTYPE_U32, N1);
 	n.a = a;
@@ -1456,7 +1434,7 @@ TEST_F(tgs, host_buffer_of_launch)
 	ta = tv1(a, 0, ACCEL_DTYPE_U32, N1);
 	ASSERT_EQ(0, accel_tg_capture_begin(tg));
 	accel_task_prep_fill(&t, &ta, ACCEL_OUTPUT, 10);
-	ASSERT_EQ(0, submit_on(tg, &t, 0, "fill_a", NULL));
+	ASSERT_EQ(0, tg_submit_on(tg, &t, 0, "fill_a", NULL));
 	accel_task_prep_host(&t, hbuf_fn, &r);
 	accel_task_arg(&t, &ta, ACCEL_INOUT);
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, NULL));

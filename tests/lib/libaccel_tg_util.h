@@ -221,6 +221,30 @@ static inline int tg_buf(struct accel_device *dev, uint64_t size, struct accel_b
 	return 0;
 }
 
+/* A host-mapped buffer of @size bytes (a multiple of 4) filled with the u32 @v. */
+static inline int tg_mkbuf(struct accel_device *dev, uint64_t size, uint32_t v,
+			   struct accel_buffer **b, uint32_t **h)
+{
+	void *p;
+	int ret = tg_buf(dev, size, b, &p);
+
+	if (ret)
+		return ret;
+	*h = p;
+	tg_set_u32(*h, size / 4, v);
+	return 0;
+}
+
+/* Submit @t on @queue (named @name when not NULL). */
+static inline int tg_submit_on(struct accel_tg *tg, struct accel_task *t, uint32_t queue,
+			       const char *name, uint64_t *id)
+{
+	t->queue = queue;
+	if (name)
+		t->name = name;
+	return accel_tg_submit(tg, t, id);
+}
+
 /* Submit dst = src (an OUTPUT copy) on queue @queue of the first device. */
 static inline int tg_copy(struct accel_tg *tg, struct accel_tensor *dst, struct accel_tensor *src,
 			  uint32_t queue)
