@@ -1466,18 +1466,31 @@ int tm_insert(struct tensormap *tm, const struct accel_tensor *t, enum accel_acc
 static int insert_same_view(struct tensormap *tm, struct tm_buf *b, const struct tm_layout *q,
 			    uint64_t task)
 {
+	struct work wk = { tm->budget, 0, 0 };
 	int32_t i = b->last;
-	struct tm_ent *e = &tm->ents[i];
+	struct tm_ent *e;
+	int fb = 0, done;
 
-	if ((tm->flags & TM_NO_SAME_VIEW) || i == NIL || !b->last_excl || !e->write ||
-	    (tm->grp && e->grp == tm->grp) || !layout_same(q, &tm->lays[i]))
+	if ((tm->flags & TM_NO_SAME_VIEW) || i == NIL || !b->last_excl)
 		return 0;
-	if (is_complete(tm, e->task))
+	e = &tm->ents[i];
+	if (!e->write || (tm->grp && e->grp == tm->grp) || !layout_same(q, &tm->lays[i]))
+		return 0;
+	/*
+	 * The walk's cover decision, not counted unless this path is taken:
+	 * when it is not "yes", the walk makes (and counts) it again.
+	 */
+	done = is_complete(tm, e->task);
+	if (!done && !covers(&wk, q, &tm->lays[i], &fb))
+		return 0;
+	/* commit */
+	if (done) {
 		tm->st.dropped++;
-	else if (decide_covers(tm, q, &tm->lays[i]))
+	} else {
 		tm->st.retired++;
-	else
-		return 0;
+		tm->st.fallbacks += !!(fb & TM_FB_HULL);
+		tm->st.capped += !!(fb & TM_FB_CAPPED);
+	}
 	e->task = task;
 	e->grp = tm->grp;
 	e->excl_w = 1;		/* no other entry overlaps it */
@@ -1498,15 +1511,16 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 
 	if (q->empty)
 		return 0;
-	/* check: room for the buffer's record and the entry, before any change */
 	b = buf_find(tm, buf);
+	/* a refresh needs no room (and changes nothing when it does not apply) */
+	if (b && wr && insert_same_view(tm, b, q, task))
+		return 0;
+	/* check: room for the buffer's record and the entry, before any change */
 	if ((!b && buf_room(tm, 1)) || node_room(tm, 1))
 		return -ENOMEM;
 	/* commit: nothing below fails */
 	if (!b)
 		b = buf_add(tm, buf);
-	if (wr && insert_same_view(tm, b, q, task))
-		return 0;
 	w.excl = 1;
 	w.excl_w = 1;
 	if (wr) {

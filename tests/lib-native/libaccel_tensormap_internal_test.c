@@ -13,6 +13,7 @@
  *   that needs memory fails and changes nothing (statistics and the
  *   answers of a probe lookup unchanged). The same program runs on a
  *   second map with a healthy allocator: both must answer alike.
+ * - refresh_needs_no_room: a same-view writer refresh allocates nothing.
  * - forget_cost: tm_forget_buffer() examines the entries of that buffer
  *   and no other (tensormap.c counts them in tm->scanned), and leaves the
  *   other buffers' answers intact.
@@ -135,6 +136,55 @@ TEST(enomem_changes_nothing)
 	ASSERT_EQ(64, after.retired);
 	ASSERT_EQ(1, after.live_entries);
 	tm_destroy(tm);
+}
+
+/*
+ * A writer of the same view as the buffer's last insert refreshes that
+ * entry in place: it needs no room, so it goes in with a full node pool
+ * and no memory. An interleaved writer of its own view covers nothing, so
+ * it needs a new entry: with no memory it fails and changes nothing (its
+ * cover decision is not counted either).
+ */
+TEST(refresh_needs_no_room)
+{
+	struct accel_buffer *buf = (struct accel_buffer *)(uintptr_t)0x7000;
+	struct accel_tensor all, part, il = { .buf = buf, .dtype = ACCEL_DTYPE_U8, .ndims = 2,
+					      .offset = 4096, .shape = { 4, 3 },
+					      .strides = { 3, 2 } };
+	uint64_t shape[1] = { 64 * 16 };
+	struct tm_stats before, after;
+	struct tensormap *tm;
+	struct rec r;
+	uint32_t i, k;
+
+	ASSERT_EQ(0, accel_tensor_init(&all, buf, 0, ACCEL_DTYPE_U8, 1, shape));
+	for (k = 0; k < 2; k++) {
+		/* 64 entries fill the first pool; the last is a slice, or il */
+		ASSERT_EQ(0, tm_create(NULL, NULL, &tm));
+		for (i = 0; i < 64; i++) {
+			part = all;
+			ASSERT_EQ(0, accel_tensor_slice(&part, 0, i * 16, 16, 1));
+			ASSERT_EQ(0, tm_insert(tm, i == 63 && k ? &il : &part, ACCEL_OUTPUT, i));
+		}
+		tm_get_stats(tm, &before);
+		alloc_fail = 1;
+		if (!k) {
+			ASSERT_EQ(0, tm_insert(tm, &part, ACCEL_OUTPUT, 64));
+			alloc_fail = 0;
+			tm_get_stats(tm, &after);
+			ASSERT_EQ(1, after.same_view_inserts);
+			ASSERT_EQ(64, after.live_entries);
+			r.n = 0;
+			ASSERT_EQ(1, tm_deps(tm, &part, ACCEL_INPUT, 65, rec_fn, &r));
+			ASSERT_EQ(64, r.task[0]);
+		} else {
+			ASSERT_EQ(-ENOMEM, tm_insert(tm, &il, ACCEL_OUTPUT, 64));
+			alloc_fail = 0;
+			tm_get_stats(tm, &after);
+			ASSERT_TRUE(same_stats(&before, &after));
+		}
+		tm_destroy(tm);
+	}
 }
 
 #define NB	40			/* buffers the program draws from */
