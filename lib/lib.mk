@@ -152,7 +152,7 @@ $(LIB_ABI_TEST): $(LIB_ABI_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h \
 		tests/lib-native/prng.h tests/include/signal_ref.h $(wildcard kmod/core/*.c kmod/core/*.h) \
 		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 # The whole library over the fake kernel (fake_kmod.h, with the packet core
@@ -181,7 +181,7 @@ $(LIB_TG_NATIVE_TEST): $(LIB_TG_NATIVE_SRC) $(LIBACCEL_SRCS) tests/lib-native/fa
 		tests/lib-native/prng.h tests/include/signal_ref.h $(wildcard kmod/core/*.c kmod/core/*.h) \
 		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_TG_NATIVE_TEST)
@@ -197,7 +197,7 @@ $(LIB_FASTPATH_TEST): $(LIB_FASTPATH_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake
 		tests/include/signal_ref.h $(wildcard kmod/core/*.c kmod/core/*.h) \
 		$(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) \
 		-Wl,--wrap=clock_gettime -o $@ $< $(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_FASTPATH_TEST)
@@ -237,7 +237,7 @@ LIB_VM_TG_ASAN := $(BUILD)/tests/libaccel_tg_state_asan_test
 $(LIB_VM_TG_ASAN): tests/lib/libaccel_tg_state_test.c $(LIBACCEL_SRCS) \
 		$(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
+	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
 		$(LIBACCEL_SRCS) $(LIBACCEL_LIBS)
 
 tests: $(LIB_VM_TG_ASAN)
