@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
  * The packet core: fetch (copy, resolve binding addresses, then validate),
  * execute in bounded steps, complete. Packets come from user-writable

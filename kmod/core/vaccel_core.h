@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
  * The packet core: decoder, validator and executor of vaccel command
  * packets. It has no kernel dependencies: everything it needs from the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
  * MATMUL arithmetic: elements of C = A x B (+ C), products and sums in
  * f32, in a fixed order (k ascending), so a host reference computing the

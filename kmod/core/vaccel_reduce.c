@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
  * REDUCE arithmetic. f16 and bf16 are computed in f32 and rounded to
  * nearest even, so results are exact to the rounded f32 result. In the

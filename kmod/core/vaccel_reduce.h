@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
  * Half-precision conversions of the REDUCE packet. Only files built with
  * floating point enabled may include this (in the kernel: vaccel_reduce.c).

@@ -4,8 +4,8 @@
  * the ioctls, mmap and PRIME calls the library makes, behind a transport
  * backend (lib/transport.h), with the module's own packet core
  * (kmod/core/, compiled in here) executing the rings. Include it in one
- * translation unit of a program; the program then contains the core, which
- * is GPL-2.0-only.
+ * translation unit of a program; the program then contains the core
+ * (GPL-2.0-only OR MIT).
  *
  * Devices. Up to FAKE_MAX_DEVICES devices in one process, opened as "fake0",
  * "fake1", ... ("fake" is "fake0"), each once at a time: one file, one
