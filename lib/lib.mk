@@ -25,12 +25,14 @@ LIBACCEL_PC := $(LIBACCEL_DIR)/libaccel.pc
 LIBACCEL_CFLAGS = -I$(TOP)/lib/include -I$(TOP)/uapi $(shell pkg-config --cflags libdrm)
 LIBACCEL_LIBS = $(shell pkg-config --libs libdrm) -pthread
 
-LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c va.c slots.c buffer.c signal.c queue.c \
-	describe.c error.c version.c copy_struct.c ffi.c graph/tensormap.c graph/heap.c \
+LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c va.c slots.c buffer.c signal.c \
+	queue.c describe.c error.c version.c copy_struct.c ffi.c graph/tensormap.c graph/heap.c \
 	graph/lower.c graph/taskgraph.c graph/registry.c graph/validate.c graph/deps.c \
 	graph/outputs.c graph/submit.c graph/host.c graph/maps.c graph/wait.c graph/stats.c \
 	graph/capture.c graph/instantiate.c graph/launch.c graph/dot.c graph/trace.c)
 LIBACCEL_HDRS := $(wildcard lib/*.h lib/graph/*.h lib/include/accel/*.h) uapi/drm/vaccel_accel.h
+# the in-process device: adds lib/sim/ to LIBACCEL_SRCS and LIBACCEL_HDRS
+include lib/sim/sim.mk
 LIBACCEL_OBJS := $(patsubst lib/%.c,$(LIBACCEL_DIR)/obj/%.o,$(LIBACCEL_SRCS))
 LIBACCEL_PIC_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -fPIC -fvisibility=hidden \
 	$(LIBACCEL_CFLAGS)

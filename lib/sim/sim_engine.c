@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Engines of the in-process device: one thread each, running the queues
+ * assigned to it in turns (a bounded number of steps per queue per pass,
+ * 1, 4 or 16 turns by priority) and helping other engines' split packets
+ * when it has nothing of its own: kmod/vaccel_engine.c, with a futex in
+ * place of the kernel's sleep and wake_up_process().
+ *
+ * The doorbell protocol, engine side (Documentation/queues.rst): an
+ * engine that found no work for the device's poll budget (1) sets
+ * need_wakeup in every control page of its queues, (2) issues a full
+ * fence, (3) reads every doorbell again and (4) sleeps only if none moved
+ * and nobody woke it. The submitter stores the doorbell, issues a full
+ * fence, then reads need_wakeup: one of the two sees the other's store.
+ * A waker (KICK, a signal a blocked queue waits on, a split job, a stall
+ * change, the removal) stores @wake = 1 and then looks at @sleeping; the
+ * thread stores @sleeping and then exchanges @wake with 0, both
+ * sequentially consistent, and sleeps in FUTEX_WAIT only while @wake is
+ * still 0: a wake-up between (3) and (4) is not lost either.
+ *
+ * Threads outnumbering cores (several devices, several engines each,
+ * submitting threads): an engine polls only while it holds one of the
+ * process's poller slots (half the online CPUs, at least one) and has not
+ * been preempted since it started polling (its involuntary context
+ * switches did not grow: someone else wanted its CPU); otherwise it
+ * sleeps at once, as the module's engine does when another task is
+ * runnable on its CPU. While it polls it yields the CPU between looks.
+ * So idle engines never take the CPU from the work, and the process
+ * cannot livelock on its own engines.
+ *
+ * Time never passes under the engine lock: DELAY, the link model and
+ * injected latency make a queue busy until a deadline; the engine runs
+ * its other queues meanwhile and, with nothing else to do, sleeps until
+ * the earliest deadline.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "sim_internal.h"
+
+_Thread_local struct sim_engine *sim_cur_engine;
+
+/* ---- poller slots ---- */
+
+static atomic_int sim_pollers;
+static int sim_max_pollers;
+static pthread_once_t sim_pollers_once = PTHREAD_ONCE_INIT;
+
+static void sim_pollers_init(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	sim_max_pollers = n >= 4 ? (int)(n / 2) : 1;
+}
+
+static bool sim_poll_take(struct sim_engine *e)
+{
+	int n;
+
+	if (e->polling)
+		return true;
+	pthread_once(&sim_pollers_once, sim_pollers_init);
+	n = atomic_load(&sim_pollers);
+	while (n < sim_max_pollers)
+		if (atomic_compare_exchange_weak(&sim_pollers, &n, n + 1)) {
+			e->polling = true;
+			return true;
+		}
+	return false;
+}
+
+static void sim_poll_release(struct sim_engine *e)
+{
+	if (e->polling) {
+		atomic_fetch_sub(&sim_pollers, 1);
+		e->polling = false;
+	}
+}
+
+/* The calling thread's involuntary context switches. */
+static long sim_preemptions(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_nivcsw;
+}
+
+/* ---- wake-ups ---- */
+
+void sim_engine_wake(struct sim_engine *e)
+{
+	/* @wake before @sleeping, both sequentially consistent: see the top */
+	atomic_store(&e->wake, 1);
+	if (atomic_load(&e->sleeping))
+		sim_futex_wake(&e->wake, 1);
+}
+
+/*
+ * Publish a queue's fault and stop it (its engine's thread, or its engine
+ * lock held): the record first, then the state with release.
+ */
+void sim_queue_fault(struct sim_queue *q)
+{
+	struct drm_vaccel_queue_control *c = q->ctrl;
+	struct vaccel_core_queue *core = &q->core;
+
+	__atomic_store_n(&c->fault, core->fault, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->fault_index, core->fault_index, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->fault_addr, core->fault_addr, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->fault_depth, core->fault_depth, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->fault_binding, core->fault_binding, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->fault_exec_index, core->fault_exec_index, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->state, DRM_VACCEL_QUEUE_ERROR, __ATOMIC_RELEASE);
+	sim_split_stop(q);
+	atomic_fetch_add(&q->file->dev->stats.faults, 1);
+	sim_signal_device_event(q->file->dev, q->file, true);
+	acc_info("vaccel-sim %u: ctx %u queue %u faulted: fault %u at ring index %llu, address 0x%llx",
+		 q->file->dev->id, q->file->id, q->id, core->fault,
+		 (unsigned long long)core->fault_index, (unsigned long long)core->fault_addr);
+}
+
+/* Stop @q with @code for a reason outside its packets (doorbell, injection, reset, removal). */
+void sim_queue_stop(struct sim_queue *q, uint32_t code)
+{
+	struct vaccel_core_queue *core = &q->core;
+
+	core->fault = code;
+	core->fault_index = core->read_index;
+	core->fault_addr = 0;
+	core->fault_depth = core->depth;
+	core->fault_exec_index = core->depth ? core->frames[core->depth - 1].next - 1 : 0;
+	core->fault_binding = 0;
+	sim_queue_fault(q);
+}
+
+/* The doorbell's new value, or false if the queue faulted on it. */
+static bool sim_queue_doorbell(struct sim_queue *q)
+{
+	/* pairs with the submitter's store-release: the packets before the index */
+	uint64_t db = __atomic_load_n(q->doorbell, __ATOMIC_ACQUIRE);
+
+	/* backward and repeated values are ignored */
+	if (db <= q->write_index)
+		return true;
+	if (db - q->core.read_index > q->core.ring_size) {
+		sim_queue_stop(q, DRM_VACCEL_FAULT_DOORBELL);
+		return false;
+	}
+	__atomic_store_n(&q->write_index, db, __ATOMIC_RELAXED);
+	return true;
+}
+
+bool sim_queue_idle(struct sim_queue *q)
+{
+	return q->write_index == q->core.read_index && !q->core.depth && !q->core.have_pkt;
+}
+
+/*
+ * Keep the queue's waiter on the word its WAIT reads while it is blocked.
+ * True when it was (re)armed: the caller looks at the word once more, as
+ * an update between the WAIT's read and the arming woke nobody.
+ */
+static bool sim_queue_arm(struct sim_queue *q, bool blocked)
+{
+	const void *word = blocked ? q->wait_word : NULL;
+
+	if (!blocked)
+		q->wait_poll = false;
+	if (q->wait.word == word)
+		return false;
+	sim_waiter_disarm(&q->wait);
+	q->wait_poll = false;
+	if (!word)
+		return false;
+	if (sim_waiter_arm(&q->wait, word)) {
+		q->wait_poll = true;
+		return false;
+	}
+	/* on the bucket before the word is read again: see sim_signal.c */
+	atomic_thread_fence(memory_order_seq_cst);
+	return true;
+}
+
+/* Injected per-step latency (knob packet_latency_ns): busy time before each step. */
+static bool sim_queue_latency(struct sim_queue *q, uint64_t now)
+{
+	uint64_t latency = atomic_load_explicit(&q->file->dev->knobs.packet_latency_ns,
+						memory_order_relaxed);
+
+	if (!latency || q->latency_paid || q->core.busy_until > now)
+		return false;
+	q->core.busy_until = now + latency;
+	q->latency_paid = true;
+	return true;
+}
+
+static void sim_queue_account(struct sim_queue *q, uint64_t packets, uint64_t bytes)
+{
+	struct sim_dev *dev = q->file->dev;
+
+	if (q->core.packets != packets)
+		atomic_fetch_add_explicit(&dev->stats.packets, q->core.packets - packets,
+					  memory_order_relaxed);
+	if (q->core.bytes != bytes)
+		atomic_fetch_add_explicit(&dev->stats.bytes, q->core.bytes - bytes,
+					  memory_order_relaxed);
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* One turn of @q (engine lock held): up to SIM_QUEUE_BUDGET steps or SIM_QUEUE_TURN_NS. */
+static bool sim_queue_run(struct sim_queue *q, uint64_t *next)
+{
+	struct vaccel_core_queue *core = &q->core;
+	uint64_t packets = core->packets, bytes = core->bytes, busy = core->busy_until;
+	unsigned int budget = SIM_QUEUE_BUDGET;
+	enum vaccel_core_status st = VACCEL_CORE_IDLE;
+	uint64_t start, now, turn_end;
+	bool progress = false, blocked;
+
+	if (__atomic_load_n(&q->ctrl->state, __ATOMIC_RELAXED) != DRM_VACCEL_QUEUE_RUNNING)
+		return false;
+	/* a new queue starts with need_wakeup set; its engine is awake now */
+	if (__builtin_expect(__atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_RELAXED), 0))
+		__atomic_store_n(&q->ctrl->need_wakeup, 0, __ATOMIC_RELAXED);
+	if (!sim_queue_doorbell(q))
+		return true;
+	if (sim_queue_idle(q))
+		return false;
+
+	start = sim_now();
+	now = start;
+	turn_end = start + SIM_QUEUE_TURN_NS;
+	sim_acct_begin(q->engine, q->file, start);
+	if (q->split) {
+		progress = sim_split_run(q, turn_end);
+		if (q->split)
+			goto out;
+		now = sim_now();
+	}
+	while (budget) {
+		if (sim_queue_latency(q, now)) {
+			st = VACCEL_CORE_BUSY;
+			break;
+		}
+		st = acc_sim_core_run(core, q->write_index, 1);
+		if (st == VACCEL_CORE_BUSY)
+			break;
+		q->latency_paid = false;
+		now = sim_now();
+		if (st == VACCEL_CORE_BLOCKED && sim_queue_arm(q, true))
+			continue;	/* read the word again, armed */
+		if (st != VACCEL_CORE_BUDGET)
+			break;
+		budget--;
+		progress = true;
+		if (sim_split_start(q)) {
+			sim_split_run(q, turn_end);
+			break;
+		}
+		if (now >= turn_end)
+			break;
+	}
+out:
+	/* the packets' effects are visible before their completion is */
+	__atomic_store_n(&q->ctrl->read_index, core->read_index, __ATOMIC_RELEASE);
+	blocked = st == VACCEL_CORE_BLOCKED;
+	sim_queue_arm(q, blocked);
+	q->blocked = blocked;
+	if (st == VACCEL_CORE_FAULT)
+		sim_queue_fault(q);
+	if (blocked && core->deadline)
+		*next = min_u64(*next, core->deadline);
+	if (blocked && q->wait_poll)
+		*next = min_u64(*next, now + SIM_SIGNAL_POLL_NS);
+	if (blocked && q->wait_foreign)
+		*next = min_u64(*next, now + SIM_FOREIGN_POLL_NS);
+	if (core->busy_until)
+		*next = min_u64(*next, core->busy_until);
+	progress |= core->packets != packets || core->bytes != bytes || st == VACCEL_CORE_FAULT;
+	sim_queue_account(q, packets, bytes);
+	sim_acct_end(q->engine, progress);
+	if (core->busy_until != busy && core->busy_until > now)
+		sim_acct_model(q, core->busy_until);
+	return progress;
+}
+
+/*
+ * One pass over the engine's queues: 1, 4 or 16 turns each by priority,
+ * the lock taken per turn; a queue that used its turns (or had nothing to
+ * do) moves to the tail.
+ */
+static bool sim_engine_pass(struct sim_engine *e, uint64_t *next)
+{
+	struct sim_queue *q;
+	bool progress = false, ran;
+	size_t i, n = 0;
+	struct list *l;
+
+	pthread_mutex_lock(&e->lock);
+	for (l = e->queues.next; l != &e->queues; l = l->next)
+		n += SIM_QUEUE_TURNS(container_of(l, struct sim_queue, node)->priority);
+	pthread_mutex_unlock(&e->lock);
+	for (i = 0; i < n && !atomic_load_explicit(&e->stop, memory_order_relaxed); i++) {
+		pthread_mutex_lock(&e->lock);
+		q = list_empty(&e->queues) ? NULL : container_of(e->queues.next, struct sim_queue,
+								 node);
+		if (q) {
+			if (!q->turns_left)
+				q->turns_left = SIM_QUEUE_TURNS(q->priority);
+			ran = sim_queue_run(q, next);
+			progress |= ran;
+			if (!ran || !--q->turns_left) {
+				q->turns_left = 0;
+				list_del(&q->node);
+				list_add_tail(&e->queues, &q->node);
+			}
+		}
+		pthread_mutex_unlock(&e->lock);
+		if (!q)
+			break;
+	}
+	return progress;
+}
+
+/* Work the engine must not sleep through? Engine lock held. */
+static bool sim_engine_pending(struct sim_engine *e, uint64_t now)
+{
+	struct list *l;
+
+	for (l = e->queues.next; l != &e->queues; l = l->next) {
+		struct sim_queue *q = container_of(l, struct sim_queue, node);
+
+		if (__atomic_load_n(&q->ctrl->state, __ATOMIC_RELAXED) != DRM_VACCEL_QUEUE_RUNNING)
+			continue;
+		/* after the full fence in sim_engine_sleep() */
+		if (__atomic_load_n(q->doorbell, __ATOMIC_ACQUIRE) > q->write_index)
+			return true;
+		if (q->blocked || sim_queue_idle(q) || sim_split_waiting(q))
+			continue;
+		if (!q->core.busy_until || q->core.busy_until <= now)
+			return true;
+	}
+	return false;
+}
+
+static void sim_engine_set_need_wakeup(struct sim_engine *e, uint32_t v)
+{
+	struct list *l;
+
+	for (l = e->queues.next; l != &e->queues; l = l->next)
+		__atomic_store_n(&container_of(l, struct sim_queue, node)->ctrl->need_wakeup, v,
+				 __ATOMIC_RELAXED);
+}
+
+/* Sleep until woken or @deadline (UINT64_MAX: none). */
+static void sim_engine_sleep(struct sim_engine *e, uint64_t deadline)
+{
+	bool pending;
+
+	sim_poll_release(e);
+	pthread_mutex_lock(&e->lock);
+	sim_engine_set_need_wakeup(e, 1);
+	atomic_thread_fence(memory_order_seq_cst);	/* need_wakeup before the doorbells */
+	pending = sim_engine_pending(e, sim_now());
+	pthread_mutex_unlock(&e->lock);
+	pending = pending || sim_split_pending(e->dev, e);
+
+	atomic_store(&e->sleeping, true);
+	if (!pending && !atomic_exchange(&e->wake, 0) && !atomic_load(&e->stop) &&
+	    deadline > sim_now()) {
+		atomic_fetch_add_explicit(&e->sleeps, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->dev->stats.sleeps, 1, memory_order_relaxed);
+		sim_futex_wait(&e->wake, 0, deadline == UINT64_MAX ? 0 : deadline);
+		atomic_fetch_add_explicit(&e->wakeups, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->dev->stats.wakeups, 1, memory_order_relaxed);
+	}
+	atomic_store(&e->sleeping, false);
+
+	pthread_mutex_lock(&e->lock);
+	sim_engine_set_need_wakeup(e, 0);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* An injected stall: the engine does nothing until it ends (or stops). */
+static void sim_engine_stall(struct sim_engine *e)
+{
+	uint64_t until = atomic_load(&e->stall_until), now = sim_now();
+
+	while (now < until && !atomic_load(&e->stop)) {
+		atomic_store(&e->sleeping, true);
+		if (!atomic_exchange(&e->wake, 0) && atomic_load(&e->stall_until) == until)
+			sim_futex_wait(&e->wake, 0, until);
+		atomic_store(&e->sleeping, false);
+		now = sim_now();
+		until = atomic_load(&e->stall_until);
+	}
+}
+
+int sim_engine_stall_set(struct sim_engine *e, uint64_t ns)
+{
+	if (atomic_load(&e->dev->removed))
+		return -ENODEV;
+	atomic_store(&e->stall_until, ns ? sim_now() + ns : 0);
+	sim_engine_wake(e);
+	return 0;
+}
+
+static void *sim_engine_main(void *arg)
+{
+	struct sim_engine *e = arg;
+	uint64_t idle_since = sim_now(), next, now;
+	unsigned int polls = 0;
+	long preempted = 0;
+	bool progress;
+	char name[16];
+
+	sim_cur_engine = e;
+	snprintf(name, sizeof(name), "vaccel%u/%u", e->dev->id % 1000, e->index % 100);
+	pthread_setname_np(pthread_self(), name);
+	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
+		sim_engine_stall(e);
+		/* wake-ups from now on count for the next sleep */
+		atomic_store(&e->wake, 0);
+		next = UINT64_MAX;
+		progress = sim_engine_pass(e, &next);
+		if (!progress)
+			progress = sim_split_help(e, sim_now() + SIM_QUEUE_TURN_NS);
+		now = sim_now();
+		if (progress) {
+			idle_since = now;
+			sim_poll_release(e);
+			polls = 0;
+			continue;
+		}
+		if (!polls) {
+			/* polling starts: only in a slot, only while nobody preempts it */
+			if (!sim_poll_take(e)) {
+				sim_engine_sleep(e, next);
+				continue;
+			}
+			preempted = sim_preemptions();
+		}
+		if (now - idle_since >= e->dev->cfg.poll_budget_ns ||
+		    (!(++polls % 64) && sim_preemptions() != preempted)) {
+			/*
+			 * The poll budget is not restarted: a wake-up that brings
+			 * no work sends the engine straight back to sleep.
+			 */
+			sim_engine_sleep(e, next);
+			polls = 0;
+			continue;
+		}
+		sched_yield();
+	}
+	sim_poll_release(e);
+	return NULL;
+}
+
+int sim_engines_start(struct sim_dev *dev)
+{
+	sigset_t old;
+	unsigned int i;
+	int ret = 0;
+
+	/* engine threads block every signal: they take bucket locks freely */
+	sim_sigblock(&old);
+	for (i = 0; i < dev->cfg.engines; i++) {
+		struct sim_engine *e = &dev->engines[i];
+
+		atomic_store(&e->stop, false);
+		ret = -pthread_create(&e->thread, NULL, sim_engine_main, e);
+		if (ret)
+			break;
+		e->running = true;
+	}
+	sim_sigrestore(&old);
+	if (ret) {
+		acc_err("vaccel-sim %u: cannot start engine %u: %s", dev->id, i, strerror(-ret));
+		sim_engines_stop(dev);
+	}
+	return ret;
+}
+
+void sim_engines_stop(struct sim_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->cfg.engines; i++) {
+		struct sim_engine *e = &dev->engines[i];
+
+		if (!e->running)
+			continue;
+		atomic_store_explicit(&e->stop, true, memory_order_release);
+		sim_engine_wake(e);
+		sim_futex_wake(&e->wake, 1);
+		pthread_join(e->thread, NULL);
+		e->running = false;
+	}
+}
+
+int sim_device_force_fault(struct sim_dev *dev, uint32_t ctx, uint32_t id)
+{
+	unsigned int i;
+	int ret = -ENOENT;
+
+	for (i = 0; i < dev->cfg.engines && ret; i++) {
+		struct sim_engine *e = &dev->engines[i];
+		struct list *l;
+
+		pthread_mutex_lock(&e->lock);
+		for (l = e->queues.next; l != &e->queues; l = l->next) {
+			struct sim_queue *q = container_of(l, struct sim_queue, node);
+
+			if (q->file->id != ctx || q->id != id ||
+			    __atomic_load_n(&q->ctrl->state, __ATOMIC_RELAXED) !=
+			    DRM_VACCEL_QUEUE_RUNNING)
+				continue;
+			sim_queue_stop(q, DRM_VACCEL_FAULT_INJECTED);
+			ret = 0;
+			break;
+		}
+		pthread_mutex_unlock(&e->lock);
+	}
+	return ret;
+}
+
+static int sim_device_stop_queues(struct sim_dev *dev, uint32_t code)
+{
+	unsigned int i;
+	int n = 0;
+
+	for (i = 0; i < dev->cfg.engines; i++) {
+		struct sim_engine *e = &dev->engines[i];
+		struct list *l;
+
+		pthread_mutex_lock(&e->lock);
+		for (l = e->queues.next; l != &e->queues; l = l->next) {
+			struct sim_queue *q = container_of(l, struct sim_queue, node);
+
+			if (__atomic_load_n(&q->ctrl->state, __ATOMIC_RELAXED) !=
+			    DRM_VACCEL_QUEUE_RUNNING)
+				continue;
+			sim_queue_stop(q, code);
+			n++;
+		}
+		pthread_mutex_unlock(&e->lock);
+	}
+	return n;
+}
+
+int sim_device_reset(struct sim_dev *dev)
+{
+	unsigned int i;
+	int n;
+
+	if (!sim_dev_enter(dev))
+		return -ENODEV;
+	n = sim_device_stop_queues(dev, DRM_VACCEL_FAULT_RESET);
+	for (i = 0; i < dev->cfg.engines; i++)
+		sim_engine_stall_set(&dev->engines[i], 0);	/* and wakes the thread */
+	atomic_fetch_add(&dev->stats.resets, 1);
+	sim_dev_exit(dev);
+	return n;
+}
+
+void sim_device_lost(struct sim_dev *dev)
+{
+	sim_device_stop_queues(dev, DRM_VACCEL_FAULT_REMOVED);
+}

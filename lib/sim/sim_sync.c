@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The in-process device's synchronisation primitives: the clock, futexes,
+ * signal blocking, the read side of the lock-free lookups, fork.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim_internal.h"
+
+uint64_t sim_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+int sim_futex_wait(_Atomic uint32_t *word, uint32_t val, uint64_t deadline)
+{
+	struct timespec ts, *tp = NULL;
+	long r;
+
+	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time */
+	if (deadline && deadline < (uint64_t)INT64_MAX / 2) {
+		ts.tv_sec = (time_t)(deadline / 1000000000ull);
+		ts.tv_nsec = (long)(deadline % 1000000000ull);
+		tp = &ts;
+	}
+	r = syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, val, tp,
+		    NULL, FUTEX_BITSET_MATCH_ANY);
+	if (!r)
+		return 0;
+	return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+}
+
+void sim_futex_wake(_Atomic uint32_t *word, int n)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+}
+
+void sim_sigblock(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+void sim_sigrestore(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/*
+ * The SRCU. A reader picks the current index, counts itself in that
+ * index's counter (a sequentially consistent RMW) and then loads the
+ * pointers it looks up (sequentially consistent loads). A writer stores
+ * NULL over the pointer it unpublishes (sequentially consistent), flips
+ * the index and waits until the old index's counter is zero: a reader it
+ * did not wait for counted itself after the writer read the counter, so
+ * after the writer's store in the total order, and loads NULL. Readers
+ * that arrive after the flip count in the other counter and do not delay
+ * the writer, so readers cannot starve it.
+ */
+static struct {
+	atomic_ulong cnt[2];
+	atomic_uint idx;
+	pthread_mutex_t lock;	/* serialises writers */
+} srcu = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+unsigned int sim_srcu_read_lock(void)
+{
+	unsigned int i = atomic_load(&srcu.idx) & 1;
+
+	atomic_fetch_add(&srcu.cnt[i], 1);
+	return i;
+}
+
+void sim_srcu_read_unlock(unsigned int idx)
+{
+	/* release: the reader's uses of what it looked up come before */
+	atomic_fetch_sub_explicit(&srcu.cnt[idx], 1, memory_order_release);
+}
+
+void sim_srcu_synchronize(void)
+{
+	unsigned int old, spins = 0;
+
+	pthread_mutex_lock(&srcu.lock);
+	old = atomic_load(&srcu.idx) & 1;
+	atomic_store(&srcu.idx, old ^ 1);
+	/* readers are short and never sleep: spin, then yield, then nap */
+	while (atomic_load(&srcu.cnt[old])) {
+		if (++spins < 64)
+			acc_cpu_relax();
+		else if (spins < 256)
+			sched_yield();
+		else
+			nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+	}
+	pthread_mutex_unlock(&srcu.lock);
+}
+
+/* ---- fork ---- */
+
+static unsigned int sim_gen;
+static pthread_once_t sim_gen_once = PTHREAD_ONCE_INIT;
+
+static void sim_gen_init(void)
+{
+	acc_fork_init();
+	sim_gen = atomic_load_explicit(&acc_fork_gen, memory_order_relaxed);
+}
+
+void sim_fork_init(void)
+{
+	pthread_once(&sim_gen_once, sim_gen_init);
+}
+
+/*
+ * The sim's state belongs to the process that created it: a child of it
+ * (fork()) has none of its engine threads and may have copied its locks
+ * held, so there every call but munmap and close fails without touching it.
+ */
+bool sim_forked(void)
+{
+	sim_fork_init();
+	return sim_gen != atomic_load_explicit(&acc_fork_gen, memory_order_relaxed);
+}
