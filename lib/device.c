@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sim/sim.h"
 
 #define SYS_ACCEL	"/sys/class/accel"
 
@@ -76,12 +77,46 @@ static int scan(struct accel_device_info **out)
 	return (int)n;
 }
 
+/* The in-process devices, sorted by id; *out is malloc'ed. */
+static int sim_scan(struct accel_device_info **out)
+{
+	static unsigned int ids[1024];
+	static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct accel_device_info *list;
+	int n, i;
+
+	*out = NULL;
+	pthread_mutex_lock(&ids_lock);
+	n = sim_bus_ids(ids, sizeof(ids) / sizeof(ids[0]));
+	list = n > 0 ? calloc((size_t)n, sizeof(*list)) : NULL;
+	for (i = 0; list && i < n; i++) {
+		snprintf(list[i].path, sizeof(list[i].path), "sim:%u", ids[i]);
+		list[i].minor = ids[i];
+		list[i].id = ids[i];
+	}
+	pthread_mutex_unlock(&ids_lock);
+	if (n > 0 && !list)
+		return -ENOMEM;
+	*out = list;
+	return n;
+}
+
+/* The devices of the backend ACCEL_BACKEND names. */
+static int backend_scan(struct accel_device_info **out, int *backend)
+{
+	*out = NULL;
+	*backend = acc_backend();
+	if (*backend < 0)
+		return *backend;
+	return *backend == ACC_BACKEND_SIM ? sim_scan(out) : scan(out);
+}
+
 ACCEL_API int accel_device_list(struct accel_device_info *list, unsigned int max,
 				size_t elem_size)
 {
 	struct accel_device_info *all;
 	unsigned int i;
-	int n, ret;
+	int n, ret, b;
 
 	if (max) {
 		ret = list ? acc_struct_size_check(elem_size, ACCEL_DEVICE_INFO_SIZE_1_0) : -EINVAL;
@@ -91,9 +126,12 @@ ACCEL_API int accel_device_list(struct accel_device_info *list, unsigned int max
 			return ret;
 		}
 	}
-	n = scan(&all);
+	n = backend_scan(&all, &b);
 	if (n < 0) {
-		acc_err("device list: cannot read %s: %s", SYS_ACCEL, strerror(-n));
+		if (b == ACC_BACKEND_MODULE)
+			acc_err("device list: cannot read %s: %s", SYS_ACCEL, strerror(-n));
+		else if (b == ACC_BACKEND_SIM)
+			acc_err("device list: the in-process device: %s", strerror(-n));
 		return n;
 	}
 	for (i = 0; i < max && i < (unsigned int)n; i++)
@@ -107,18 +145,30 @@ ACCEL_API int accel_device_open(unsigned int index, struct accel_device **out)
 {
 	struct accel_device_info *all;
 	char path[ACCEL_PATH_MAX];
-	int n;
+	int n, b;
 
 	if (!out)
 		return -EINVAL;
-	n = scan(&all);
-	if (n < 0) {
-		acc_err("device open %u: cannot read %s: %s", index, SYS_ACCEL, strerror(-n));
-		return n == -ENOENT ? -ENODEV : n;
+	n = backend_scan(&all, &b);
+	if (b < 0)
+		return b;
+	if (n < 0 && b == ACC_BACKEND_SIM) {
+		acc_err("device open %u: the in-process device: %s", index, strerror(-n));
+		return n;
 	}
-	if (index >= (unsigned int)n) {
+	if (n < 0 && n != -ENOENT) {
+		acc_err("device open %u: cannot read %s: %s", index, SYS_ACCEL, strerror(-n));
+		return n;
+	}
+	if (n < 0 || index >= (unsigned int)n) {
 		free(all);
-		acc_err("device open: no vaccel device %u (%d found)", index, n);
+		if (b == ACC_BACKEND_SIM)
+			acc_err("device open: no in-process device %u (%d in ACCEL_SIM_DEVICES or "
+				"made by accel_bus_new_device())", index, n);
+		else
+			acc_err("device open: no vaccel device %u (%d found): load the kernel module "
+				"(modprobe vaccel), or use the in-process device (ACCEL_BACKEND=sim)",
+				index, n < 0 ? 0 : n);
 		return -ENODEV;
 	}
 	memcpy(path, all[index].path, sizeof(path));
@@ -176,9 +226,11 @@ static int read_props(struct accel_device *dev)
 	return 0;
 }
 
+/* "sim:N" is the in-process device N whatever ACCEL_BACKEND says; anything else a node. */
 ACCEL_API int accel_device_open_path(const char *path, struct accel_device **out)
 {
-	return acc_device_open_ops(&acc_tp_kernel, path, out);
+	return acc_device_open_ops(sim_path_id(path) >= 0 ? &acc_tp_sim : &acc_tp_kernel, path,
+				   out);
 }
 
 static int dev_setup(struct accel_device *dev, const char *path);
@@ -219,6 +271,7 @@ int acc_device_open_ops(const struct tp_ops *ops, const char *path, struct accel
 ACCEL_API int accel_device_open_fd(int fd, struct accel_device **out)
 {
 	char link[32], path[ACCEL_PATH_MAX];
+	const struct tp_ops *ops;
 	struct accel_device *dev;
 	ssize_t n;
 	int ret;
@@ -227,7 +280,8 @@ ACCEL_API int accel_device_open_fd(int fd, struct accel_device **out)
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
-	ret = tp_fd_driver_is(&acc_tp_kernel, fd, "vaccel");
+	ops = sim_fd_is_file(fd) ? &acc_tp_sim : &acc_tp_kernel;
+	ret = tp_fd_driver_is(ops, fd, "vaccel");
 	if (ret <= 0) {
 		acc_err("device_open_fd: fd %d: %s", fd, ret ? strerror(-ret) :
 			"not a vaccel device");
@@ -235,16 +289,16 @@ ACCEL_API int accel_device_open_fd(int fd, struct accel_device **out)
 	}
 	/* the node, for messages */
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path) - 1);
+	n = ops == &acc_tp_sim ? 0 : readlink(link, path, sizeof(path) - 1);
 	if (n > 0)
 		path[n] = '\0';
 	else
-		snprintf(path, sizeof(path), "fd %d", fd);
+		snprintf(path, sizeof(path), "%sfd %d", ops == &acc_tp_sim ? "sim " : "", fd);
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
 	snprintf(dev->path, sizeof(dev->path), "%s", path);
-	ret = tp_open_fd(&dev->tp, &acc_tp_kernel, fd);
+	ret = tp_open_fd(&dev->tp, ops, fd);
 	if (ret) {
 		acc_err("device_open_fd: fd %d: cannot duplicate it: %s", fd, strerror(-ret));
 		free(dev);

@@ -316,6 +316,12 @@ static inline void acc_dev_unlock(struct accel_device *dev)
 		pthread_mutex_unlock(&dev->lock);
 }
 
+/* --- backends (backend.c) --- */
+#define ACC_BACKEND_MODULE	0
+#define ACC_BACKEND_SIM		1
+/* ACCEL_BACKEND: ACC_BACKEND_MODULE (unset, "module"), _SIM ("sim"), or -EINVAL (logged) */
+int acc_backend(void);
+
 /* --- internal calls between files --- */
 /* accel_device_open_path() over another transport backend (native tests) */
 int acc_device_open_ops(const struct tp_ops *ops, const char *path, struct accel_device **out);

@@ -25,7 +25,7 @@ LIBACCEL_PC := $(LIBACCEL_DIR)/libaccel.pc
 LIBACCEL_CFLAGS = -I$(TOP)/lib/include -I$(TOP)/uapi $(shell pkg-config --cflags libdrm)
 LIBACCEL_LIBS = $(shell pkg-config --libs libdrm) -pthread
 
-LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c va.c slots.c buffer.c signal.c \
+LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c backend.c va.c slots.c buffer.c signal.c \
 	queue.c describe.c error.c version.c copy_struct.c ffi.c graph/tensormap.c graph/heap.c \
 	graph/lower.c graph/taskgraph.c graph/registry.c graph/validate.c graph/deps.c \
 	graph/outputs.c graph/submit.c graph/host.c graph/maps.c graph/wait.c graph/stats.c \
