@@ -465,6 +465,8 @@ ACCEL_API int accel_graph_exec_wait(struct accel_graph_exec *ge, int64_t timeout
 		if (!el->last_value)
 			continue;
 		ret = tg_wait_id(tg, tg_id(el->line, el->last_value), deadline, "a graph launch");
+		if (!ret)
+			ret = tg_trace_drain(tg, el->line, deadline);
 		if (ret)
 			return ret;
 	}

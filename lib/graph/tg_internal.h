@@ -566,6 +566,8 @@ int tg_wait_id(struct accel_tg *tg, uint64_t id, int64_t deadline, const char *w
  * -ENODEV. Any thread.
  */
 int tg_sleep(struct accel_tg *tg, uint64_t id, int64_t deadline);
+/* With ACCEL_TG_TRACE, wait until queue line @line's ring is drained (its end stamps written). */
+int tg_trace_drain(struct accel_tg *tg, uint32_t line, int64_t deadline);
 /* publish every queue's packets not yet published (a batch about to wait) */
 void tg_flush(struct accel_tg *tg);
 /* wait for @n free slots on a queue line, at most the timeout */

@@ -246,6 +246,26 @@ ACCEL_API int accel_tg_task_wait(struct accel_tg *tg, uint64_t id, int64_t timeo
 	return tg_wait_id(tg, id, acc_deadline(timeout_ns), "a task");
 }
 
+/*
+ * A trace's end stamps follow the work whose completion a wait sees
+ * (tg_trace_stamp()): with ACCEL_TG_TRACE, drain queue line @line's ring
+ * too, so that accel_tg_trace_write() after a sync or an exec wait has
+ * every record. A fault is left to tg_check_faults().
+ */
+int tg_trace_drain(struct accel_tg *tg, uint32_t line, int64_t deadline)
+{
+	struct tg_line *l = &tg->lines[line];
+	struct acc_abort ab;
+	int ret;
+
+	if (!(tg->p.flags & ACCEL_TG_TRACE) || l->kind != TG_LINE_QUEUE || l->next == 1)
+		return 0;
+	ab.sig = tg->abort_sig[l->devi];
+	ab.value = atomic_load(&tg->abort_level);
+	ret = acc_queue_sync(l->q, deadline, &ab);
+	return ret == -EIO ? 0 : ret;
+}
+
 ACCEL_API int accel_tg_sync(struct accel_tg *tg, int64_t timeout_ns)
 {
 	int64_t deadline = acc_deadline(timeout_ns);
@@ -267,6 +287,11 @@ ACCEL_API int accel_tg_sync(struct accel_tg *tg, int64_t timeout_ns)
 			if (ret)
 				return ret;
 		}
+	}
+	for (i = 0; i < tg->host_line; i++) {
+		ret = tg_trace_drain(tg, i, deadline);
+		if (ret)
+			return ret;
 	}
 	ret = tg_check_faults(tg);
 	if (ret)

@@ -696,6 +696,9 @@ int accel_tg_recover(struct accel_tg *tg);
  * launches of it have run (their timestamps take turns in 64 slots), and
  * if the binding table has an entry free for them. Completed records are
  * written and forgotten; work still running is left for a later call.
+ * After accel_tg_sync() or accel_graph_exec_wait(), which with
+ * ACCEL_TG_TRACE also wait for the trailing end stamps, the work they
+ * waited for is all there.
  *
  * Return: the number of slices written; -EINVAL without ACCEL_TG_TRACE;
  * -EIO if writing failed.
