@@ -15,7 +15,7 @@
 
 /* white-box tests of the internal buffer references and the test hooks */
 #include "../../lib/internal.h"
-#include "../kselftest/vaccel_common.h"
+#include "libaccel_test.h"
 #include "kselftest_harness.h"
 
 /*
@@ -39,12 +39,12 @@ static int open_new(unsigned int id, const char *spec, struct accel_device **dev
 	char buf[128], path[300];
 	int ret;
 
-	vaccel_del_device(id);
+	lib_del_device(id);
 	snprintf(buf, sizeof(buf), "%u %s", id, spec ? spec : "");
-	ret = vaccel_new_device(buf);
+	ret = lib_new_device(buf);
 	if (ret)
 		return ret;
-	ret = vaccel_node_path(id, path, sizeof(path));
+	ret = lib_node_path(id, path, sizeof(path));
 	if (ret)
 		return ret;
 	return accel_device_open_path(path, dev);
@@ -59,11 +59,15 @@ TEST(open_and_query)
 	uint64_t used;
 	int n;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	n = accel_device_list(list, 64, sizeof(*list));
 	ASSERT_GE(n, 1);
-	ASSERT_EQ(0, strncmp(list[0].path, "/dev/accel/accel", 16));
+	if (lib_on_sim()) {
+		ASSERT_EQ(0, strncmp(list[0].path, "sim:", 4));
+	} else {
+		ASSERT_EQ(0, strncmp(list[0].path, "/dev/accel/accel", 16));
+	}
 	ASSERT_EQ(0, accel_device_open(0, &dev));
 	ASSERT_EQ(0, accel_device_query(dev, &props));
 	EXPECT_EQ(list[0].id, props.id);
@@ -98,7 +102,7 @@ TEST(fill_copy_signal_wait)
 	void *map;
 	size_t i;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, accel_device_open(0, &dev));
 	ASSERT_EQ(0, accel_device_memory_used(dev, &used0));
@@ -164,7 +168,7 @@ TEST(ten_thousand_through_64)
 	uint64_t base;
 	int i, j, full = 0;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, accel_device_open(0, &dev));
 	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
@@ -220,7 +224,7 @@ TEST(cross_device_events)
 	struct accel_event evb, eva, both[2];
 	unsigned int first = 99;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, open_new(ID_A, NULL, &a));
 	ASSERT_EQ(0, open_new(ID_B, NULL, &b));
@@ -253,8 +257,8 @@ TEST(cross_device_events)
 	/* close a before its objects, b with its signal still open */
 	accel_device_close(a);
 	accel_device_close(b);
-	vaccel_del_device(ID_A);
-	vaccel_del_device(ID_B);
+	lib_del_device(ID_A);
+	lib_del_device(ID_B);
 	NO_LEAKS();
 }
 
@@ -269,7 +273,7 @@ TEST(faulted_queue_report)
 	char text[4096], want[64];
 	uint64_t bad;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, accel_device_open(0, &dev));
 	ASSERT_EQ(0, accel_buffer_create(dev, 4096, 0, &buf));
@@ -308,7 +312,7 @@ TEST(buffer_sharing)
 	void *map, *host;
 	int fd, rofd;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, accel_device_open(0, &dev));
 	ASSERT_EQ(0, open_new(ID_A, NULL, &other));
@@ -340,7 +344,7 @@ TEST(buffer_sharing)
 	EXPECT_EQ(-EBADF, accel_buffer_import(dev, -1, 0, &imp));
 	accel_device_close(other);
 	accel_device_close(dev);
-	vaccel_del_device(ID_A);
+	lib_del_device(ID_A);
 	NO_LEAKS();
 }
 
@@ -358,7 +362,7 @@ TEST(removed_device)
 	void *map;
 	int i;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, open_new(ID_A, NULL, &dev));
 	ASSERT_EQ(0, accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &buf));
@@ -369,7 +373,7 @@ TEST(removed_device)
 	ASSERT_EQ(1, accel_queue_submit(q));
 	ASSERT_EQ(0, accel_queue_sync(q, 10ll * 1000000000));
 	ASSERT_EQ(0, accel_queue_reserve(q, 8, 0));
-	ASSERT_EQ(0, vaccel_del_device(ID_A));
+	ASSERT_EQ(0, lib_del_device(ID_A));
 	/*
 	 * memory-only calls first: a submit's fast path does not look at the
 	 * queue's state, so the first one publishes into the removed device
@@ -412,24 +416,26 @@ TEST(removed_device)
 TEST(close_frees_everything)
 {
 	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 64 };
-	struct accel_device *dev, *other;
+	struct accel_device *dev, *other, *mon;
 	struct accel_buffer *b, *imp;
 	struct accel_signal *s[100];
 	struct accel_queue *q[3];
 	struct accel_event ev;
 	uint64_t used0, used1, used2;
 	long bos0, maps0;
-	int i, fd, raw;
+	char path[300];
+	int i, fd;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, open_new(ID_B, NULL, &other));
 	ASSERT_EQ(0, open_new(ID_A, NULL, &dev));
-	raw = vaccel_open(ID_A);
-	ASSERT_LE(0, raw);
-	ASSERT_EQ(0, vaccel_get_param(raw, DRM_VACCEL_PARAM_MEMORY_USED, &used0));
-	bos0 = vaccel_objects("bos");
-	maps0 = vaccel_objects("mappings");
+	/* a second file of device A, to watch its memory while dev comes and goes */
+	ASSERT_EQ(0, lib_node_path(ID_A, path, sizeof(path)));
+	ASSERT_EQ(0, accel_device_open_path(path, &mon));
+	ASSERT_EQ(0, accel_device_memory_used(mon, &used0));
+	bos0 = lib_objects("bos");
+	maps0 = lib_objects("mappings");
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, accel_queue_create(dev, &qp, &q[i]));
 	for (i = 0; i < 100; i++)	/* two signal pages */
@@ -449,23 +455,23 @@ TEST(close_frees_everything)
 	ASSERT_EQ(1, accel_queue_submit(q[2]));
 	ASSERT_EQ(0, accel_event_signal(&ev));
 	ASSERT_EQ(0, accel_queue_sync(q[2], 10ll * 1000000000));
-	ASSERT_EQ(0, vaccel_get_param(raw, DRM_VACCEL_PARAM_MEMORY_USED, &used1));
+	ASSERT_EQ(0, accel_device_memory_used(mon, &used1));
 	EXPECT_GT(used1, used0);
 	if (bos0 >= 0)
-		EXPECT_GT(vaccel_objects("bos"), bos0);
+		EXPECT_GT(lib_objects("bos"), bos0);
 	accel_device_close(dev);	/* with a queue blocked in WAIT, signals, buffers */
 	accel_buffer_destroy(imp);	/* the import held dev's buffer until here */
 	accel_queue_destroy(q[2]);
 	accel_device_close(other);	/* with the imported signal page */
-	ASSERT_EQ(0, vaccel_get_param(raw, DRM_VACCEL_PARAM_MEMORY_USED, &used2));
+	ASSERT_EQ(0, accel_device_memory_used(mon, &used2));
 	EXPECT_EQ(used0, used2);
 	if (bos0 >= 0) {
-		EXPECT_EQ(bos0, vaccel_objects("bos"));
-		EXPECT_EQ(maps0, vaccel_objects("mappings"));
+		EXPECT_EQ(bos0, lib_objects("bos"));
+		EXPECT_EQ(maps0, lib_objects("mappings"));
 	}
-	close(raw);
-	vaccel_del_device(ID_A);
-	vaccel_del_device(ID_B);
+	accel_device_close(mon);
+	lib_del_device(ID_A);
+	lib_del_device(ID_B);
 	NO_LEAKS();
 }
 
@@ -480,7 +486,7 @@ TEST(sealed_exec_replay)
 	uint64_t base;
 	int i;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, accel_device_open(0, &dev));
 	ASSERT_EQ(0, accel_signal_create(dev, &sig));
@@ -573,7 +579,7 @@ TEST(threads_share_a_device)
 	struct accel_device *dev;
 	int i;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, accel_device_open(0, &dev));
 	for (i = 0; i < 4; i++) {
@@ -637,11 +643,11 @@ TEST(pins_keep_buffers)
 	char *host;
 	int fd, fd2;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, open_new(ID_A, NULL, &dev));
 	ASSERT_EQ(0, open_new(ID_B, NULL, &other));
-	bos0 = vaccel_objects("bos");
+	bos0 = lib_objects("bos");
 	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
 	ASSERT_EQ(0, accel_device_memory_used(dev, &used0));
 	ASSERT_EQ(0, accel_buffer_create(dev, 65536, ACCEL_BUFFER_HOST, &b));
@@ -697,9 +703,9 @@ TEST(pins_keep_buffers)
 	accel_device_close(dev);
 	accel_device_close(other);
 	if (bos0 >= 0)
-		EXPECT_EQ(bos0, vaccel_objects_wait("bos", bos0, 5000));
-	vaccel_del_device(ID_A);
-	vaccel_del_device(ID_B);
+		EXPECT_EQ(bos0, lib_objects_wait("bos", bos0, 5000));
+	lib_del_device(ID_A);
+	lib_del_device(ID_B);
 	NO_LEAKS();
 }
 
@@ -769,7 +775,7 @@ TEST(destroy_races_import)
 	pthread_t t;
 	void *map;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, open_new(ID_A, NULL, &dev));
 	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
@@ -793,7 +799,7 @@ TEST(destroy_races_import)
 	accel_buffer_destroy(im.buf);
 	close(im.fd);
 	accel_device_close(dev);
-	vaccel_del_device(ID_A);
+	lib_del_device(ID_A);
 	NO_LEAKS();
 }
 
@@ -843,7 +849,7 @@ TEST(destroy_import_churn)
 	uint64_t used0, used1;
 	int fd, i;
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, open_new(ID_A, NULL, &dev));
 	ASSERT_EQ(0, accel_device_memory_used(dev, &used0));
@@ -865,7 +871,7 @@ TEST(destroy_import_churn)
 	ASSERT_EQ(0, accel_device_memory_used(dev, &used1));
 	EXPECT_EQ(used0, used1);
 	accel_device_close(dev);
-	vaccel_del_device(ID_A);
+	lib_del_device(ID_A);
 	NO_LEAKS();
 }
 

@@ -19,9 +19,9 @@ FIXTURE(two) {
 FIXTURE_SETUP(two)
 {
 	self->a = self->b = NULL;
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
-	vaccel_del_device(LIB_ID_B);
+	lib_del_device(LIB_ID_B);
 	ASSERT_EQ(0, lib_counted_open(LIB_ID_A, "memory=64M", &self->counts, &self->a));
 	ASSERT_EQ(0, lib_fresh_open(LIB_ID_B, "memory=64M link_bw_mbps=2000 link_latency_ns=10000",
 				    &self->b));
@@ -29,13 +29,13 @@ FIXTURE_SETUP(two)
 
 FIXTURE_TEARDOWN(two)
 {
-	if (!vaccel_present())
+	if (!lib_present())
 		return;
 	accel_device_close(self->a);
 	accel_device_close(self->b);
-	vaccel_del_device(LIB_ID_A);
-	vaccel_del_device(LIB_ID_B);
-	EXPECT_COUNTS_BACK(&self->counts, 5000);
+	lib_del_device(LIB_ID_A);
+	lib_del_device(LIB_ID_B);
+	EXPECT_LIB_COUNTS_BACK(&self->counts, 5000);
 }
 
 /* Values only grow: writes, next(), and slots reused by new signals. */

@@ -25,7 +25,7 @@ FIXTURE_SETUP(gone)
 	struct accel_event ev;
 
 	self->dev = NULL;
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, lib_counted_open(LIB_ID_A, "memory=64M", &self->counts, &self->dev));
 	ASSERT_EQ(0, accel_buffer_create(self->dev, 65536, ACCEL_BUFFER_HOST, &self->buf));
@@ -41,15 +41,15 @@ FIXTURE_SETUP(gone)
 
 FIXTURE_TEARDOWN(gone)
 {
-	if (!vaccel_present())
+	if (!lib_present())
 		return;
 	/* teardown after removal: in an order that is not creation's */
 	accel_buffer_destroy(self->buf);
 	accel_signal_destroy(self->sig);
 	accel_queue_destroy(self->q);
 	accel_device_close(self->dev);
-	vaccel_del_device(LIB_ID_A);
-	EXPECT_COUNTS_BACK(&self->counts, 5000);
+	lib_del_device(LIB_ID_A);
+	EXPECT_LIB_COUNTS_BACK(&self->counts, 5000);
 }
 
 struct waiter {
@@ -85,7 +85,7 @@ TEST_F_TIMEOUT(gone, waiter_and_calls, 120)
 	ASSERT_EQ(0, pthread_create(&t, NULL, wait_forever, &w));
 	usleep(200000);			/* past the spin: asleep in the kernel */
 	EXPECT_EQ(1, w.ret);
-	ASSERT_EQ(0, vaccel_del_device(LIB_ID_A));
+	ASSERT_EQ(0, lib_del_device(LIB_ID_A));
 	t0 = vaccel_now_ms();
 	pthread_join(t, NULL);
 	EXPECT_EQ(-ENODEV, w.ret);
@@ -118,7 +118,7 @@ TEST_F_TIMEOUT(gone, submit_first, 120)
 	struct drm_vaccel_packet *p;
 	int ret;
 
-	ASSERT_EQ(0, vaccel_del_device(LIB_ID_A));
+	ASSERT_EQ(0, lib_del_device(LIB_ID_A));
 	p = accel_queue_get_packet(self->q);
 	if (p)
 		accel_prep_nop(p);

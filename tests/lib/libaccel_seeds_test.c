@@ -19,7 +19,7 @@ FIXTURE(seed) {
 FIXTURE_SETUP(seed)
 {
 	self->dev = NULL;
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, lib_counted_open(LIB_ID_A, "memory=256M engines=2", &self->counts,
 				      &self->dev));
@@ -27,11 +27,11 @@ FIXTURE_SETUP(seed)
 
 FIXTURE_TEARDOWN(seed)
 {
-	if (!vaccel_present())
+	if (!lib_present())
 		return;
 	accel_device_close(self->dev);
-	vaccel_del_device(LIB_ID_A);
-	EXPECT_COUNTS_BACK(&self->counts, 5000);
+	lib_del_device(LIB_ID_A);
+	EXPECT_LIB_COUNTS_BACK(&self->counts, 5000);
 }
 
 static int tg_make(struct accel_device *dev, uint32_t queues, uint32_t ring, uint64_t heap,

@@ -25,7 +25,7 @@ FIXTURE(tg) {
 FIXTURE_SETUP(tg)
 {
 	self->dev = NULL;
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, lib_counted_open(LIB_ID_A, "memory=64M engines=2", &self->counts,
 				      &self->dev));
@@ -33,11 +33,11 @@ FIXTURE_SETUP(tg)
 
 FIXTURE_TEARDOWN(tg)
 {
-	if (!vaccel_present())
+	if (!lib_present())
 		return;
 	accel_device_close(self->dev);
-	vaccel_del_device(LIB_ID_A);
-	EXPECT_COUNTS_BACK(&self->counts, 5000);
+	lib_del_device(LIB_ID_A);
+	EXPECT_LIB_COUNTS_BACK(&self->counts, 5000);
 }
 
 /* A task graph over @dev with @queues queues (0: one per engine). */
@@ -302,7 +302,7 @@ TEST_F(tg, foreign_device)
 	void *p;
 	int ret;
 
-	vaccel_del_device(LIB_ID_B);
+	lib_del_device(LIB_ID_B);
 	ASSERT_EQ(0, lib_fresh_open(LIB_ID_B, "memory=16M", &other));
 	ASSERT_EQ(0, tg_buf(self->dev, 8192, &b, &h));
 	ASSERT_EQ(0, tg_buf(other, 8192, &ob, &oh));
@@ -342,7 +342,7 @@ TEST_F(tg, foreign_device)
 	accel_buffer_destroy(ob);
 	accel_buffer_destroy(b);
 	accel_device_close(other);
-	vaccel_del_device(LIB_ID_B);
+	lib_del_device(LIB_ID_B);
 }
 
 /* release, map/unmap, capture, launch, trace, worker: their errors. */
@@ -1505,9 +1505,9 @@ TEST(two_devices)
 	void *h0, *h1;
 	enum { N = 8192 };
 
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
-	vaccel_del_device(LIB_ID_B);
+	lib_del_device(LIB_ID_B);
 	ASSERT_EQ(0, lib_counted_open(LIB_ID_A, "memory=64M engines=2", &counts, &devs[0]));
 	ASSERT_EQ(0, lib_fresh_open(LIB_ID_B, "memory=64M link_bw_mbps=2000 link_latency_ns=10000",
 				    &devs[1]));
@@ -1623,9 +1623,9 @@ TEST(two_devices)
 	accel_buffer_destroy(b0);
 	accel_device_close(devs[1]);
 	accel_device_close(devs[0]);
-	vaccel_del_device(LIB_ID_B);
-	vaccel_del_device(LIB_ID_A);
-	EXPECT_COUNTS_BACK(&counts, 5000);
+	lib_del_device(LIB_ID_B);
+	lib_del_device(LIB_ID_A);
+	EXPECT_LIB_COUNTS_BACK(&counts, 5000);
 }
 
 TEST_HARNESS_MAIN

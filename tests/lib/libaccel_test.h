@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Helpers of the libaccel VM tests (tests/lib/, one binary per *_test.c): fresh devices
- * made through /sys/bus/vaccel and opened through the library.
+ * Helpers of the libaccel tests (tests/lib/, one binary per *_test.c), which
+ * run on both backends from one source: in the VM against the module, and
+ * natively against the in-process device (ACCEL_BACKEND=sim, see
+ * Documentation/testing.rst, "Backends"). Fresh devices are made through the
+ * library's bus calls (accel_bus_new_device(): the module's
+ * /sys/bus/vaccel or the in-process bus), fault knobs and object counters
+ * read through accel_device_debug_*() (debugfs, or the in-process device's
+ * own files). A test that needs the module itself (a raw ioctl on the
+ * node's fd, the kernel log) says so with LIB_MODULE_ONLY().
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -11,6 +18,105 @@
 #include <accel/accel.h>
 
 #include "../kselftest/vaccel_common.h"
+
+/* The tests run on the in-process device (ACCEL_BACKEND=sim). */
+static inline bool lib_on_sim(void)
+{
+	const char *b = getenv("ACCEL_BACKEND");
+
+	return b && !strcmp(b, "sim");
+}
+
+/* A device can be made: the in-process bus always, the module when loaded (and root). */
+static inline bool lib_present(void)
+{
+	return lib_on_sim() || vaccel_present();
+}
+
+/*
+ * Skip the rest of a test (from a fixture's setup or a test's body) on the
+ * in-process device, with the reason: the conformance list of
+ * Documentation/testing.rst names every use.
+ */
+#define LIB_MODULE_ONLY(why) do {						\
+	if (lib_on_sim())							\
+		SKIP(return, "module only: %s", why);				\
+} while (0)
+
+static inline int lib_new_device(const char *spec)
+{
+	return accel_bus_new_device(spec);
+}
+
+static inline int lib_del_device(unsigned int id)
+{
+	return accel_bus_del_device(id);
+}
+
+/* The path accel_device_open_path() takes for device @id of the backend. */
+static inline int lib_node_path(unsigned int id, char *path, size_t len)
+{
+	if (lib_on_sim()) {
+		snprintf(path, len, "sim:%u", id);
+		return 0;
+	}
+	return vaccel_node_path(id, path, len);
+}
+
+/* Delete any device @id, then create it from @spec ("ID key=value ..."). */
+static inline int lib_fresh_device(unsigned int id, const char *spec)
+{
+	lib_del_device(id);
+	return lib_new_device(spec);
+}
+
+/*
+ * A counter of the backend's objects ("bos", "mappings", "files",
+ * "devices": the module's /sys/kernel/debug/vaccel/objects, or the
+ * in-process device's process-wide counters); -1 if it cannot be read.
+ */
+static inline long lib_objects(const char *name)
+{
+	char buf[512], *p;
+	size_t len = strlen(name);
+
+	if (accel_device_debug_read(NULL, "objects", buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, len) && p[len] == ' ')
+			return strtol(p + len + 1, NULL, 10);
+	return -1;
+}
+
+/* lib_objects(@name) once it is @want, or after @ms; its last value. */
+static inline long lib_objects_wait(const char *name, long want, unsigned int ms)
+{
+	uint64_t end = vaccel_now_ms() + ms;
+	long v;
+
+	for (;;) {
+		v = lib_objects(name);
+		if (v == want || vaccel_now_ms() >= end)
+			return v;
+		vaccel_msleep(10);
+	}
+}
+
+static inline void lib_counts_read(struct vaccel_counts *c)
+{
+	c->bos = lib_objects("bos");
+	c->mappings = lib_objects("mappings");
+	c->files = lib_objects("files");
+	c->devices = lib_objects("devices");
+}
+
+/* In a test or teardown: each of the backend's counters is back to @c within @ms. */
+#define EXPECT_LIB_COUNTS_BACK(c, ms) do {					\
+	EXPECT_EQ((c)->bos, lib_objects_wait("bos", (c)->bos, ms));		\
+	EXPECT_EQ((c)->mappings, lib_objects_wait("mappings", (c)->mappings, ms)); \
+	EXPECT_EQ((c)->files, lib_objects_wait("files", (c)->files, ms));	\
+	EXPECT_EQ((c)->devices, lib_objects_wait("devices", (c)->devices, ms)); \
+} while (0)
 
 /* Bus ids of the devices these tests create (vaccel_common.h uses 900). */
 #define LIB_ID_A	960
@@ -43,7 +149,7 @@ static inline int lib_fresh_open(unsigned int id, const char *settings, struct a
 
 	*dev = NULL;
 	snprintf(spec, sizeof(spec), "%u %s", id, settings);
-	ret = vaccel_fresh_device(id, spec);
+	ret = lib_fresh_device(id, spec);
 	if (ret)
 		return ret;
 	idx = lib_index_of(id);
@@ -53,15 +159,15 @@ static inline int lib_fresh_open(unsigned int id, const char *settings, struct a
 }
 
 /*
- * A fixture's device: bus device @id deleted, the kernel's object counts
+ * A fixture's device: bus device @id deleted, the backend's object counts
  * read into @counts (the teardown expects them back), then @id created
  * fresh with @settings and opened through the library.
  */
 static inline int lib_counted_open(unsigned int id, const char *settings,
 				   struct vaccel_counts *counts, struct accel_device **dev)
 {
-	vaccel_del_device(id);
-	vaccel_counts_read(counts);
+	lib_del_device(id);
+	lib_counts_read(counts);
 	return lib_fresh_open(id, settings, dev);
 }
 

@@ -46,7 +46,7 @@ FIXTURE(tgf) {
 FIXTURE_SETUP(tgf)
 {
 	self->dev = NULL;
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, lib_counted_open(LIB_ID_A, "memory=64M engines=2", &self->counts,
 				      &self->dev));
@@ -55,20 +55,17 @@ FIXTURE_SETUP(tgf)
 FIXTURE_TEARDOWN(tgf)
 {
 	tg_log_stop();
-	if (!vaccel_present())
+	if (!lib_present())
 		return;
 	accel_device_close(self->dev);
-	vaccel_del_device(LIB_ID_A);
-	EXPECT_COUNTS_BACK(&self->counts, 5000);
+	lib_del_device(LIB_ID_A);
+	EXPECT_LIB_COUNTS_BACK(&self->counts, 5000);
 }
 
-/* the next device access of device LIB_ID_A faults its queue (INJECTED) */
-static int arm_fault(void)
+/* the next device access of @dev faults its queue (INJECTED) */
+static int arm_fault(struct accel_device *dev)
 {
-	char path[128];
-
-	snprintf(path, sizeof(path), ACCEL_DEBUGFS "/vaccel%u/fault_access", LIB_ID_A);
-	return vaccel_sysfs_write(path, "1");
+	return accel_device_debug_write(dev, "fault_access", "1");
 }
 
 /* the pipeline: fill a with @k (queue 0), b = a (queue 1), d = b (queue 0) */
@@ -128,14 +125,14 @@ static int pipe_run(struct accel_tg *tg, struct pipe *p, uint32_t k)
  * round of the pipeline: the device is idle when the knob is armed, so the
  * victim's packet makes the next access. Returns the victim's id.
  */
-static void fault_mid_pipeline(struct __test_metadata *_metadata, struct accel_tg *tg,
-			       struct pipe *p, uint64_t *victim)
+static void fault_mid_pipeline(struct __test_metadata *_metadata, struct accel_device *dev,
+			       struct accel_tg *tg, struct pipe *p, uint64_t *victim)
 {
 	struct accel_task t;
 
 	ASSERT_EQ(0, pipe_run(tg, p, 1));
 	ASSERT_EQ(-1, tg_first_not(p->hd, N1, 1));
-	ASSERT_EQ(0, arm_fault());
+	ASSERT_EQ(0, arm_fault(dev));
 	accel_task_prep_copy(&t, &p->tc, &p->tb, ACCEL_OUTPUT);
 	ASSERT_EQ(0, tg_submit_on(tg, &t, 1, "victim", victim));
 }
@@ -161,7 +158,7 @@ TEST_F(tgf, fault_domain_waits)
 	ASSERT_EQ(0, pipe_make(self->dev, &p));
 	ASSERT_EQ(0, tg_mkbuf(self->dev, B1, 0, &be, &he));
 	e = tv1(be, 0, ACCEL_DTYPE_U32, N1);
-	fault_mid_pipeline(_metadata, tg, &p, &victim);
+	fault_mid_pipeline(_metadata, self->dev, tg, &p, &victim);
 	EXPECT_EQ(-EIO, accel_tg_task_wait(tg, victim, 10 * SEC));
 	EXPECT_EQ(-EIO, accel_tg_sync(tg, 10 * SEC));
 	EXPECT_EQ(-EIO, pipe_run(tg, &p, 2));
@@ -228,7 +225,7 @@ TEST_F(tgf, fault_status_and_recovery)
 	EXPECT_EQ(0, st.error);
 
 	tg_log_start();
-	fault_mid_pipeline(_metadata, tg, &p, &victim);
+	fault_mid_pipeline(_metadata, self->dev, tg, &p, &victim);
 	EXPECT_EQ(-EIO, accel_tg_task_wait(tg, victim, 10 * SEC));
 	EXPECT_EQ(-EIO, tg_status_of(tg, &st));
 	EXPECT_EQ(-EIO, st.error);
@@ -705,8 +702,8 @@ TEST_F(tgf, fork_child_cannot_touch_the_task_graph)
 	accel_task_prep_fill(&t, &v, ACCEL_OUTPUT, 5);
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, &id));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
-	bos0 = vaccel_objects("bos");
-	maps0 = vaccel_objects("mappings");
+	bos0 = lib_objects("bos");
+	maps0 = lib_objects("mappings");
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -735,8 +732,8 @@ TEST_F(tgf, fork_child_cannot_touch_the_task_graph)
 	}
 	ASSERT_EQ(0, vaccel_wait_child(pid));
 	if (bos0 >= 0) {
-		EXPECT_EQ(bos0, vaccel_objects("bos"));
-		EXPECT_EQ(maps0, vaccel_objects("mappings"));
+		EXPECT_EQ(bos0, lib_objects("bos"));
+		EXPECT_EQ(maps0, lib_objects("mappings"));
 	}
 	EXPECT_EQ(-1, tg_first_not(hb, N1, 5));
 	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));

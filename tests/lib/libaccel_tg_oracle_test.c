@@ -24,7 +24,7 @@
 #define ORACLE_SEEDS	6
 #define ORACLE_STEPS	200
 
-static unsigned int vm_ids[OR_DEVS] = { LIB_ID_A, LIB_ID_B };
+static struct accel_device *vm_devs[OR_DEVS];
 static unsigned int vm_engines[OR_DEVS];
 
 static uint64_t vm_now(void)
@@ -38,16 +38,14 @@ static uint64_t vm_now(void)
 /* Stall every engine of both devices for 300 ms (on), or end the stalls. */
 static void vm_lag(int on)
 {
-	char path[128], val[64];
+	char val[64];
 	unsigned int d, e;
 
 	for (d = 0; d < OR_DEVS; d++)
 		for (e = 0; e < vm_engines[d]; e++) {
-			snprintf(path, sizeof(path), ACCEL_DEBUGFS "/vaccel%u/stall_engine",
-				 vm_ids[d]);
 			snprintf(val, sizeof(val), "%u %u", e, on ? 300000000u : 0u);
-			if (vaccel_sysfs_write(path, val))
-				fprintf(stderr, "# %s: %s failed\n", path, val);
+			if (accel_device_debug_write(vm_devs[d], "stall_engine", val))
+				fprintf(stderr, "# device %u: stall_engine %s failed\n", d, val);
 		}
 }
 
@@ -62,15 +60,16 @@ FIXTURE_SETUP(oracle)
 	unsigned int d;
 
 	memset(&self->env, 0, sizeof(self->env));
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
-	vaccel_del_device(LIB_ID_B);
+	lib_del_device(LIB_ID_B);
 	ASSERT_EQ(0, lib_counted_open(LIB_ID_A, "memory=64M engines=2", &self->counts,
 				      &self->env.devs[0]));
 	ASSERT_EQ(0, lib_fresh_open(LIB_ID_B, "memory=64M engines=2", &self->env.devs[1]));
 	for (d = 0; d < OR_DEVS; d++) {
 		ASSERT_EQ(0, accel_device_query(self->env.devs[d], &props));
 		vm_engines[d] = props.engines;
+		vm_devs[d] = self->env.devs[d];
 	}
 	self->env.now = vm_now;
 	self->env.lag = vm_lag;
@@ -82,14 +81,14 @@ FIXTURE_SETUP(oracle)
 
 FIXTURE_TEARDOWN(oracle)
 {
-	if (!vaccel_present())
+	if (!lib_present())
 		return;
 	vm_lag(0);
 	accel_device_close(self->env.devs[1]);
 	accel_device_close(self->env.devs[0]);
-	vaccel_del_device(LIB_ID_B);
-	vaccel_del_device(LIB_ID_A);
-	EXPECT_COUNTS_BACK(&self->counts, 5000);
+	lib_del_device(LIB_ID_B);
+	lib_del_device(LIB_ID_A);
+	EXPECT_LIB_COUNTS_BACK(&self->counts, 5000);
 }
 
 TEST_F_TIMEOUT(oracle, random_programs, 1800)

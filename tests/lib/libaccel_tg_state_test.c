@@ -57,7 +57,7 @@ FIXTURE(tgs) {
 FIXTURE_SETUP(tgs)
 {
 	self->dev = NULL;
-	if (!vaccel_present())
+	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
 	ASSERT_EQ(0, lib_counted_open(LIB_ID_A, "memory=64M engines=2", &self->counts,
 				      &self->dev));
@@ -66,12 +66,12 @@ FIXTURE_SETUP(tgs)
 FIXTURE_TEARDOWN(tgs)
 {
 	tg_log_stop();
-	if (!vaccel_present())
+	if (!lib_present())
 		return;
 	accel_device_close(self->dev);
-	vaccel_del_device(LIB_ID_A);
-	vaccel_del_device(LIB_ID_B);
-	EXPECT_COUNTS_BACK(&self->counts, 5000);
+	lib_del_device(LIB_ID_A);
+	lib_del_device(LIB_ID_B);
+	EXPECT_LIB_COUNTS_BACK(&self->counts, 5000);
 }
 
 /* the graph's DOT text (malloc'ed) */
