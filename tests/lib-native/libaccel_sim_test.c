@@ -1044,6 +1044,47 @@ TEST(exec_sealed_with_bindings)
 	raw_close(fd);
 }
 
+/*
+ * Priorities share one engine as the module's do: a pass gives a HIGH
+ * queue 16 turns of 64 steps for a NORMAL queue's one, so of two queues
+ * full of 4-step FILLs, the HIGH one has done all 64 when the NORMAL one
+ * has done about 16.
+ */
+TEST(priorities_share_an_engine)
+{
+	struct drm_vaccel_packet p;
+	struct raw_queue lo, hi;
+	uint32_t hb;
+	uint64_t done_lo;
+	int fd, i;
+
+	if (geteuid())
+		SKIP(return, "HIGH priority needs CAP_SYS_NICE");
+	ASSERT_EQ(0, sim_setup("0 engines=1"));
+	fd = raw_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_NE(NULL, raw_buffer(fd, 2 << 20, 0, RAW_VA + (16 << 20), &hb));
+	ASSERT_EQ(0, raw_queue_create(fd, RAW_VA, 128, DRM_VACCEL_QUEUE_PRIORITY_NORMAL, &lo));
+	ASSERT_EQ(0, raw_queue_create(fd, RAW_VA + (1 << 20), 128, DRM_VACCEL_QUEUE_PRIORITY_HIGH,
+				      &hi));
+	/* both rings full before the engine looks (a stall holds it) */
+	ASSERT_EQ(0, sim_fd_debug_write(fd, "stall_engine", "0 10000000000"));
+	usleep(10000);
+	accel_prep_fill(&p, RAW_VA + (16 << 20), 1 << 20, 1, 1);
+	for (i = 0; i < 64; i++) {
+		ASSERT_EQ(0, raw_submit(&lo, &p));
+		ASSERT_EQ(0, raw_submit(&hi, &p));
+	}
+	ASSERT_EQ(0, sim_fd_debug_write(fd, "stall_engine", "0 0"));
+	ASSERT_EQ(0, raw_drain(&hi, 30 * RAW_SEC));
+	done_lo = __atomic_load_n(&lo.ctrl->read_index, __ATOMIC_ACQUIRE);
+	TH_LOG("when the HIGH queue had run its 64 packets, the NORMAL one had run %llu",
+	       (unsigned long long)done_lo);
+	EXPECT_GE(32, done_lo);
+	ASSERT_EQ(0, raw_drain(&lo, 30 * RAW_SEC));
+	raw_close(fd);
+}
+
 /* ---- the NEED_WAKEUP protocol: an idle engine sleeps, a kick wakes it ---- */
 
 TEST(idle_engines_sleep_and_kicks_wake_them)
