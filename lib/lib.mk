@@ -120,7 +120,8 @@ LIB_ABI_SRC := tests/lib-native/libaccel_abi_test.c
 LIB_TG_NATIVE_SRC := tests/lib-native/libaccel_tg_native_test.c
 LIB_FASTPATH_SRC := tests/lib-native/libaccel_fastpath_test.c
 LIB_FAKE_SRCS := tests/lib-native/libaccel_tg_oracle_test.c tests/lib-native/libaccel_fake_test.c
-LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_FASTPATH_SRC) $(LIB_ABI_SRC) $(LIB_TG_NATIVE_SRC) $(LIB_FAKE_SRCS), \
+LIB_NATIVE_SRCS := $(filter-out $(LIB_TSAN_SRC) $(LIB_FASTPATH_SRC) $(LIB_ABI_SRC) $(LIB_TG_NATIVE_SRC) $(LIB_FAKE_SRCS) \
+	$(SIM_TEST_SRCS) $(SIM_TSAN_SRC), \
 	$(wildcard tests/lib-native/*_test.c))
 LIB_NATIVE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_NATIVE_SRCS))
 LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/version.c lib/copy_struct.c \

@@ -2,14 +2,16 @@
 /*
  * accel-info: what vaccel devices this machine has, through libaccel.
  *
- * For each device: its node and id, the module's uAPI version, engines,
- * capabilities, memory capacity and use, VA window, link settings, poll
- * budget and per-context limits; then the topology matrix of all of them
- * (what device i pays to reach device j's memory); and, when
- * /sys/kernel/debug/accel/vaccelID is readable (root, debugfs mounted),
- * the device's queues, engines and statistics from the module's debugfs
- * files (Documentation/devices.rst). --json prints the same as one JSON
- * object for scripts.
+ * The backend it sees (ACCEL_BACKEND: the kernel module, or "sim", the
+ * in-process device). For each device: its node (or sim:ID) and id, the
+ * uAPI version, engines, capabilities, memory capacity and use, VA window,
+ * link settings, poll budget and per-context limits; then the topology
+ * matrix of all of them (what device i pays to reach device j's memory);
+ * and, when readable (the module's /sys/kernel/debug/accel/vaccelID: root,
+ * debugfs mounted; always for the sim), the device's queues, engines and
+ * statistics from its debugfs files (Documentation/devices.rst), through
+ * accel_device_debug_read(). --json prints the same as one JSON object
+ * for scripts.
  *
  * Exit status: 0; 1 if there is no vaccel device or one cannot be opened;
  * 2 for a usage error.
@@ -47,9 +49,10 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: accel-info [--json] [--device INDEX] [--no-debugfs]\n"
 		"\n"
-		"Show the vaccel devices (through libaccel): settings, memory in use, the\n"
-		"topology matrix of link bandwidth/latency, and, when debugfs is readable,\n"
-		"each device's queues, engines and statistics.\n"
+		"Show the vaccel devices (through libaccel): the backend (ACCEL_BACKEND:\n"
+		"the kernel module, or sim, the in-process device), settings, memory in\n"
+		"use, the topology matrix of link bandwidth/latency, and, when debugfs is\n"
+		"readable, each device's queues, engines and statistics.\n"
 		"\n"
 		"  -j, --json          one JSON object on stdout, for scripts\n"
 		"  -d, --device INDEX  only this device (accel_device_list() order)\n"
@@ -58,40 +61,6 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: 0; 1 if no vaccel device is present or one cannot be opened;\n"
 		"2 for a usage error. ACCEL_DEBUG=info|trace logs the library's steps.\n");
-}
-
-/* Read a small file whole; NULL if it cannot be read. Caller frees. */
-static char *read_text(const char *path)
-{
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f || !buf) {
-		if (f)
-			fclose(f);
-		free(buf);
-		return NULL;
-	}
-	while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += n;
-		if (cap - len - 1 == 0) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	buf[len] = '\0';
-	if (ferror(f)) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
 }
 
 static void json_string(const char *s)
@@ -181,10 +150,27 @@ static const char *const debugfs_files[] = { "queues", "engines", "stats" };
 /* The device's debugfs text, or NULL (not root, not mounted, no such file). */
 static char *debugfs_read(const struct dev *d, const char *file)
 {
-	char path[128];
+	size_t len = 1 << 20;
+	char *buf = malloc(len);
 
-	snprintf(path, sizeof(path), DEBUGFS_DIR "/vaccel%u/%s", d->props.id, file);
-	return read_text(path);
+	if (buf && accel_device_debug_read(d->dev, file, buf, len) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+/* The backend ACCEL_BACKEND names, as the library reads it. */
+static const char *backend_name(void)
+{
+	const char *env = getenv("ACCEL_BACKEND");
+
+	return env && !strcmp(env, "sim") ? "sim" : "module";
+}
+
+static const char *backend_text(const char *backend)
+{
+	return strcmp(backend, "sim") ? "the vaccel kernel module" : "the in-process device";
 }
 
 static void print_text(struct dev *d, unsigned int n, bool debugfs)
@@ -193,12 +179,14 @@ static void print_text(struct dev *d, unsigned int n, bool debugfs)
 	struct accel_link *m;
 	unsigned int i, j, f;
 
-	printf("libaccel %d.%d: %u vaccel device%s\n", accel_version_major(),
-	       accel_version_minor(), n, n == 1 ? "" : "s");
+	printf("libaccel %d.%d: %u vaccel device%s on %s (backend %s)\n", accel_version_major(),
+	       accel_version_minor(), n, n == 1 ? "" : "s", backend_text(backend_name()),
+	       backend_name());
 	for (i = 0; i < n; i++) {
 		struct accel_device_props *p = &d[i].props;
 
 		printf("\ndevice %u: %s (vaccel%u)\n", d[i].index, d[i].info.path, p->id);
+		printf("  %-16s %s\n", "backend", accel_device_backend(d[i].dev));
 		printf("  %-16s %u\n", "uapi version", p->uapi_version);
 		printf("  %-16s %u\n", "engines", p->engines);
 		printf("  %-16s 0x%" PRIx64, "capabilities", p->capabilities);
@@ -280,12 +268,13 @@ static void print_json(struct dev *d, unsigned int n, bool debugfs)
 	struct accel_link *m;
 	unsigned int i, j, f;
 
-	printf("{\"library\": \"%d.%d\", \"devices\": [", accel_version_major(),
-	       accel_version_minor());
+	printf("{\"library\": \"%d.%d\", \"backend\": \"%s\", \"devices\": [",
+	       accel_version_major(), accel_version_minor(), backend_name());
 	for (i = 0; i < n; i++) {
 		struct accel_device_props *p = &d[i].props;
 
-		printf("%s\n  {\"index\": %u, \"path\": ", i ? "," : "", d[i].index);
+		printf("%s\n  {\"index\": %u, \"backend\": \"%s\", \"path\": ", i ? "," : "",
+		       d[i].index, accel_device_backend(d[i].dev));
 		json_string(d[i].info.path);
 		printf(", \"minor\": %u, \"id\": %u, \"uapi_version\": %u, \"engines\": %u, "
 		       "\"capabilities\": %" PRIu64 ", \"capability_names\": [",
@@ -395,8 +384,13 @@ int main(int argc, char **argv)
 	}
 
 	total = accel_device_list(list, MAX_DEVICES, sizeof(*list));
+	/* no /sys/class/accel: no accel driver at all, so no vaccel device */
+	if (total == -ENOENT && !strcmp(backend_name(), "module"))
+		total = 0;
 	if (total < 0) {
-		fprintf(stderr, "accel-info: cannot list devices: %s\n", accel_strerror(total));
+		fprintf(stderr, "accel-info: cannot list devices: %s%s\n", accel_strerror(total),
+			total == -EINVAL ? " (ACCEL_BACKEND is module or sim; a wrong "
+			"ACCEL_SIM_DEVICES is refused too: ACCEL_DEBUG=error says why)" : "");
 		return 1;
 	}
 	if (total > MAX_DEVICES)
@@ -410,7 +404,12 @@ int main(int argc, char **argv)
 		total = (int)only + 1;
 	}
 	if (total == 0 && !json) {
-		fprintf(stderr, "accel-info: no vaccel devices (is the module loaded?)\n");
+		if (!strcmp(backend_name(), "sim"))
+			fprintf(stderr, "accel-info: no in-process devices (ACCEL_SIM_DEVICES is "
+				"empty)\n");
+		else
+			fprintf(stderr, "accel-info: no vaccel devices: load the module (modprobe "
+				"vaccel), or use the in-process device (ACCEL_BACKEND=sim)\n");
 		return 1;
 	}
 

@@ -48,7 +48,7 @@ _Thread_local struct sim_engine *sim_cur_engine;
 
 /* ---- poller slots ---- */
 
-static atomic_int sim_pollers;
+static atomic_int sim_pollers, sim_pollers_max, sim_engine_threads;
 static int sim_max_pollers;
 static pthread_once_t sim_pollers_once = PTHREAD_ONCE_INIT;
 
@@ -69,10 +69,23 @@ static bool sim_poll_take(struct sim_engine *e)
 	n = atomic_load(&sim_pollers);
 	while (n < sim_max_pollers)
 		if (atomic_compare_exchange_weak(&sim_pollers, &n, n + 1)) {
+			int max = atomic_load(&sim_pollers_max);
+
+			while (n + 1 > max && !atomic_compare_exchange_weak(&sim_pollers_max, &max, n + 1))
+				;
 			e->polling = true;
 			return true;
 		}
 	return false;
+}
+
+void sim_pollers_read(int *slots, int *now, int *max, int *threads)
+{
+	pthread_once(&sim_pollers_once, sim_pollers_init);
+	*slots = sim_max_pollers;
+	*now = atomic_load(&sim_pollers);
+	*max = atomic_load(&sim_pollers_max);
+	*threads = atomic_load(&sim_engine_threads);
 }
 
 static void sim_poll_release(struct sim_engine *e)
@@ -425,6 +438,7 @@ static void *sim_engine_main(void *arg)
 	char name[16];
 
 	sim_cur_engine = e;
+	atomic_fetch_add(&sim_engine_threads, 1);
 	snprintf(name, sizeof(name), "vaccel%u/%u", e->dev->id % 1000, e->index % 100);
 	pthread_setname_np(pthread_self(), name);
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
@@ -463,6 +477,7 @@ static void *sim_engine_main(void *arg)
 		sched_yield();
 	}
 	sim_poll_release(e);
+	atomic_fetch_sub(&sim_engine_threads, 1);
 	return NULL;
 }
 

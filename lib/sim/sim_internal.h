@@ -679,6 +679,8 @@ void sim_acct_queue_fini(struct sim_queue *q);
 /* The engine whose thread this is, NULL on other threads. */
 extern _Thread_local struct sim_engine *sim_cur_engine;
 
+/* The process's poller slots, pollers now and at most so far, engine threads running. */
+void sim_pollers_read(int *slots, int *now, int *max, int *threads);
 int sim_engines_start(struct sim_dev *dev);
 void sim_engines_stop(struct sim_dev *dev);
 void sim_engine_wake(struct sim_engine *e);

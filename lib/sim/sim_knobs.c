@@ -100,6 +100,7 @@ static atomic_int *int_knob(struct sim_dev *dev, const char *knob)
 
 static const char *const read_only_files[] = {
 	"info", "contexts", "buffers", "vm", "queues", "engines", "stats", "objects", "fdinfo",
+	"sim",
 };
 
 static bool is_read_only(const char *file)
@@ -330,6 +331,18 @@ static void show_objects(struct out *o)
 	put(o, "queues %d\n", atomic_load(&sim_objects.queues));
 }
 
+/* The in-process device's own file: its process-wide engine threads and poller slots. */
+static void show_sim(struct out *o)
+{
+	int slots, now, max, threads;
+
+	sim_pollers_read(&slots, &now, &max, &threads);
+	put(o, "engine_threads %d\n", threads);
+	put(o, "poller_slots %d\n", slots);
+	put(o, "pollers %d\n", now);
+	put(o, "pollers_max %d\n", max);
+}
+
 /* The keys of the module's fdinfo (drm-usage-stats) for file @f. */
 static void show_fdinfo(struct sim_file *f, struct out *o)
 {
@@ -362,6 +375,10 @@ int sim_debug_read(struct sim_dev *dev, struct sim_file *f, const char *file, ch
 	buf[0] = '\0';
 	if (!strcmp(file, "objects")) {
 		show_objects(&o);
+		return (int)o.n;
+	}
+	if (!strcmp(file, "sim")) {
+		show_sim(&o);
 		return (int)o.n;
 	}
 	if (atomic_load(&dev->removed))

@@ -131,23 +131,30 @@ int sim_queue_create(struct sim_file *f, struct drm_vaccel_queue_create *c)
 	acc_sim_core_queue_init(&q->core, q, c->ring_va, c->ring_size);
 	atomic_fetch_add(&sim_objects.queues, 1);
 
-	/* on its engine before KICK, QUERY and DESTROY can find it */
+	/*
+	 * Its id first, then on its engine (which may run it from then on),
+	 * then visible to KICK, QUERY and DESTROY; the file lock keeps the id
+	 * free meanwhile.
+	 */
 	e = &dev->engines[(atomic_fetch_add(&dev->next_engine, 1) + 1) % dev->cfg.engines];
 	q->engine = e;
-	pthread_mutex_lock(&e->lock);
-	list_add_tail(&e->queues, &q->node);
-	pthread_mutex_unlock(&e->lock);
-
 	pthread_mutex_lock(&f->lock);
 	for (id = 0; id < SIM_MAX_QUEUES && atomic_load(&f->queues[id]); id++)
 		;
 	if (id < SIM_MAX_QUEUES) {
 		q->id = id;
+		pthread_mutex_lock(&e->lock);
+		list_add_tail(&e->queues, &q->node);
+		pthread_mutex_unlock(&e->lock);
 		atomic_store(&f->queues[id], q);
 	}
 	pthread_mutex_unlock(&f->lock);
 	if (id == SIM_MAX_QUEUES) {
-		sim_queue_free(q);
+		/* never on an engine: nothing to wait for */
+		munmap(q->pages, 2 * SIM_PAGE);
+		close(q->fd);
+		free(q);
+		atomic_fetch_sub(&sim_objects.queues, 1);
 		ret = -ENOSPC;
 		goto out_exit;
 	}
