@@ -171,8 +171,19 @@ void tg_run_host_tasks(struct accel_tg *tg, bool block)
 
 	for (;;) {
 		pthread_mutex_lock(&tg->host_lock);
-		while (block && list_empty(&tg->host_pending) && !host_stop(tg))
+		for (;;) {
+			/* the worker, held by a recovery: out of every wait on the queues */
+			while (block && tg->worker_pause && !host_stop(tg)) {
+				tg->worker_paused = true;
+				pthread_cond_broadcast(&tg->host_cond);
+				pthread_cond_wait(&tg->host_cond, &tg->host_lock);
+			}
+			if (block)
+				tg->worker_paused = false;
+			if (!block || !list_empty(&tg->host_pending) || host_stop(tg))
+				break;
 			pthread_cond_wait(&tg->host_cond, &tg->host_lock);
+		}
 		if (list_empty(&tg->host_pending) || host_stop(tg)) {
 			pthread_mutex_unlock(&tg->host_lock);
 			return;
@@ -231,6 +242,29 @@ void tg_worker_stop(struct accel_tg *tg)
 	pthread_mutex_unlock(&tg->host_lock);
 	pthread_join(tg->worker, NULL);
 	tg->worker_running = false;
+}
+
+void tg_worker_pause(struct accel_tg *tg)
+{
+	if (!tg->worker_running)
+		return;
+	pthread_mutex_lock(&tg->host_lock);
+	tg->worker_pause = true;
+	pthread_cond_broadcast(&tg->host_cond);
+	/* at most one host task and one bounded wait slice (tg_host_wait_deps()) */
+	while (!tg->worker_paused)
+		pthread_cond_wait(&tg->host_cond, &tg->host_lock);
+	pthread_mutex_unlock(&tg->host_lock);
+}
+
+void tg_worker_resume(struct accel_tg *tg)
+{
+	if (!tg->worker_running)
+		return;
+	pthread_mutex_lock(&tg->host_lock);
+	tg->worker_pause = false;
+	pthread_cond_broadcast(&tg->host_cond);
+	pthread_mutex_unlock(&tg->host_lock);
 }
 
 /* drop every host task not run (destroy, recovery) */

@@ -243,6 +243,12 @@ struct accel_tg {
 	struct list host_pending;
 	pthread_t worker;
 	bool worker_running, worker_stop;
+	/*
+	 * A recovery holds the worker out of the queues it replaces: it sets
+	 * worker_pause and waits for worker_paused, which the worker sets
+	 * between two host tasks (host_lock, host_cond).
+	 */
+	bool worker_pause, worker_paused;
 	struct tg_map maps[ACCEL_TG_MAX_MAPS];
 	uint32_t open_maps;		/* bit s: maps[s] is open */
 	struct accel_graph *capture;
@@ -551,6 +557,12 @@ void tg_host_queue(struct accel_tg *tg, struct list *batch);
 void tg_bindings_put(struct accel_tg *tg, struct tg_bindings *b);
 void tg_host_abandon(struct accel_tg *tg);
 void tg_worker_stop(struct accel_tg *tg);
+/*
+ * Hold the worker (if one runs) between two host tasks, out of every wait
+ * on the queues, until tg_worker_resume(); the caller holds no lock.
+ */
+void tg_worker_pause(struct accel_tg *tg);
+void tg_worker_resume(struct accel_tg *tg);
 
 /* --- wait.c --- */
 bool tg_id_done(struct accel_tg *tg, uint64_t id);

@@ -402,6 +402,7 @@ ACCEL_API int accel_tg_recover(struct accel_tg *tg)
 		}
 	}
 	/* the old queues stop (their in-flight packets finish), the new take over */
+	tg_worker_pause(tg);
 	for (i = 0; i < tg->nq; i++) {
 		struct tg_line *l = &tg->lines[i];
 
@@ -434,9 +435,7 @@ ACCEL_API int accel_tg_recover(struct accel_tg *tg)
 		atomic_fetch_add(&tg->abort_level, 1);
 		atomic_store_explicit(&tg->aborted, false, memory_order_release);
 	}
-	pthread_mutex_lock(&tg->host_lock);
-	pthread_cond_broadcast(&tg->host_cond);	/* an aborted worker sleeps there */
-	pthread_mutex_unlock(&tg->host_lock);
+	tg_worker_resume(tg);
 	acc_info("accel_tg_recover: %u queues replaced, in-flight work abandoned", tg->nq);
 	return 0;
 }
