@@ -176,7 +176,7 @@ debug-module: debug-kernel
 check-debug: deps
 	$(MAKE) all
 	$(MAKE) debug-module
-	tests/run-all --debug-kernel
+	tests/run-all --debug-kernel $(CHECK_DEBUG_FLAGS)
 
 # The product as a user meets it: the module loads, accel-info shows the
 # devices, the libaccel examples run (each checks its result), then the

@@ -158,8 +158,22 @@ ACCEL_API int accel_device_debug_read(struct accel_device *dev, const char *file
 	char path[128];
 	int ret;
 
-	if (!dev || !debug_name_ok(file) || !buf || !len || len > INT32_MAX)
+	if (!debug_name_ok(file) || !buf || !len || len > INT32_MAX)
 		return -EINVAL;
+	if (!dev) {
+		/* the counters of the backend ACCEL_BACKEND chooses: no device needed */
+		if (strcmp(file, "objects"))
+			return -EINVAL;
+		ret = acc_backend();
+		if (ret < 0)
+			return ret;
+		if (ret == ACC_BACKEND_SIM)
+			return sim_objects_read(buf, len);
+		ret = read_file(DEBUGFS_VACCEL "/objects", buf, len);
+		if (ret < 0)
+			acc_err("debug read %s: %s", DEBUGFS_VACCEL "/objects", strerror(-ret));
+		return ret;
+	}
 	if (tp_forked(&dev->tp))
 		return -ECHILD;
 	if (dev->tp.ops == &acc_tp_sim)

@@ -34,5 +34,7 @@ bool sim_fd_is_file(int fd);
 /* The debugfs files and knobs of @fd's device (sim_knobs.c): 0 / bytes, or -errno. */
 int sim_fd_debug_write(int fd, const char *knob, const char *value);
 int sim_fd_debug_read(int fd, const char *file, char *buf, size_t len);
+/* The process-wide "objects" counters (as sim_fd_debug_read() gives them): bytes. */
+int sim_objects_read(char *buf, size_t len);
 
 #endif /* ACCEL_SIM_H */

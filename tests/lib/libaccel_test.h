@@ -112,6 +112,7 @@ static inline void lib_counts_read(struct vaccel_counts *c)
 
 /* In a test or teardown: each of the backend's counters is back to @c within @ms. */
 #define EXPECT_LIB_COUNTS_BACK(c, ms) do {					\
+	EXPECT_LE(0, (c)->bos) TH_LOG("the backend's object counters cannot be read"); \
 	EXPECT_EQ((c)->bos, lib_objects_wait("bos", (c)->bos, ms));		\
 	EXPECT_EQ((c)->mappings, lib_objects_wait("mappings", (c)->mappings, ms)); \
 	EXPECT_EQ((c)->files, lib_objects_wait("files", (c)->files, ms));	\

@@ -323,7 +323,8 @@ int accel_device_debug_write(struct accel_device *dev, const char *knob, const c
 
 /**
  * accel_device_debug_read() - read a debugfs file of a device
- * @dev: an open device
+ * @dev: an open device; or NULL for "objects" of the backend ACCEL_BACKEND
+ *	chooses (no device needs to be open)
  * @file: info, contexts, buffers, vm, queues, engines, stats, a knob's
  *	name; "objects" (the module's /sys/kernel/debug/vaccel/objects, the
  *	in-process device's process-wide counters of the same names); "fdinfo"
