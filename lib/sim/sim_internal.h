@@ -24,10 +24,10 @@
  *   sim_os.c         the core's vaccel_os_*() layer
  *   sim_knobs.c      the debugfs knobs and files (accel_device_debug_*)
  *
- * Lock order (outer first): bus lock > device lock > file lock >
- * file queues_lock > engine lock > vm lock > seal lock > arms lock >
- * event lock > bucket lock > acct lock. The registry, host-map and pool
- * locks are leaves. Engine threads block every signal; user threads take
+ * Lock order (outer first): bus lock > device lock > file queues_lock >
+ * file lock > engine lock > vm lock > seal lock > arms lock > event lock >
+ * bucket lock > acct lock. The object registries' and the host-map
+ * table's locks are leaves. Engine threads block every signal; user threads take
  * a bucket lock or an event lock only with signals blocked
  * (sim_sigblock()), so that SIGNAL_WRITE and KICK, which are lock-free up
  * to the bucket walk, may run in a signal handler (accel_tg_abort()).
