@@ -552,6 +552,8 @@ int sim_prime_export(struct sim_file *f, uint32_t handle, int writable, int *dma
 	if (!bo)
 		return -ENOENT;
 	o = sim_bo_owner(bo);
+	/* from now on another process may map it: its signals wake across processes */
+	atomic_store(&o->exported, true);
 	/*
 	 * Writable: the object's own memfd (one dma-buf per object, as the
 	 * kernel caches it); through a read-only import, that read-only

@@ -295,8 +295,8 @@ out:
 		*next = min_u64(*next, core->deadline);
 	if (blocked && q->wait_poll)
 		*next = min_u64(*next, now + SIM_SIGNAL_POLL_NS);
-	if (blocked && q->wait_foreign)
-		*next = min_u64(*next, now + SIM_FOREIGN_POLL_NS);
+	if (blocked && q->wait_shared)
+		*next = min_u64(*next, now + SIM_SHARED_BACKSTOP_NS);
 	if (core->busy_until)
 		*next = min_u64(*next, core->busy_until);
 	progress |= core->packets != packets || core->bytes != bytes || st == VACCEL_CORE_FAULT;
@@ -345,6 +345,28 @@ static bool sim_engine_pass(struct sim_engine *e, uint64_t *next)
 	return progress;
 }
 
+/*
+ * The words other processes may write that blocked queues of @e wait on,
+ * with the values their WAITs read: the engine sleeps on them too.
+ * Engine lock held.
+ */
+static unsigned int sim_engine_shared_waits(struct sim_engine *e, const uint32_t **words,
+					    uint32_t *vals, unsigned int max)
+{
+	unsigned int n = 0;
+	struct list *l;
+
+	for (l = e->queues.next; l != &e->queues && n < max; l = l->next) {
+		struct sim_queue *q = container_of(l, struct sim_queue, node);
+
+		if (q->blocked && q->wait_shared && q->wait_word) {
+			words[n] = q->wait_word;
+			vals[n++] = q->wait_val;
+		}
+	}
+	return n;
+}
+
 /* Work the engine must not sleep through? Engine lock held. */
 static bool sim_engine_pending(struct sim_engine *e, uint64_t now)
 {
@@ -378,6 +400,9 @@ static void sim_engine_set_need_wakeup(struct sim_engine *e, uint32_t v)
 /* Sleep until woken or @deadline (UINT64_MAX: none). */
 static void sim_engine_sleep(struct sim_engine *e, uint64_t deadline)
 {
+	const uint32_t *words[64];
+	uint32_t vals[64];
+	unsigned int nw;
 	bool pending;
 
 	sim_poll_release(e);
@@ -385,6 +410,7 @@ static void sim_engine_sleep(struct sim_engine *e, uint64_t deadline)
 	sim_engine_set_need_wakeup(e, 1);
 	atomic_thread_fence(memory_order_seq_cst);	/* need_wakeup before the doorbells */
 	pending = sim_engine_pending(e, sim_now());
+	nw = sim_engine_shared_waits(e, words, vals, 64);
 	pthread_mutex_unlock(&e->lock);
 	pending = pending || sim_split_pending(e->dev, e);
 
@@ -393,7 +419,11 @@ static void sim_engine_sleep(struct sim_engine *e, uint64_t deadline)
 	    deadline > sim_now()) {
 		atomic_fetch_add_explicit(&e->sleeps, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&e->dev->stats.sleeps, 1, memory_order_relaxed);
-		sim_futex_wait(&e->wake, 0, deadline == UINT64_MAX ? 0 : deadline);
+		if (nw)
+			sim_futex_waitv(&e->wake, words, vals, nw, deadline == UINT64_MAX ? 0 :
+								     deadline);
+		else
+			sim_futex_wait(&e->wake, 0, deadline == UINT64_MAX ? 0 : deadline);
 		atomic_fetch_add_explicit(&e->wakeups, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&e->dev->stats.wakeups, 1, memory_order_relaxed);
 	}

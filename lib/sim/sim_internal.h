@@ -24,10 +24,10 @@
  *   sim_os.c         the core's vaccel_os_*() layer
  *   sim_knobs.c      the debugfs knobs and files (accel_device_debug_*)
  *
- * Lock order (outer first): bus lock > device lock > file lock >
- * file queues_lock > engine lock > vm lock > seal lock > arms lock >
- * event lock > bucket lock > acct lock. The registry, host-map and pool
- * locks are leaves. Engine threads block every signal; user threads take
+ * Lock order (outer first): bus lock > device lock > file queues_lock >
+ * file lock > engine lock > vm lock > seal lock > arms lock > event lock >
+ * bucket lock > acct lock. The object registries' and the host-map
+ * table's locks are leaves. Engine threads block every signal; user threads take
  * a bucket lock or an event lock only with signals blocked
  * (sim_sigblock()), so that SIGNAL_WRITE and KICK, which are lock-free up
  * to the bucket walk, may run in a signal handler (accel_tg_abort()).
@@ -71,10 +71,16 @@
 #define SIM_SIGNAL_BUCKET_MAX	512u
 #define SIM_SIGNAL_POLL_NS	1000000ull
 /*
- * Memory of another process (a memfd imported over a Unix socket) is
- * written without telling this process: its waiters look every this often.
+ * Memory another process may write (a memfd imported from it, or one of
+ * this process's objects exported): its waiters also sleep on the word
+ * itself as a shared futex (FUTEX_32, the low half of the little-endian
+ * signal), which every update of such a word wakes, in any process. A
+ * change of the high half alone does not change the futex's value: such a
+ * wait looks again after this long anyway. Without futex_waitv() (Linux
+ * before 5.16) the waiters look every SIM_SHARED_POLL_NS instead.
  */
-#define SIM_FOREIGN_POLL_NS	100000ull
+#define SIM_SHARED_BACKSTOP_NS	10000000ull
+#define SIM_SHARED_POLL_NS	100000ull
 /* a host wait spins this long on its words before it sleeps */
 #define SIM_WAIT_SPIN_NS	2000ll
 /* bulk packets with at least this much left are split (kmod/vaccel_split.h) */
@@ -97,6 +103,16 @@ uint64_t sim_now(void);
  */
 int sim_futex_wait(_Atomic uint32_t *word, uint32_t val, uint64_t deadline);
 void sim_futex_wake(_Atomic uint32_t *word, int n);
+/*
+ * Sleep while *@priv is 0 (a private futex) and each shared 32-bit word
+ * @shared[i] holds @vals[i], until woken, @deadline or a signal: 0,
+ * -ETIMEDOUT, -EINTR, -EAGAIN (a value differed). Up to 127 words. Without
+ * futex_waitv() the sleep on @priv alone lasts at most SIM_SHARED_POLL_NS.
+ */
+int sim_futex_waitv(_Atomic uint32_t *priv, const uint32_t *const *shared, const uint32_t *vals,
+		    unsigned int n, uint64_t deadline);
+/* Wake every waiter of the shared futex at @word (any process's mapping of it). */
+void sim_futex_wake_shared(const void *word);
 /* Block every signal of the calling thread; restore the mask. */
 void sim_sigblock(sigset_t *old);
 void sim_sigrestore(const sigset_t *old);
@@ -273,6 +289,8 @@ struct sim_arms {
  *	come from its memfd's name); an import's are its owner's
  * @foreign: an owner made of another process's memfd (imported over a
  *	socket): its words change without this process knowing
+ * @exported: an owner whose memfd was exported: another process may map
+ *	it (set once, never cleared)
  * @read_only: an import of a read-only dma-buf: nothing writes through it
  * @mmap_offset: the mmap() offset of the object, unique in the process
  * @st_dev: an owner's memfd's device and inode: the registry key
@@ -301,6 +319,7 @@ struct sim_bo {
 	uint64_t size;
 	uint32_t flags;
 	bool foreign;
+	atomic_bool exported;
 	bool read_only;
 	uint64_t mmap_offset;
 	dev_t st_dev;
@@ -319,6 +338,14 @@ static inline struct sim_bo *sim_bo_owner(struct sim_bo *bo)
 	return bo->owner ? bo->owner : bo;
 }
 
+/* Another process may write @bo's memory: its signals wake through shared futexes too. */
+static inline bool sim_bo_shared(struct sim_bo *bo)
+{
+	struct sim_bo *o = sim_bo_owner(bo);
+
+	return o->foreign || atomic_load_explicit(&o->exported, memory_order_relaxed);
+}
+
 /* ---- the VA space (sim_vm.c) ---- */
 
 /**
@@ -332,7 +359,6 @@ static inline struct sim_bo *sim_bo_owner(struct sim_bo *bo)
  * @ptr: the engine's address of @va (the owner's @kmap + @bo_offset)
  * @remote: the memory is another device's (or process's): the link model
  *	charges accesses
- * @foreign: the memory is another process's
  *
  * Immutable once bound. Unbinding removes it from the VM and drops the
  * bound reference: @bo (so the memory @ptr points into) goes with the last.
@@ -346,7 +372,6 @@ struct sim_map {
 	struct sim_bo *bo;
 	uint8_t *ptr;
 	bool remote;
-	bool foreign;
 };
 
 /**
@@ -453,7 +478,9 @@ struct sim_split;
  * @blocked: the last turn stopped at an unsatisfied WAIT (engine thread)
  * @wait: its waiter on the word a blocked WAIT reads (engine thread)
  * @wait_word: the word the last WAIT step read
- * @wait_foreign: that word is another process's: polled
+ * @wait_shared: that word may be written by another process: the engine
+ *	also sleeps on it as a shared futex (SIM_SHARED_BACKSTOP_NS)
+ * @wait_val: the low 32 bits of the value that WAIT step read
  * @wait_poll: blocked but @wait could not be armed (bucket full): polled
  * @charge_ns: modelled link time charged since the core collected it
  *	(atomic: split ranges run on other engines)
@@ -483,7 +510,8 @@ struct sim_queue {
 	bool blocked;
 	struct sim_waiter wait;
 	const void *wait_word;
-	bool wait_foreign;
+	bool wait_shared;
+	uint32_t wait_val;
 	bool wait_poll;
 	_Atomic uint64_t charge_ns;
 	unsigned int turns_left;
@@ -705,8 +733,11 @@ void sim_split_cancel(struct sim_queue *q);
 /* ---- sim_signal.c ---- */
 
 void sim_signal_apply(uint64_t *word, uint32_t op, uint64_t value);
-/* @word (an owner's engine address) changed: wake its waiters (@host: also host ones). */
-void sim_signal_wake(struct sim_dev *dev, const void *word, bool host);
+/*
+ * @word (an owner's engine address) changed: wake its waiters (@host: also
+ * host ones; @shared: also other processes', through the shared futex).
+ */
+void sim_signal_wake(struct sim_dev *dev, const void *word, bool host, bool shared);
 /* Arm @w on @word: 0 or -ENOSPC (bucket full, left unarmed). Signals blocked or engine thread. */
 int sim_waiter_arm(struct sim_waiter *w, const void *word);
 void sim_waiter_disarm(struct sim_waiter *w);

@@ -149,7 +149,7 @@ void vaccel_os_unmap(void *os, void *cookie)
  * reference to drop with vaccel_os_unmap() in *@cookie.
  */
 static u32 sim_os_signal_word(struct sim_queue *q, u64 va, u32 access, uint64_t **word,
-			      bool *foreign, void **cookie)
+			      bool *shared, void **cookie)
 {
 	struct sim_map *map;
 	int err;
@@ -167,7 +167,7 @@ static u32 sim_os_signal_word(struct sim_queue *q, u64 va, u32 access, uint64_t 
 	}
 	sim_os_link(q, map, 8);
 	*word = p;
-	*foreign = map->foreign;
+	*shared = sim_bo_shared(map->bo);
 	return DRM_VACCEL_FAULT_NONE;
 }
 
@@ -175,16 +175,16 @@ u32 vaccel_os_signal(void *os, u64 va, u32 op, u64 value, bool irq)
 {
 	struct sim_queue *q = os;
 	uint64_t *w;
-	bool foreign;
+	bool shared;
 	void *cookie;
 	u32 f;
 
-	f = sim_os_signal_word(q, va, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, &w, &foreign,
+	f = sim_os_signal_word(q, va, DRM_VACCEL_VM_READ | DRM_VACCEL_VM_WRITE, &w, &shared,
 			       &cookie);
 	if (f)
 		return f;
 	sim_signal_apply(w, op, value);
-	sim_signal_wake(q->file->dev, w, irq);
+	sim_signal_wake(q->file->dev, w, irq, shared);
 	vaccel_os_unmap(q, cookie);
 	return DRM_VACCEL_FAULT_NONE;
 }
@@ -193,11 +193,11 @@ u32 vaccel_os_signal_read(void *os, u64 va, u64 *value)
 {
 	struct sim_queue *q = os;
 	uint64_t *w;
-	bool foreign;
+	bool shared;
 	void *cookie;
 	u32 f;
 
-	f = sim_os_signal_word(q, va, DRM_VACCEL_VM_READ, &w, &foreign, &cookie);
+	f = sim_os_signal_word(q, va, DRM_VACCEL_VM_READ, &w, &shared, &cookie);
 	if (f)
 		return f;
 	*value = __atomic_load_n(w, __ATOMIC_ACQUIRE);
@@ -207,7 +207,8 @@ u32 vaccel_os_signal_read(void *os, u64 va, u64 *value)
 	 * runs WAIT steps, in its turns.
 	 */
 	q->wait_word = w;
-	q->wait_foreign = foreign;
+	q->wait_shared = shared;
+	q->wait_val = (uint32_t)*value;
 	vaccel_os_unmap(q, cookie);
 	return DRM_VACCEL_FAULT_NONE;
 }

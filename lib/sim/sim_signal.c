@@ -27,9 +27,12 @@
  * the waiter reads the new value. The waiter always re-reads its words
  * after a wake-up; spurious wake-ups cost a re-check, none is lost.
  *
- * Words of another process's memory (a foreign owner) change without
- * this process seeing the store: their waiters look every
- * SIM_FOREIGN_POLL_NS as well (a bounded sleep).
+ * Words another process may write (of a foreign owner, or of an owner
+ * this process exported) change without this process's buckets knowing:
+ * their waiters also sleep on the word itself as a shared futex
+ * (futex_waitv()), and every update of such a word, in any process, wakes
+ * it (sim_futex_wake_shared()), with a bounded sleep
+ * (SIM_SHARED_BACKSTOP_NS) for a change the futex cannot see.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -188,7 +191,7 @@ static void count_walk(struct sim_dev *dev, uint64_t walked)
 		;
 }
 
-void sim_signal_wake(struct sim_dev *dev, const void *word, bool host)
+void sim_signal_wake(struct sim_dev *dev, const void *word, bool host, bool shared)
 {
 	struct sim_bucket *b = &buckets[bucket_index(word)];
 	struct list *l, *next;
@@ -225,6 +228,9 @@ void sim_signal_wake(struct sim_dev *dev, const void *word, bool host)
 		}
 		bucket_unlock(b, &old);
 	}
+	/* waiters of other processes (and this one's sleeping on the word itself) */
+	if (shared)
+		sim_futex_wake_shared(word);
 	count_walk(dev, walked);
 }
 
@@ -263,7 +269,7 @@ int sim_signal_write(struct sim_file *f, struct drm_vaccel_signal_write *w)
 	if (bo->read_only || !sim_bo_owner(bo)->fd_writable)
 		return -EACCES;
 	sim_signal_apply(word, w->op, w->value);
-	sim_signal_wake(f->dev, word, true);
+	sim_signal_wake(f->dev, word, true, sim_bo_shared(bo));
 	return 0;
 }
 
@@ -288,14 +294,19 @@ static int copy_from_user(void *dst, uint64_t src, size_t len)
 	return -EFAULT;
 }
 
-/* The index satisfying the wait, or -1. */
+/* The index satisfying the wait, or -1; the low halves of the values read into @seen. */
 static int check_conds(const struct drm_vaccel_signal_cond *c, uint64_t *const *words,
-		       uint32_t n, bool all)
+		       uint32_t n, bool all, uint32_t *seen)
 {
+	uint64_t v;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		bool done = cond_done(&c[i], words[i]);
+		bool done;
+
+		v = __atomic_load_n(words[i], __ATOMIC_ACQUIRE);
+		seen[i] = (uint32_t)v;
+		done = acc_sim_core_wait_done(v, c[i].value, c[i].mask, c[i].cond);
 
 		if (done && !all)
 			return (int)i;
@@ -329,9 +340,11 @@ static void event_del(struct sim_dev *dev, struct sim_hwait *hw)
 
 /* Sleep until the conditions hold (the module's vaccel_signals_wait()). */
 static int wait_loop(struct sim_file *f, struct drm_vaccel_wait_signals *a,
-		     const struct drm_vaccel_signal_cond *c, uint64_t *const *words, bool foreign,
-		     bool restart)
+		     const struct drm_vaccel_signal_cond *c, uint64_t *const *words,
+		     const bool *shared, bool restart)
 {
+	const uint32_t *swords[DRM_VACCEL_WAIT_MAX_ITEMS];
+	uint32_t seen[DRM_VACCEL_WAIT_MAX_ITEMS], svals[DRM_VACCEL_WAIT_MAX_ITEMS];
 	struct sim_waiter w[DRM_VACCEL_WAIT_MAX_ITEMS];
 	bool all = a->flags & DRM_VACCEL_WAIT_ALL, poll = false;
 	struct sim_dev *dev = f->dev;
@@ -339,12 +352,12 @@ static int wait_loop(struct sim_file *f, struct drm_vaccel_wait_signals *a,
 	int64_t now, spin_end;
 	uint64_t until;
 	int ret, first;
-	uint32_t i;
+	uint32_t i, ns;
 
 	/* spin briefly: a wait that is about to be satisfied costs no sleep */
 	spin_end = (int64_t)sim_now() + SIM_WAIT_SPIN_NS;
 	do {
-		first = check_conds(c, words, a->count, all);
+		first = check_conds(c, words, a->count, all, seen);
 		if (first >= 0) {
 			a->first = (uint32_t)first;
 			return 0;
@@ -367,7 +380,7 @@ static int wait_loop(struct sim_file *f, struct drm_vaccel_wait_signals *a,
 		atomic_store(&hw.futex, 0);
 		/* the entries (and the reset futex) before the reads */
 		atomic_thread_fence(memory_order_seq_cst);
-		first = check_conds(c, words, a->count, all);
+		first = check_conds(c, words, a->count, all, seen);
 		if (first >= 0) {
 			a->first = (uint32_t)first;
 			ret = 0;
@@ -390,9 +403,18 @@ static int wait_loop(struct sim_file *f, struct drm_vaccel_wait_signals *a,
 		until = (uint64_t)a->timeout_ns;
 		if (poll && now + (int64_t)SIM_SIGNAL_POLL_NS < a->timeout_ns)
 			until = (uint64_t)now + SIM_SIGNAL_POLL_NS;
-		if (foreign && (uint64_t)now + SIM_FOREIGN_POLL_NS < until)
-			until = (uint64_t)now + SIM_FOREIGN_POLL_NS;
-		ret = sim_futex_wait(&hw.futex, 0, until);
+		/* words other processes write: also their shared futexes, with the values read */
+		for (i = 0, ns = 0; i < a->count; i++)
+			if (shared[i]) {
+				swords[ns] = (const uint32_t *)words[i];
+				svals[ns++] = seen[i];
+			}
+		if (ns && (uint64_t)now + SIM_SHARED_BACKSTOP_NS < until)
+			until = (uint64_t)now + SIM_SHARED_BACKSTOP_NS;
+		if (ns)
+			ret = sim_futex_waitv(&hw.futex, swords, svals, ns, until);
+		else
+			ret = sim_futex_wait(&hw.futex, 0, until);
 		/* an absolute deadline: restarting repeats the same wait */
 		if (ret == -EINTR && !restart)
 			break;
@@ -408,7 +430,7 @@ int sim_wait_signals(struct sim_file *f, struct drm_vaccel_wait_signals *a, bool
 	struct drm_vaccel_signal_cond c[DRM_VACCEL_WAIT_MAX_ITEMS];
 	struct sim_bo *bos[DRM_VACCEL_WAIT_MAX_ITEMS];
 	uint64_t *words[DRM_VACCEL_WAIT_MAX_ITEMS];
-	bool foreign = false;
+	bool shared[DRM_VACCEL_WAIT_MAX_ITEMS];
 	uint32_t i, n = 0;
 	int ret;
 
@@ -434,10 +456,10 @@ int sim_wait_signals(struct sim_file *f, struct drm_vaccel_wait_signals *a, bool
 			sim_bo_put(bos[n]);
 			break;
 		}
-		foreign |= sim_bo_owner(bos[n])->foreign;
+		shared[n] = sim_bo_shared(bos[n]);
 	}
 	if (!ret)
-		ret = wait_loop(f, a, c, words, foreign, restart);
+		ret = wait_loop(f, a, c, words, shared, restart);
 	for (i = 0; i < n; i++)
 		sim_bo_put(bos[i]);
 	return ret;

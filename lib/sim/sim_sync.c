@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +45,50 @@ int sim_futex_wait(_Atomic uint32_t *word, uint32_t val, uint64_t deadline)
 void sim_futex_wake(_Atomic uint32_t *word, int n)
 {
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+}
+
+void sim_futex_wake_shared(const void *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static atomic_bool no_waitv;
+
+int sim_futex_waitv(_Atomic uint32_t *priv, const uint32_t *const *shared, const uint32_t *vals,
+		    unsigned int n, uint64_t deadline)
+{
+	struct futex_waitv w[FUTEX_WAITV_MAX];
+	struct timespec ts;
+	unsigned int i;
+	uint64_t until;
+	long r;
+
+	if (!n || n >= FUTEX_WAITV_MAX || atomic_load_explicit(&no_waitv, memory_order_relaxed)) {
+		until = sim_now() + SIM_SHARED_POLL_NS;
+		return sim_futex_wait(priv, 0, n && (!deadline || deadline > until) ? until :
+					       deadline);
+	}
+	memset(w, 0, (n + 1) * sizeof(w[0]));
+	w[0].val = 0;
+	w[0].uaddr = (uintptr_t)priv;
+	w[0].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
+	for (i = 0; i < n; i++) {
+		w[i + 1].val = vals[i];
+		w[i + 1].uaddr = (uintptr_t)shared[i];
+		w[i + 1].flags = FUTEX_32;
+	}
+	if (!deadline || deadline >= (uint64_t)INT64_MAX / 2)
+		deadline = sim_now() + 3600ull * 1000000000ull;
+	ts.tv_sec = (time_t)(deadline / 1000000000ull);
+	ts.tv_nsec = (long)(deadline % 1000000000ull);
+	r = syscall(SYS_futex_waitv, w, n + 1, 0, &ts, CLOCK_MONOTONIC);
+	if (r >= 0)
+		return 0;
+	if (errno == ENOSYS) {
+		atomic_store(&no_waitv, true);
+		return sim_futex_waitv(priv, shared, vals, n, deadline);
+	}
+	return errno == EWOULDBLOCK ? -EAGAIN : errno == EFAULT ? -EAGAIN : -errno;
 }
 
 void sim_sigblock(sigset_t *old)

@@ -213,7 +213,6 @@ int sim_vm_bind(struct sim_file *f, struct drm_vaccel_vm_bind *b)
 	map->access = b->flags;
 	map->bo = bo;	/* the reference of sim_handle_get() */
 	map->ptr = o->kmap + b->bo_offset;
-	map->foreign = o->foreign;
 	map->remote = o->foreign || o->dev != f->dev;
 	if (map->access & DRM_VACCEL_VM_WRITE) {
 		ret = sim_bo_get_write(bo);

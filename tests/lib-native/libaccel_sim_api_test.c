@@ -10,11 +10,15 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <accel/accel.h>
@@ -257,6 +261,203 @@ TEST_F(api, two_devices_share_a_buffer_and_a_signal)
 	accel_buffer_destroy(imp);
 	accel_buffer_destroy(dst);
 	accel_buffer_destroy(src);
+}
+
+/* ---- two processes: a buffer and signals over a Unix socket ---- */
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * SEC + t.tv_nsec;
+}
+
+/* What the parent tells the child, with the buffer's and the signal's memfds. */
+struct peer_msg {
+	uint64_t size, sig_offset, base;
+	uint8_t pattern;
+};
+
+/* Send @msg with @nfds descriptors (SCM_RIGHTS); 0 or -errno. */
+static int send_fds(int sock, const void *msg, size_t len, const int *fds, unsigned int nfds)
+{
+	char ctl[CMSG_SPACE(4 * sizeof(int))];
+	struct iovec iov = { (void *)msg, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+
+	if (nfds) {
+		memset(ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	return sendmsg(sock, &mh, 0) == (ssize_t)len ? 0 : -errno;
+}
+
+/* Receive a message of @len bytes and up to @nfds descriptors; how many came, or -errno. */
+static int recv_fds(int sock, void *msg, size_t len, int *fds, unsigned int nfds)
+{
+	char ctl[CMSG_SPACE(4 * sizeof(int))];
+	struct iovec iov = { msg, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			     .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c;
+	unsigned int n = 0;
+
+	if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) != (ssize_t)len)
+		return -EPROTO;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			n = (unsigned int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			if (n > nfds)
+				n = nfds;
+			memcpy(fds, CMSG_DATA(c), n * sizeof(int));
+		}
+	return (int)n;
+}
+
+/*
+ * The child, a fresh program (exec'ed) with its own in-process device:
+ * imports the parent's buffer and signal, makes its queue wait for the
+ * signal, copy the buffer and raise the signal; then shares a signal of
+ * its own and sleeps until the parent raises that one. Exit 0 on success,
+ * else the step that failed.
+ */
+static int peer_child(int sock)
+{
+	struct accel_buffer *a = NULL, *b = NULL;
+	struct accel_signal *s = NULL, *t = NULL;
+	struct accel_device *dev = NULL;
+	struct accel_queue *q = NULL;
+	struct drm_vaccel_packet *pkt;
+	struct accel_event ev;
+	struct peer_msg m;
+	int fds[2], tfd, ret;
+	uint64_t off, i;
+	const uint8_t *h;
+
+	if (recv_fds(sock, &m, sizeof(m), fds, 2) != 2)
+		return 10;
+	if (accel_device_open(0, &dev))
+		return 11;
+	if (accel_buffer_import(dev, fds[0], 0, &a) || accel_signal_import(dev, fds[1],
+									  m.sig_offset, &s))
+		return 12;
+	close(fds[0]);
+	close(fds[1]);
+	if (accel_buffer_create(dev, m.size, ACCEL_BUFFER_HOST, &b) ||
+	    accel_queue_create(dev, NULL, &q))
+		return 13;
+	/* the device waits for the parent's store into its own memory */
+	accel_prep_wait(accel_queue_get_packet(q), accel_signal_va(s), DRM_VACCEL_WAIT_GE,
+			m.base + 1, 0, 0);
+	accel_prep_copy(accel_queue_get_packet(q), accel_buffer_va(b), accel_buffer_va(a), m.size);
+	pkt = accel_queue_get_packet(q);
+	accel_prep_signal(pkt, accel_signal_va(s), DRM_VACCEL_SIGNAL_ADD, 1);
+	accel_prep_irq(pkt);	/* host waiters of the signal: the parent's */
+	if (accel_queue_record(q, &ev) || accel_queue_submit(q) < 0)
+		return 14;
+	/* the parent may go on */
+	if (send_fds(sock, &m, sizeof(m), NULL, 0))
+		return 15;
+	ret = accel_event_wait(&ev, 30 * SEC);
+	if (ret)
+		return 16;
+	h = accel_buffer_host(b);
+	for (i = 0; i < m.size; i++)
+		if (h[i] != m.pattern)
+			return 17;
+	/* a signal of the child's that the parent writes; a host wait here */
+	if (accel_signal_create(dev, &t) || accel_signal_export(t, &tfd, &off))
+		return 18;
+	m.sig_offset = off;
+	m.base = accel_signal_read(t);
+	if (send_fds(sock, &m, sizeof(m), &tfd, 1))
+		return 19;
+	close(tfd);
+	ev = (struct accel_event){ .signal = t, .value = m.base + 1 };
+	if (accel_event_wait(&ev, 30 * SEC))
+		return 20;
+	accel_device_close(dev);
+	return 0;
+}
+
+__attribute__((constructor)) static void peer_child_main(void)
+{
+	const char *sock = getenv("SIM_API_TEST_PEER");
+
+	if (sock)
+		_exit(peer_child(atoi(sock)));
+}
+
+/*
+ * Export in one process, import in a forked and exec'ed one (its own
+ * in-process device): the child's device waits for a signal the parent
+ * writes, copies the parent's buffer and raises the signal, which the
+ * parent's host wait sees; then the parent raises a signal of the child's,
+ * which the child's host wait sees.
+ */
+TEST_F(api, another_process_shares_buffers_and_signals)
+{
+	struct accel_signal *s, *t;
+	struct accel_buffer *a;
+	struct accel_event ev;
+	struct peer_msg m = { .size = 1 << 20, .pattern = 0x6b };
+	int sv[2], fds[2], tfd, status;
+	char env[32];
+	int64_t t0;
+	pid_t pid;
+
+	ASSERT_EQ(0, accel_buffer_create(self->dev[0], m.size, ACCEL_BUFFER_HOST, &a));
+	memset(accel_buffer_host(a), m.pattern, m.size);
+	ASSERT_EQ(0, accel_signal_create(self->dev[0], &s));
+	m.base = accel_signal_read(s);
+	ASSERT_EQ(0, accel_buffer_export(a, 0, &fds[0]));
+	ASSERT_EQ(0, accel_signal_export(s, &fds[1], &m.sig_offset));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* a new program image: a process of its own, not a copy of this one */
+		fcntl(sv[1], F_SETFD, 0);
+		snprintf(env, sizeof(env), "%d", sv[1]);
+		setenv("SIM_API_TEST_PEER", env, 1);
+		setenv("ACCEL_SIM_DEVICES", "0 engines=2", 1);
+		execl("/proc/self/exe", "libaccel_sim_api_test", (char *)NULL);
+		_exit(99);
+	}
+	close(sv[1]);
+	ASSERT_EQ(0, send_fds(sv[0], &m, sizeof(m), fds, 2));
+	close(fds[0]);
+	close(fds[1]);
+	/* the child's queue is set up and waiting */
+	ASSERT_EQ(0, recv_fds(sv[0], &m, sizeof(m), NULL, 0));
+	t0 = now_ns();
+	ASSERT_EQ(0, accel_signal_write(s, DRM_VACCEL_SIGNAL_ADD, 1));
+	/* the child's device raises our signal after its copy */
+	ev = (struct accel_event){ .signal = s, .value = m.base + 2 };
+	EXPECT_EQ(0, accel_event_wait(&ev, 30 * SEC));
+	TH_LOG("our write, the child's WAIT, its copy of 1 MiB (first touch of its pages "
+	       "included) and its signal, back here: %.3f ms", (now_ns() - t0) / 1e6);
+	/* a signal of the child's, raised here, seen there */
+	ASSERT_EQ(1, recv_fds(sv[0], &m, sizeof(m), &tfd, 1));
+	ASSERT_EQ(0, accel_signal_import(self->dev[0], tfd, m.sig_offset, &t));
+	close(tfd);
+	EXPECT_EQ(m.base, accel_signal_read(t));
+	ASSERT_EQ(0, accel_signal_write(t, DRM_VACCEL_SIGNAL_ADD, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(sv[0]);
+	accel_signal_destroy(t);
+	accel_signal_destroy(s);
+	accel_buffer_destroy(a);
 }
 
 TEST_HARNESS_MAIN

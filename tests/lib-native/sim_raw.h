@@ -236,6 +236,24 @@ static inline long long raw_stat(int fd, const char *file, const char *key)
 	return raw_kv(buf, key);
 }
 
+/*
+ * The counter once it reached @want (or after 5 s): the engine counts a
+ * step's packets and a fault just after it publishes them, as the module's
+ * does, so a reader that saw the read index or the state may be early.
+ */
+static inline long long raw_stat_wait(int fd, const char *file, const char *key,
+				      long long want)
+{
+	long long v = raw_stat(fd, file, key);
+	int i;
+
+	for (i = 0; i < 5000 && v < want; i++) {
+		usleep(1000);
+		v = raw_stat(fd, file, key);
+	}
+	return v;
+}
+
 /* Whether file @file of @fd's device contains @text: a pointer into a static copy, or NULL. */
 static inline const char *raw_text_has(int fd, const char *file, const char *text)
 {
