@@ -1737,6 +1737,17 @@ TEST(knobs)
 	/* truncated reads stay NUL-terminated */
 	EXPECT_EQ(3, accel_device_debug_read(dev, "stats", buf, 4));
 	EXPECT_STREQ("pac", buf);
+	/* split_stall "ENGINE NS" reads back as written; split_owner_yield is a count */
+	EXPECT_EQ(-EINVAL, accel_device_debug_write(dev, "split_stall", "2 5000"));
+	EXPECT_EQ(-EINVAL, accel_device_debug_write(dev, "split_stall", "0 10000000001"));
+	ASSERT_EQ(0, accel_device_debug_write(dev, "split_stall", "1 5000"));
+	ASSERT_LT(0, accel_device_debug_read(dev, "split_stall", buf, sizeof(buf)));
+	EXPECT_STREQ("1 5000\n", buf);
+	ASSERT_EQ(0, accel_device_debug_write(dev, "split_stall", "1 0"));
+	ASSERT_EQ(0, accel_device_debug_write(dev, "split_owner_yield", "3"));
+	ASSERT_LT(0, accel_device_debug_read(dev, "split_owner_yield", buf, sizeof(buf)));
+	EXPECT_STREQ("3\n", buf);
+	ASSERT_EQ(0, accel_device_debug_write(dev, "split_owner_yield", "0"));
 	/* foreign_import_mmap reads as a debugfs bool */
 	ASSERT_EQ(0, accel_device_debug_write(dev, "foreign_import_mmap", "y"));
 	ASSERT_EQ(2, accel_device_debug_read(dev, "foreign_import_mmap", buf, sizeof(buf)));
