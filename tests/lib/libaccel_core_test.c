@@ -435,6 +435,7 @@ TEST(close_frees_everything)
 	ASSERT_EQ(0, accel_device_open_path(path, &mon));
 	ASSERT_EQ(0, accel_device_memory_used(mon, &used0));
 	bos0 = lib_objects("bos");
+	ASSERT_LE(0, bos0) TH_LOG("the backend's object counters cannot be read");
 	maps0 = lib_objects("mappings");
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, accel_queue_create(dev, &qp, &q[i]));
@@ -457,18 +458,15 @@ TEST(close_frees_everything)
 	ASSERT_EQ(0, accel_queue_sync(q[2], 10ll * 1000000000));
 	ASSERT_EQ(0, accel_device_memory_used(mon, &used1));
 	EXPECT_GT(used1, used0);
-	if (bos0 >= 0)
-		EXPECT_GT(lib_objects("bos"), bos0);
+	EXPECT_GT(lib_objects("bos"), bos0);
 	accel_device_close(dev);	/* with a queue blocked in WAIT, signals, buffers */
 	accel_buffer_destroy(imp);	/* the import held dev's buffer until here */
 	accel_queue_destroy(q[2]);
 	accel_device_close(other);	/* with the imported signal page */
 	ASSERT_EQ(0, accel_device_memory_used(mon, &used2));
 	EXPECT_EQ(used0, used2);
-	if (bos0 >= 0) {
-		EXPECT_EQ(bos0, lib_objects("bos"));
-		EXPECT_EQ(maps0, lib_objects("mappings"));
-	}
+	EXPECT_EQ(bos0, lib_objects("bos"));
+	EXPECT_EQ(maps0, lib_objects("mappings"));
 	accel_device_close(mon);
 	lib_del_device(ID_A);
 	lib_del_device(ID_B);
@@ -648,6 +646,7 @@ TEST(pins_keep_buffers)
 	ASSERT_EQ(0, open_new(ID_A, NULL, &dev));
 	ASSERT_EQ(0, open_new(ID_B, NULL, &other));
 	bos0 = lib_objects("bos");
+	ASSERT_LE(0, bos0) TH_LOG("the backend's object counters cannot be read");
 	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
 	ASSERT_EQ(0, accel_device_memory_used(dev, &used0));
 	ASSERT_EQ(0, accel_buffer_create(dev, 65536, ACCEL_BUFFER_HOST, &b));
@@ -702,8 +701,7 @@ TEST(pins_keep_buffers)
 	close(fd2);
 	accel_device_close(dev);
 	accel_device_close(other);
-	if (bos0 >= 0)
-		EXPECT_EQ(bos0, lib_objects_wait("bos", bos0, 5000));
+	EXPECT_EQ(bos0, lib_objects_wait("bos", bos0, 5000));
 	lib_del_device(ID_A);
 	lib_del_device(ID_B);
 	NO_LEAKS();

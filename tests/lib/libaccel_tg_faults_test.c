@@ -703,6 +703,7 @@ TEST_F(tgf, fork_child_cannot_touch_the_task_graph)
 	ASSERT_EQ(0, accel_tg_submit(tg, &t, &id));
 	ASSERT_EQ(0, accel_tg_sync(tg, 10 * SEC));
 	bos0 = lib_objects("bos");
+	ASSERT_LE(0, bos0) TH_LOG("the backend's object counters cannot be read");
 	maps0 = lib_objects("mappings");
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -731,10 +732,8 @@ TEST_F(tgf, fork_child_cannot_touch_the_task_graph)
 		_exit(0);
 	}
 	ASSERT_EQ(0, vaccel_wait_child(pid));
-	if (bos0 >= 0) {
-		EXPECT_EQ(bos0, lib_objects("bos"));
-		EXPECT_EQ(maps0, lib_objects("mappings"));
-	}
+	EXPECT_EQ(bos0, lib_objects("bos"));
+	EXPECT_EQ(maps0, lib_objects("mappings"));
 	EXPECT_EQ(-1, tg_first_not(hb, N1, 5));
 	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
 	ASSERT_EQ(0, accel_graph_exec_wait(ge, 10 * SEC));
