@@ -241,7 +241,8 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 			if (atomic_load(&g->fail) == ACC_FAIL_ABORT)
 				rep.peer = g->fail_rank;
 			if (atomic_load(&g->fail) == ACC_FAIL_PROTO) {
-				rep.peer = g->fail_ranks[g->fail_ranks[0] == (int)comm->rank];
+				rep.peer = g->fail_ranks[1] == (int)comm->rank ? g->fail_ranks[0] :
+									       g->fail_ranks[1];
 				rep.seq = g->fail_call[0].seq;
 				rep.op = g->fail_call[0].op;
 			}
