@@ -56,5 +56,6 @@
 #include <accel/packet.h>
 #include <accel/tensor.h>
 #include <accel/taskgraph.h>
+#include <accel/comm.h>
 
 #endif /* ACCEL_ACCEL_H */

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libaccel collectives: the private structures of communicators.
+ *
+ * A communicator is a &struct acc_group (the state every rank shares; in
+ * one process, one object) and one &struct accel_comm per rank. See
+ * Documentation/collectives.rst for the protocol.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#ifndef ACCEL_COLL_H
+#define ACCEL_COLL_H
+
+#include "../internal.h"
+
+#define ACC_COMM_CHANNELS	1	/* channels per ordered pair of ranks */
+#define ACC_COMM_WINDOW		256	/* calls a rank may be ahead of the slowest */
+#define ACC_COMM_HISTORY	64	/* operations a rank remembers (error reports) */
+#define ACC_COMM_DEF_CHUNK	(512u << 10)
+#define ACC_COMM_DEF_SLOTS	2
+#define ACC_COMM_DEF_ONESHOT	(64ull << 10)
+#define ACC_COMM_DEF_TIMEOUT_MS	10000u
+
+/*
+ * Test hook (a hidden symbol, reachable from tests linked statically with
+ * libaccel.a): when not 0, accel_comm_init_all() raises every counter of
+ * the new communicator to this value (through SIGNAL MAX steps, never
+ * down) and starts its sequence numbers there, so that tests run the
+ * protocol across 2^32, 2^63 and 2^64.
+ */
+extern uint64_t acc_comm_test_base;
+
+/*
+ * A channel's counter, keyed by (source rank, destination rank,
+ * direction, channel), never by peer alone (seed 003): DATA counts chunks
+ * @src wrote into @dst's staging (the word is @dst's, @src raises it),
+ * CREDIT counts chunks @dst has consumed (the word is @src's, @dst raises
+ * it).
+ */
+enum acc_chan_dir { ACC_DIR_DATA, ACC_DIR_CREDIT };
+
+struct acc_chan_key {
+	unsigned int src, dst;
+	enum acc_chan_dir dir;
+	unsigned int chan;
+};
+
+/* One counter of a rank: its signal, the value it had at init, and peers' imports. */
+struct acc_ctr {
+	struct accel_signal *sig;	/* the owner's */
+	uint64_t base;			/* epoch 0 */
+	uint64_t va;			/* on the owner's device */
+};
+
+/* What a call is: compared across ranks before any data moves. */
+struct acc_call {
+	uint64_t seq;
+	uint32_t op;		/* enum accel_comm_op */
+	uint32_t dtype;
+	uint64_t count;
+	uint32_t redop;
+	int32_t root;
+	uint32_t in_place;
+	uint32_t algo;
+};
+
+/* One sequence number's arrivals (group->lock). */
+struct acc_arrival {
+	uint64_t seq;
+	uint64_t arrived;	/* bit mask of ranks */
+	unsigned int first;	/* the rank whose call is @ref */
+	struct acc_call ref;
+	bool used;
+};
+
+/* Sticky failures recorded in the group (group->lock). */
+enum acc_fail { ACC_FAIL_NONE, ACC_FAIL_ABORT, ACC_FAIL_PROTO, ACC_FAIL_TIMEOUT };
+
+struct acc_group {
+	pthread_mutex_t lock;
+	unsigned int nranks;
+	unsigned int live;		/* ranks not destroyed yet */
+	struct accel_comm **ranks;	/* rank i (NULL once destroyed) */
+	/* settings every rank agreed on */
+	uint32_t algo;			/* forced, or AUTO */
+	uint64_t timeout_ns;
+	uint64_t chunk;
+	unsigned int slots;
+	uint64_t oneshot_max;
+	uint64_t seq0;			/* the first sequence number */
+	/* protocol state (lock) */
+	uint64_t next_seq[ACCEL_COMM_MAX_RANKS];	/* per rank: the next seq it takes */
+	struct acc_arrival win[ACC_COMM_WINDOW];
+	atomic_int fail;		/* enum acc_fail */
+	int fail_rank;			/* who aborted, or the rank whose call differed */
+	struct acc_call fail_call[2];	/* PROTO: the reference and the differing call */
+	int fail_ranks[2];
+	const char *fail_field;
+	struct accel_comm_error fail_report;	/* TIMEOUT: the first rank's report */
+};
+
+/* What a rank remembers of one of its operations. */
+struct acc_hist {
+	struct acc_call call;
+	struct accel_queue *q;
+	uint32_t qid;
+	uint64_t ring_first, ring_end;	/* ring indices [first, end) */
+};
+
+struct accel_comm {
+	struct acc_group *g;
+	unsigned int rank, nranks;
+	struct accel_device *dev;
+	/* staging: a region per source peer, @slots slots of @chunk bytes each */
+	struct accel_buffer *staging;
+	/* scratch: [0, chunk) a copy of this rank's input, [chunk, 2 chunk) constants */
+	struct accel_buffer *scratch;
+	/* peers' staging imported into this device (NULL for this rank) */
+	struct accel_buffer **peer_staging;
+	/* this rank's counters: go (the gate), abort, and per peer p ready[p] and credit[p] */
+	struct acc_ctr go, abort;
+	struct acc_ctr *ready;		/* DATA counter of channel (p -> rank) */
+	struct acc_ctr *credit;		/* CREDIT counter of channel (rank -> p) */
+	/* peers' counters this rank raises, imported into this device (signal, va) */
+	struct accel_signal **imp_go;		/* peer p's go */
+	struct accel_signal **imp_ready;	/* p's ready[rank]: DATA of (rank -> p) */
+	struct accel_signal **imp_credit;	/* p's credit[rank]: CREDIT of (p -> rank) */
+	/* the epoch-0 values of those peers' counters */
+	uint64_t *peer_go_base, *peer_ready_base, *peer_credit_base;
+	/* the sticky error found for this rank (group->lock) */
+	struct accel_comm_error err;
+	/* chunks through each channel so far (this rank's calls only) */
+	uint64_t *sent;			/* (rank -> p) */
+	uint64_t *recvd;		/* (p -> rank) */
+	/* ordering across queues */
+	struct accel_queue *last_q;
+	uint32_t last_qid;
+	struct accel_event last_ev;
+	bool have_last;
+	/* recent operations, for error reports */
+	struct acc_hist hist[ACC_COMM_HISTORY];
+	uint64_t nhist;
+	atomic_bool logged;
+};
+
+/* --- transport.c --- */
+int acc_comm_transport_init(struct acc_group *g);
+void acc_comm_transport_fini(struct accel_comm *c);
+/* The counter a channel key names, and its owner's rank. */
+const struct acc_ctr *acc_chan_ctr(const struct acc_group *g, struct acc_chan_key key,
+				   unsigned int *owner);
+/* Staging region offset of source @src's slot @k in rank @dst's staging. */
+uint64_t acc_slot_offset(const struct acc_group *g, unsigned int src, unsigned int dst,
+			 uint64_t k);
+
+/* A plan: the packets of one call, built before anything is committed. */
+struct acc_plan {
+	struct accel_comm *c;
+	struct drm_vaccel_packet *pkts;
+	unsigned int n, cap;
+	int err;
+	uint64_t *sent, *recvd;		/* copies, committed on success */
+	uint64_t timeout_ns;
+};
+
+int acc_plan_init(struct acc_plan *pl, struct accel_comm *c);
+void acc_plan_fini(struct acc_plan *pl);
+struct drm_vaccel_packet *acc_plan_add(struct acc_plan *pl);
+void acc_plan_copy(struct acc_plan *pl, uint64_t dst, uint64_t src, uint64_t bytes);
+void acc_plan_reduce(struct acc_plan *pl, uint64_t dst, uint64_t a, uint64_t b, uint64_t n,
+		     unsigned int dtype, unsigned int op);
+/* The abort check: faults the queue at once if the communicator failed. */
+void acc_plan_check(struct acc_plan *pl);
+/* Send @bytes at @src to @to (credit wait, COPY into its slot, DATA raised). */
+void acc_plan_send(struct acc_plan *pl, unsigned int to, uint64_t src, uint64_t bytes);
+/* Wait for the next chunk from @from; its slot's address in this rank's staging. */
+uint64_t acc_plan_recv_wait(struct acc_plan *pl, unsigned int from);
+/* The chunk from @from is consumed: raise its CREDIT. */
+void acc_plan_recv_done(struct acc_plan *pl, unsigned int from);
+/*
+ * Receive from @from, reduce with @own (n elements) and send the result to
+ * @to (one REDUCE into @to's slot): the ring's recv-reduce-send.
+ */
+void acc_plan_recv_reduce_send(struct acc_plan *pl, unsigned int from, unsigned int to,
+			       uint64_t own, uint64_t n, unsigned int dtype, unsigned int op);
+/* @n elements at @dst *= 1/nranks (AVG), through the scratch constants. */
+void acc_plan_scale(struct acc_plan *pl, uint64_t dst, uint64_t n, unsigned int dtype);
+void acc_plan_fill_scale(struct acc_plan *pl, unsigned int dtype);
+
+/* --- algorithms (ring.c, oneshot.c) --- */
+struct acc_args {
+	uint32_t op;		/* enum accel_comm_op */
+	uint64_t send, recv, count;
+	enum accel_dtype udtype;	/* the caller's */
+	unsigned int dtype;	/* DRM_VACCEL_DTYPE_* (reductions), or 0 */
+	unsigned int esize;
+	unsigned int redop;	/* DRM_VACCEL_REDOP_* */
+	bool avg;
+	int root;
+	bool in_place;
+};
+
+void acc_ring_plan(struct acc_plan *pl, const struct acc_args *a);
+void acc_oneshot_plan(struct acc_plan *pl, const struct acc_args *a);
+
+/* --- algo.c --- */
+/* 0 and the algorithm for @a, or -EINVAL (logged) */
+int acc_algo_select(const struct acc_group *g, const struct acc_args *a, uint32_t *algo);
+const char *acc_algo_name(uint32_t algo);
+const char *acc_op_name(uint32_t op);
+
+/* --- errors.c --- */
+/* The group's sticky error for rank @rank (0 if none), as accel_comm_get_async_error(). */
+int acc_comm_group_error(struct acc_group *g, unsigned int rank);
+/* Release every rank's queued work after a failure (abort words, then counters). */
+void acc_comm_poison(struct acc_group *g, unsigned int code);
+void acc_call_describe(const struct acc_call *call, char *buf, size_t len);
+
+/* Is @q (a queue of @dev seen before) still alive? Its work is abandoned if not. */
+bool acc_comm_queue_alive(struct accel_device *dev, struct accel_queue *q, uint32_t id);
+
+/* --- comm.c --- */
+void acc_group_lock(struct acc_group *g);
+void acc_group_unlock(struct acc_group *g);
+
+#endif /* ACCEL_COLL_H */

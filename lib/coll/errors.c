@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Failures of a communicator: abort, the release of queued work (poison),
+ * the classification of a stopped queue, accel_comm_get_async_error() and
+ * accel_comm_wait().
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coll.h"
+
+#define POISON_STEP	(1ull << 61)
+
+bool acc_comm_queue_alive(struct accel_device *dev, struct accel_queue *q, uint32_t id)
+{
+	struct list *l;
+	bool alive = false;
+
+	acc_dev_lock(dev);
+	for (l = dev->queues.next; l != &dev->queues; l = l->next)
+		if (container_of(l, struct accel_queue, node) == q && q->id == id) {
+			alive = true;
+			break;
+		}
+	acc_dev_unlock(dev);
+	return alive;
+}
+
+int acc_comm_group_error(struct acc_group *g, unsigned int rank)
+{
+	switch (atomic_load(&g->fail)) {
+	case ACC_FAIL_ABORT:
+		return g->fail_rank == (int)rank ? -ECANCELED : -ECONNABORTED;
+	case ACC_FAIL_PROTO:
+		return -EPROTO;
+	case ACC_FAIL_TIMEOUT:
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+static void ctr_poison(const struct acc_ctr *ctr)
+{
+	if (ctr->sig)
+		accel_signal_write(ctr->sig, DRM_VACCEL_SIGNAL_MAX,
+				   accel_signal_read(ctr->sig) + POISON_STEP);
+}
+
+/*
+ * First every live rank's abort word (so that every check from now on
+ * fails), then every counter a queue may wait on, far ahead (so that
+ * every blocked WAIT passes and the queue reaches its next check). A
+ * queue that passed a check before the abort word was raised saw no
+ * poisoned counter before it: the counters go up only after the words.
+ * SIGNAL MAX only: nothing goes down. Called with g->lock held (ranks are
+ * not freed meanwhile).
+ */
+void acc_comm_poison(struct acc_group *g, unsigned int code)
+{
+	unsigned int i, p;
+
+	for (i = 0; i < g->nranks; i++) {
+		struct accel_comm *c = g->ranks[i];
+
+		if (c)
+			accel_signal_write(c->abort.sig, DRM_VACCEL_SIGNAL_MAX, c->abort.base + code);
+	}
+	for (i = 0; i < g->nranks; i++) {
+		struct accel_comm *c = g->ranks[i];
+
+		if (!c)
+			continue;
+		ctr_poison(&c->go);
+		for (p = 0; p < g->nranks; p++) {
+			ctr_poison(&c->ready[p]);
+			ctr_poison(&c->credit[p]);
+		}
+	}
+}
+
+void acc_call_describe(const struct acc_call *call, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s(dtype %u, count %llu, reduction %u, root %d%s)",
+		 acc_op_name(call->op), call->dtype, (unsigned long long)call->count, call->redop,
+		 call->root, call->in_place ? ", in place" : "");
+}
+
+static const char *phase_name(uint32_t phase)
+{
+	static const char *const names[] = {
+		"none", "gate (waiting for every rank to call)", "receive", "credit",
+		"released by the communicator's failure", "queue fault",
+	};
+
+	return phase < sizeof(names) / sizeof(names[0]) ? names[phase] : "?";
+}
+
+/* Ranks that had not called @seq (g->lock held). */
+static uint64_t missing_of(const struct acc_group *g, uint64_t seq)
+{
+	uint64_t m = 0;
+	unsigned int i;
+
+	for (i = 0; i < g->nranks; i++)
+		if ((int64_t)(g->next_seq[i] - seq) <= 0)
+			m |= 1ull << i;
+	return m;
+}
+
+/*
+ * Did one of @c's recent operations stop its queue? Fills @rep from the
+ * fault (g->lock held). Returns true if so.
+ */
+static bool find_fault(struct accel_comm *c, struct accel_comm_error *rep)
+{
+	struct acc_group *g = c->g;
+	uint64_t i = c->nhist > ACC_COMM_HISTORY ? c->nhist - ACC_COMM_HISTORY : 0;
+	unsigned int p;
+
+	for (; i < c->nhist; i++) {
+		const struct acc_hist *h = &c->hist[i % ACC_COMM_HISTORY];
+		struct accel_queue_fault f;
+
+		if (!acc_comm_queue_alive(c->dev, h->q, h->qid) ||
+		    accel_queue_status(h->q, &f, sizeof(f)) != -EIO ||
+		    (int64_t)(f.ring_index - h->ring_first) < 0 ||
+		    (int64_t)(f.ring_index - h->ring_end) >= 0)
+			continue;
+		memset(rep, 0, sizeof(*rep));
+		rep->op = h->call.op;
+		rep->seq = h->call.seq;
+		rep->rank = (int32_t)c->rank;
+		rep->peer = -1;
+		rep->algo = h->call.algo;
+		rep->error = -EIO;
+		rep->phase = ACCEL_COMM_PHASE_FAULT;
+		if (f.code != DRM_VACCEL_FAULT_WAIT_TIMEOUT)
+			return true;
+		if (f.addr == c->abort.va) {
+			rep->phase = ACCEL_COMM_PHASE_ABORTED;
+			rep->error = acc_comm_group_error(g, c->rank);
+			if (!rep->error)
+				rep->error = -EIO;
+			return true;
+		}
+		if (f.addr == c->go.va) {
+			rep->phase = ACCEL_COMM_PHASE_GATE;
+		} else {
+			for (p = 0; p < c->nranks; p++) {
+				if (p == c->rank)
+					continue;
+				if (f.addr == c->ready[p].va)
+					rep->phase = ACCEL_COMM_PHASE_RECV;
+				else if (f.addr == c->credit[p].va)
+					rep->phase = ACCEL_COMM_PHASE_CREDIT;
+				else
+					continue;
+				rep->peer = (int32_t)p;
+				break;
+			}
+		}
+		if (rep->phase != ACCEL_COMM_PHASE_FAULT) {
+			rep->error = -ETIMEDOUT;
+			rep->missing = missing_of(g, rep->seq);
+		}
+		return true;
+	}
+	return false;
+}
+
+static void log_report(struct accel_comm *c, const struct accel_comm_error *rep)
+{
+	const struct acc_hist *h = NULL;
+	char miss[ACCEL_COMM_MAX_RANKS * 4 + 1] = "", call[160] = "?";
+	uint64_t i = c->nhist > ACC_COMM_HISTORY ? c->nhist - ACC_COMM_HISTORY : 0;
+	unsigned int r;
+	size_t at = 0;
+
+	for (; i < c->nhist; i++)
+		if (c->hist[i % ACC_COMM_HISTORY].call.seq == rep->seq)
+			h = &c->hist[i % ACC_COMM_HISTORY];
+	if (h)
+		acc_call_describe(&h->call, call, sizeof(call));
+	for (r = 0; r < c->nranks; r++)
+		if (rep->missing & (1ull << r))
+			at += (size_t)snprintf(miss + at, sizeof(miss) - at, "%s%u", at ? "," : "", r);
+	acc_err("comm %p rank %u/%u: %s seq %llu, algorithm %s, failed: %s in phase %s, peer %d; "
+		"ranks that had not called it: %s (pid %d)", (void *)c->g, c->rank, c->nranks, call,
+		(unsigned long long)rep->seq, acc_algo_name(rep->algo), strerror(-rep->error),
+		phase_name(rep->phase), rep->peer, at ? miss : "none", (int)getpid());
+}
+
+ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_comm_error *err,
+					 size_t err_size)
+{
+	struct accel_comm_error rep;
+	struct acc_group *g;
+	int ret;
+
+	if (!comm)
+		return -EINVAL;
+	if (err) {
+		ret = acc_struct_size_check(err_size, ACCEL_COMM_ERROR_SIZE_1_2);
+		if (ret)
+			return ret;
+	}
+	g = comm->g;
+	acc_group_lock(g);
+	if (!comm->err.error) {
+		memset(&rep, 0, sizeof(rep));
+		if (find_fault(comm, &rep)) {
+			if (rep.error == -ETIMEDOUT && atomic_load(&g->fail) == ACC_FAIL_NONE) {
+				/* the first timeout fails the communicator everywhere, at once */
+				atomic_store(&g->fail, ACC_FAIL_TIMEOUT);
+				g->fail_rank = (int)comm->rank;
+				g->fail_report = rep;
+				acc_comm_poison(g, 3);
+			} else if (rep.phase == ACCEL_COMM_PHASE_ABORTED &&
+				   atomic_load(&g->fail) == ACC_FAIL_TIMEOUT) {
+				uint32_t algo = rep.algo;
+
+				rep = g->fail_report;	/* another rank's timeout released it */
+				rep.rank = (int32_t)comm->rank;
+				rep.algo = algo;
+			}
+		} else if (atomic_load(&g->fail) != ACC_FAIL_NONE) {
+			rep.error = acc_comm_group_error(g, comm->rank);
+			rep.rank = (int32_t)comm->rank;
+			rep.peer = -1;
+			rep.phase = ACCEL_COMM_PHASE_ABORTED;
+			if (atomic_load(&g->fail) == ACC_FAIL_TIMEOUT) {
+				rep = g->fail_report;
+				rep.rank = (int32_t)comm->rank;
+			}
+		}
+		if (rep.error) {
+			if (atomic_load(&g->fail) == ACC_FAIL_ABORT)
+				rep.peer = g->fail_rank;
+			if (atomic_load(&g->fail) == ACC_FAIL_PROTO) {
+				rep.peer = g->fail_ranks[1] == (int)comm->rank ? g->fail_ranks[0] :
+									       g->fail_ranks[1];
+				rep.seq = g->fail_call[0].seq;
+				rep.op = g->fail_call[0].op;
+			}
+			comm->err = rep;
+			log_report(comm, &rep);
+		}
+	}
+	rep = comm->err;
+	acc_group_unlock(g);
+	if (err)
+		acc_put_struct(err, err_size, &rep, sizeof(rep), ACCEL_COMM_ERROR_SIZE_1_2);
+	return rep.error;
+}
+
+ACCEL_API int accel_comm_abort(struct accel_comm *comm)
+{
+	struct acc_group *g;
+
+	if (!comm)
+		return -EINVAL;
+	g = comm->g;
+	acc_group_lock(g);
+	if (atomic_load(&g->fail) != ACC_FAIL_NONE) {
+		acc_group_unlock(g);
+		return -EALREADY;
+	}
+	atomic_store(&g->fail, ACC_FAIL_ABORT);
+	g->fail_rank = (int)comm->rank;
+	acc_comm_poison(g, 1);
+	acc_group_unlock(g);
+	acc_info("comm %p: aborted by rank %u", (void *)g, comm->rank);
+	return 0;
+}
+
+ACCEL_API int accel_comm_wait(struct accel_comm *comm, const struct accel_event *ev,
+			      int64_t timeout_ns)
+{
+	struct acc_abort ab;
+	int ret, e;
+
+	if (!comm || !ev)
+		return -EINVAL;
+	ab.sig = comm->abort.sig;
+	ab.value = comm->abort.base + 1;
+	ret = acc_wait_events(ev, 1, false, acc_deadline(timeout_ns), NULL, 0, &ab, NULL);
+	if (!ret || accel_event_done(ev))
+		return 0;	/* done before any failure could stop it */
+	e = accel_comm_get_async_error(comm, NULL, 0);
+	if (ret == -EIO || ret == -ECANCELED || ret == -ETIMEDOUT)
+		return e ? e : ret;
+	return ret;
+}

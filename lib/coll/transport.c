@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Transport between ranks: each rank's staging buffer and counters, the
+ * peers' imports of them, and the packets that move a chunk through a
+ * channel (Documentation/collectives.rst, "Channels and credits").
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coll.h"
+
+/* Raise @sig to @target through SIGNAL MAX steps below 2^62 (wrap-safe, never down). */
+static int ctr_advance(struct accel_signal *sig, uint64_t target)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < 8; i++) {
+		uint64_t v = accel_signal_read(sig), d = target - v;
+
+		if (!d)
+			return 0;
+		ret = accel_signal_write(sig, DRM_VACCEL_SIGNAL_MAX,
+					 d > (1ull << 62) ? v + (1ull << 62) : target);
+		if (ret)
+			return ret;
+	}
+	return accel_signal_read(sig) == target ? 0 : -EIO;
+}
+
+static int ctr_new(struct accel_comm *c, struct acc_ctr *ctr)
+{
+	int ret = accel_signal_create(c->dev, &ctr->sig);
+
+	if (ret)
+		return ret;
+	if (acc_comm_test_base) {
+		ret = ctr_advance(ctr->sig, acc_comm_test_base);
+		if (ret)
+			return ret;
+	}
+	ctr->base = accel_signal_read(ctr->sig);
+	ctr->va = accel_signal_va(ctr->sig);
+	return 0;
+}
+
+/* Import @peer's @ctr into @c's device. */
+static int ctr_import(struct accel_comm *c, const struct acc_ctr *ctr, struct accel_signal **out)
+{
+	uint64_t off;
+	int fd, ret = accel_signal_export(ctr->sig, &fd, &off);
+
+	if (ret)
+		return ret;
+	ret = accel_signal_import(c->dev, fd, off, out);
+	close(fd);
+	return ret;
+}
+
+uint64_t acc_slot_offset(const struct acc_group *g, unsigned int src, unsigned int dst,
+			 uint64_t k)
+{
+	uint64_t region = src < dst ? src : src - 1;
+
+	return (region * g->slots + k % g->slots) * g->chunk;
+}
+
+const struct acc_ctr *acc_chan_ctr(const struct acc_group *g, struct acc_chan_key key,
+				   unsigned int *owner)
+{
+	const struct accel_comm *c;
+
+	if (key.src >= g->nranks || key.dst >= g->nranks || key.src == key.dst ||
+	    key.chan >= ACC_COMM_CHANNELS)
+		return NULL;
+	*owner = key.dir == ACC_DIR_DATA ? key.dst : key.src;
+	c = g->ranks[*owner];
+	if (!c)
+		return NULL;
+	return key.dir == ACC_DIR_DATA ? &c->ready[key.src] : &c->credit[key.dst];
+}
+
+static int rank_alloc(struct accel_comm *c)
+{
+	struct acc_group *g = c->g;
+	unsigned int n = c->nranks, p;
+	int ret;
+
+#define ALLOC(f) do { c->f = calloc(n, sizeof(*c->f)); if (!c->f) return -ENOMEM; } while (0)
+	ALLOC(peer_staging);
+	ALLOC(ready);
+	ALLOC(credit);
+	ALLOC(imp_go);
+	ALLOC(imp_ready);
+	ALLOC(imp_credit);
+	ALLOC(sent);
+	ALLOC(recvd);
+	ALLOC(peer_go_base);
+	ALLOC(peer_ready_base);
+	ALLOC(peer_credit_base);
+#undef ALLOC
+	ret = ctr_new(c, &c->go);
+	if (!ret)
+		ret = ctr_new(c, &c->abort);
+	if (ret)
+		return ret;
+	if (n == 1)
+		return 0;	/* one rank: no peers, no staging */
+	ret = accel_buffer_create(c->dev, (uint64_t)(n - 1) * g->slots * g->chunk, 0, &c->staging);
+	if (!ret)
+		ret = accel_buffer_create(c->dev, 2 * g->chunk, 0, &c->scratch);
+	for (p = 0; !ret && p < n; p++) {
+		if (p == c->rank)
+			continue;
+		ret = ctr_new(c, &c->ready[p]);
+		if (!ret)
+			ret = ctr_new(c, &c->credit[p]);
+	}
+	return ret;
+}
+
+static int rank_import(struct accel_comm *c)
+{
+	struct acc_group *g = c->g;
+	unsigned int p;
+	int ret = 0, fd;
+
+	for (p = 0; !ret && p < c->nranks; p++) {
+		struct accel_comm *o = g->ranks[p];
+
+		if (p == c->rank)
+			continue;
+		ret = accel_buffer_export(o->staging, 0, &fd);
+		if (ret)
+			break;
+		ret = accel_buffer_import(c->dev, fd, 0, &c->peer_staging[p]);
+		close(fd);
+		if (!ret)
+			ret = ctr_import(c, &o->go, &c->imp_go[p]);
+		if (!ret)
+			ret = ctr_import(c, &o->ready[c->rank], &c->imp_ready[p]);
+		if (!ret)
+			ret = ctr_import(c, &o->credit[c->rank], &c->imp_credit[p]);
+		c->peer_go_base[p] = o->go.base;
+		c->peer_ready_base[p] = o->ready[c->rank].base;
+		c->peer_credit_base[p] = o->credit[c->rank].base;
+	}
+	return ret;
+}
+
+int acc_comm_transport_init(struct acc_group *g)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < g->nranks; i++)
+		ret = rank_alloc(g->ranks[i]);
+	for (i = 0; !ret && i < g->nranks; i++)
+		ret = rank_import(g->ranks[i]);
+	if (ret)
+		acc_err("comm_init_all: staging and signals of %u ranks (%llu bytes x %u slots "
+			"per peer): %s", g->nranks, (unsigned long long)g->chunk, g->slots,
+			strerror(-ret));
+	return ret;
+}
+
+void acc_comm_transport_fini(struct accel_comm *c)
+{
+	unsigned int p;
+
+	for (p = 0; p < c->nranks; p++) {
+		if (c->peer_staging)
+			accel_buffer_destroy(c->peer_staging[p]);
+		if (c->imp_go)
+			accel_signal_destroy(c->imp_go[p]);
+		if (c->imp_ready)
+			accel_signal_destroy(c->imp_ready[p]);
+		if (c->imp_credit)
+			accel_signal_destroy(c->imp_credit[p]);
+		if (c->ready)
+			accel_signal_destroy(c->ready[p].sig);
+		if (c->credit)
+			accel_signal_destroy(c->credit[p].sig);
+	}
+	accel_signal_destroy(c->go.sig);
+	accel_signal_destroy(c->abort.sig);
+	accel_buffer_destroy(c->staging);
+	accel_buffer_destroy(c->scratch);
+	free(c->peer_staging);
+	free(c->ready);
+	free(c->credit);
+	free(c->imp_go);
+	free(c->imp_ready);
+	free(c->imp_credit);
+	free(c->sent);
+	free(c->recvd);
+	free(c->peer_go_base);
+	free(c->peer_ready_base);
+	free(c->peer_credit_base);
+}
+
+/* --- plans --- */
+
+int acc_plan_init(struct acc_plan *pl, struct accel_comm *c)
+{
+	size_t sz = c->nranks * sizeof(uint64_t);
+
+	memset(pl, 0, sizeof(*pl));
+	pl->c = c;
+	pl->timeout_ns = c->g->timeout_ns;
+	pl->sent = malloc(sz);
+	pl->recvd = malloc(sz);
+	if (!pl->sent || !pl->recvd) {
+		acc_plan_fini(pl);
+		return -ENOMEM;
+	}
+	memcpy(pl->sent, c->sent, sz);
+	memcpy(pl->recvd, c->recvd, sz);
+	return 0;
+}
+
+void acc_plan_fini(struct acc_plan *pl)
+{
+	free(pl->pkts);
+	free(pl->sent);
+	free(pl->recvd);
+	pl->pkts = NULL;
+	pl->sent = pl->recvd = NULL;
+}
+
+/* A zeroed packet at the end of the plan; a scratch one (and pl->err) when out of memory. */
+struct drm_vaccel_packet *acc_plan_add(struct acc_plan *pl)
+{
+	static _Thread_local struct drm_vaccel_packet sink;
+
+	if (pl->n == pl->cap) {
+		unsigned int cap = pl->cap ? 2 * pl->cap : 64;
+		struct drm_vaccel_packet *p = cap > (1u << 24) ? NULL :
+					      realloc(pl->pkts, cap * sizeof(*p));
+
+		if (!p) {
+			pl->err = -ENOMEM;
+			return &sink;
+		}
+		pl->pkts = p;
+		pl->cap = cap;
+	}
+	memset(&pl->pkts[pl->n], 0, sizeof(pl->pkts[0]));
+	return &pl->pkts[pl->n++];
+}
+
+void acc_plan_copy(struct acc_plan *pl, uint64_t dst, uint64_t src, uint64_t bytes)
+{
+	if (bytes && dst != src)
+		accel_prep_copy(acc_plan_add(pl), dst, src, bytes);
+}
+
+void acc_plan_reduce(struct acc_plan *pl, uint64_t dst, uint64_t a, uint64_t b, uint64_t n,
+		     unsigned int dtype, unsigned int op)
+{
+	if (n)
+		accel_prep_reduce(acc_plan_add(pl), dst, a, b, n, dtype, op);
+}
+
+static void plan_wait(struct acc_plan *pl, uint64_t va, uint64_t value)
+{
+	accel_prep_wait(acc_plan_add(pl), va, DRM_VACCEL_WAIT_GE, value, 0, pl->timeout_ns);
+}
+
+/*
+ * The abort word is at its epoch-0 value unless the communicator failed:
+ * a WAIT EQ with a 1 ns timeout passes at once, or faults the queue
+ * (WAIT_TIMEOUT at the abort word's address) right after.
+ */
+void acc_plan_check(struct acc_plan *pl)
+{
+	accel_prep_wait(acc_plan_add(pl), pl->c->abort.va, DRM_VACCEL_WAIT_EQ, pl->c->abort.base,
+			0, 1);
+}
+
+/* Before chunk @k goes into @to's slot k % slots: @to consumed chunk k - slots. */
+static void plan_credit_wait(struct acc_plan *pl, unsigned int to, uint64_t k)
+{
+	struct accel_comm *c = pl->c;
+
+	if (k >= c->g->slots)
+		plan_wait(pl, c->credit[to].va, c->credit[to].base + (k - c->g->slots + 1));
+}
+
+void acc_plan_send(struct acc_plan *pl, unsigned int to, uint64_t src, uint64_t bytes)
+{
+	struct accel_comm *c = pl->c;
+	uint64_t k = pl->sent[to]++;
+	struct drm_vaccel_packet *p;
+
+	plan_credit_wait(pl, to, k);
+	p = acc_plan_add(pl);
+	if (bytes)
+		accel_prep_copy(p, accel_buffer_va(c->peer_staging[to]) +
+				acc_slot_offset(c->g, c->rank, to, k), src, bytes);
+	else
+		accel_prep_nop(p);
+	accel_prep_completion(p, accel_signal_va(c->imp_ready[to]), DRM_VACCEL_SIGNAL_MAX,
+			      c->peer_ready_base[to] + k + 1);
+}
+
+uint64_t acc_plan_recv_wait(struct acc_plan *pl, unsigned int from)
+{
+	struct accel_comm *c = pl->c;
+	uint64_t k = pl->recvd[from];
+
+	plan_wait(pl, c->ready[from].va, c->ready[from].base + k + 1);
+	return c->staging ? accel_buffer_va(c->staging) + acc_slot_offset(c->g, from, c->rank, k)
+			  : 0;
+}
+
+void acc_plan_recv_done(struct acc_plan *pl, unsigned int from)
+{
+	struct accel_comm *c = pl->c;
+	uint64_t k = pl->recvd[from]++;
+
+	accel_prep_signal(acc_plan_add(pl), accel_signal_va(c->imp_credit[from]),
+			  DRM_VACCEL_SIGNAL_MAX, c->peer_credit_base[from] + k + 1);
+}
+
+void acc_plan_recv_reduce_send(struct acc_plan *pl, unsigned int from, unsigned int to,
+			       uint64_t own, uint64_t n, unsigned int dtype, unsigned int op)
+{
+	struct accel_comm *c = pl->c;
+	uint64_t k = pl->sent[to]++, slot;
+	struct drm_vaccel_packet *p;
+
+	plan_credit_wait(pl, to, k);
+	slot = acc_plan_recv_wait(pl, from);
+	p = acc_plan_add(pl);
+	accel_prep_reduce(p, accel_buffer_va(c->peer_staging[to]) +
+			  acc_slot_offset(c->g, c->rank, to, k), own, slot, n, dtype, op);
+	accel_prep_completion(p, accel_signal_va(c->imp_ready[to]), DRM_VACCEL_SIGNAL_MAX,
+			      c->peer_ready_base[to] + k + 1);
+	acc_plan_recv_done(pl, from);
+}
+
+/* bfloat16 and IEEE half bits of @f, rounded to nearest even (f is 1/n: finite, normal). */
+static uint16_t f32_to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+/* 1/n for n <= 64 ranks is a normal half: no subnormal or overflow case. */
+static uint16_t f32_to_f16(float f)
+{
+	uint32_t u, mant, h, rest;
+	int exp;
+
+	memcpy(&u, &f, 4);
+	exp = (int)((u >> 23) & 0xff) - 127 + 15;
+	mant = u & 0x7fffff;
+	h = (uint32_t)exp << 10 | mant >> 13;
+	rest = mant & 0x1fff;
+	if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+		h++;
+	return (uint16_t)h;
+}
+
+void acc_plan_fill_scale(struct acc_plan *pl, unsigned int dtype)
+{
+	struct accel_comm *c = pl->c;
+	float inv = 1.0f / (float)c->nranks;
+	uint64_t pattern;
+	unsigned int width;
+
+	switch (dtype) {
+	case DRM_VACCEL_DTYPE_F32:
+		memcpy(&pattern, &inv, 4);
+		pattern &= 0xffffffffull;
+		width = 4;
+		break;
+	case DRM_VACCEL_DTYPE_F16:
+		pattern = f32_to_f16(inv);
+		width = 2;
+		break;
+	default:
+		pattern = f32_to_bf16(inv);
+		width = 2;
+		break;
+	}
+	accel_prep_fill(acc_plan_add(pl), accel_buffer_va(c->scratch) + c->g->chunk, c->g->chunk,
+			pattern, width);
+}
+
+void acc_plan_scale(struct acc_plan *pl, uint64_t dst, uint64_t n, unsigned int dtype)
+{
+	acc_plan_reduce(pl, dst, dst, accel_buffer_va(pl->c->scratch) + pl->c->g->chunk, n, dtype,
+			DRM_VACCEL_REDOP_PROD);
+}

@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (C) 2026 The vaccel authors
+ */
+#ifndef ACCEL_COMM_H
+#define ACCEL_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <drm/vaccel_accel.h>
+
+#include <accel/tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct accel_device;
+struct accel_queue;
+struct accel_event;
+
+/**
+ * DOC: collectives
+ *
+ * A &struct accel_comm is one rank of a communicator: a group of ranks,
+ * each on its own device, that run collective operations together
+ * (NCCL's shape). accel_comm_init_all() makes a communicator of several
+ * devices in one process, one rank per device.
+ *
+ * Operations take NCCL's argument order, ``(send, recv, count, dtype,
+ * [op], [root], comm, queue, event)``: @send and @recv are device
+ * addresses in the rank's device, the call appends the operation's
+ * packets to @queue (a queue of the rank's device) and returns an event
+ * that is done when the rank's part is. A call never waits for its
+ * peers: one thread may issue rank 0, 1, ..., N-1 of a communicator in
+ * turn, with no group call. The operations of one rank run in the order
+ * they were called, on whichever queues (a call on another queue than
+ * the rank's previous one first makes that queue wait for the previous
+ * operation).
+ *
+ * Every call takes the communicator's next 64-bit sequence number and
+ * publishes what it is (operation, dtype, count, reduction, root,
+ * in-place); no data moves until every rank has called that sequence
+ * number with the same description. A mismatch fails the operation on
+ * every rank with -EPROTO. Every device wait carries the communicator's
+ * timeout, so no rank waits for ever on a peer.
+ *
+ * Errors at the call are -errno and change nothing (the sequence number
+ * is not taken). Errors of the work itself (a timeout, an abort, a
+ * mismatch found by a later rank) fail the event: accel_comm_wait()
+ * returns their code, accel_comm_get_async_error() describes them. They
+ * are sticky: the communicator is then good only for destroy, and the
+ * queue that ran the failed operation is stopped (it faulted, -EIO):
+ * destroy it too.
+ *
+ * Thread safety: a rank is used by one thread at a time (as a queue);
+ * different ranks of a communicator may be used from different threads.
+ * accel_comm_abort() and accel_comm_get_async_error() may be called from
+ * any thread at any time.
+ */
+struct accel_comm;
+
+/**
+ * enum accel_redop - reductions
+ * @ACCEL_REDOP_SUM: a + b
+ * @ACCEL_REDOP_PROD: a * b
+ * @ACCEL_REDOP_MIN: the smaller
+ * @ACCEL_REDOP_MAX: the larger
+ * @ACCEL_REDOP_AVG: the sum divided by the number of ranks (floating
+ *	point types only: the sum is multiplied by 1/nranks rounded to the
+ *	dtype; integer types are -EINVAL)
+ * @ACCEL_REDOP_COUNT: the number of reductions
+ *
+ * SUM to MAX are the device's DRM_VACCEL_REDOP_* values.
+ */
+enum accel_redop {
+	ACCEL_REDOP_SUM = DRM_VACCEL_REDOP_SUM,
+	ACCEL_REDOP_PROD = DRM_VACCEL_REDOP_PROD,
+	ACCEL_REDOP_MIN = DRM_VACCEL_REDOP_MIN,
+	ACCEL_REDOP_MAX = DRM_VACCEL_REDOP_MAX,
+	ACCEL_REDOP_AVG,
+	ACCEL_REDOP_COUNT,
+};
+
+/**
+ * enum accel_comm_algo - how an operation moves data
+ * @ACCEL_COMM_ALGO_AUTO: chosen per call from the operation, dtype, count,
+ *	number of ranks and the communicator's settings (the same choice on
+ *	every rank)
+ * @ACCEL_COMM_ALGO_RING: a pipelined ring (reduce-scatter then allgather
+ *	for allreduce; a chain for broadcast and reduce)
+ * @ACCEL_COMM_ALGO_ONESHOT: direct: each rank writes its data into every
+ *	peer that needs it, and reduces locally in rank order
+ */
+enum accel_comm_algo {
+	ACCEL_COMM_ALGO_AUTO,
+	ACCEL_COMM_ALGO_RING,
+	ACCEL_COMM_ALGO_ONESHOT,
+};
+
+/**
+ * enum accel_comm_op - the collective operations (for error reports)
+ * @ACCEL_COMM_OP_NONE: no operation
+ * @ACCEL_COMM_OP_ALLREDUCE: accel_allreduce()
+ * @ACCEL_COMM_OP_REDUCE: accel_reduce()
+ * @ACCEL_COMM_OP_BROADCAST: accel_broadcast()
+ * @ACCEL_COMM_OP_ALLGATHER: accel_allgather()
+ * @ACCEL_COMM_OP_REDUCESCATTER: accel_reducescatter()
+ * @ACCEL_COMM_OP_ALLTOALL: accel_alltoall()
+ * @ACCEL_COMM_OP_BARRIER: accel_barrier()
+ */
+enum accel_comm_op {
+	ACCEL_COMM_OP_NONE,
+	ACCEL_COMM_OP_ALLREDUCE,
+	ACCEL_COMM_OP_REDUCE,
+	ACCEL_COMM_OP_BROADCAST,
+	ACCEL_COMM_OP_ALLGATHER,
+	ACCEL_COMM_OP_REDUCESCATTER,
+	ACCEL_COMM_OP_ALLTOALL,
+	ACCEL_COMM_OP_BARRIER,
+};
+
+/**
+ * struct accel_comm_params - settings of a communicator
+ * @size: sizeof(struct accel_comm_params) as the program knows it (the
+ *	rule of <accel/accel.h>: at least %ACCEL_COMM_PARAMS_SIZE_1_2; a
+ *	larger structure's fields unknown to this library must be zero)
+ * @algo: &enum accel_comm_algo; AUTO takes the environment's ACCEL_ALGO
+ *	("ring" or "oneshot") if set, else chooses per call
+ * @timeout_ms: how long any device wait of an operation may last before
+ *	it fails the operation with -ETIMEDOUT; 0: the environment's
+ *	ACCEL_COMM_TIMEOUT_MS, else 10000
+ * @chunk_bytes: bytes of one staging slot (the pipelining unit), a
+ *	multiple of 4096 from 4096 to 64 MiB; 0: 512 KiB
+ * @slots: staging slots per channel, 2 to 16; 0: 2
+ * @flags: zero
+ * @oneshot_max: AUTO picks the one-shot algorithm for operations of at
+ *	most this many bytes per rank (count times the element size), else
+ *	the ring; 0: 64 KiB
+ * @reserved: zero
+ */
+struct accel_comm_params {
+	uint32_t size;
+	uint32_t algo;
+	uint32_t timeout_ms;
+	uint32_t chunk_bytes;
+	uint32_t slots;
+	uint32_t flags;
+	uint64_t oneshot_max;
+	uint64_t reserved[4];
+};
+
+/* Size in the release that added it (1.2): the smallest a caller passes. */
+#define ACCEL_COMM_PARAMS_SIZE_1_2	64
+
+/* Ranks a communicator may have (accel_comm_error.missing is a bit mask). */
+#define ACCEL_COMM_MAX_RANKS		64
+
+/**
+ * accel_comm_init_all() - a communicator of several devices in one process
+ * @comms: filled with @ndevs ranks; comms[i] is rank i, on devs[i]
+ * @ndevs: ranks, 1 to %ACCEL_COMM_MAX_RANKS
+ * @devs: @ndevs different devices
+ * @params: NULL for the defaults
+ *
+ * Each rank allocates its staging buffer (a region of @params->slots
+ * slots for each peer) and its signals, and imports every peer's that it
+ * writes into (dma-buf export and import). A 1-rank communicator
+ * allocates no staging. On failure nothing is left allocated.
+ *
+ * Return: 0; -EINVAL for bad arguments (NULL, a repeated device, @params
+ * out of range); -E2BIG as the size rule says; -ENOMEM, -ENOSPC when a
+ * device's memory or limits are short; -ENODEV. Many syscalls.
+ */
+int accel_comm_init_all(struct accel_comm **comms, unsigned int ndevs,
+			struct accel_device *const *devs, const struct accel_comm_params *params);
+
+/**
+ * accel_comm_destroy() - release a rank
+ * @comm: the rank, or NULL
+ *
+ * Frees the rank's staging, signals and imports. Destroy every rank of a
+ * communicator (in any order, from any thread, once each); the shared
+ * state goes with the last. Work still queued that uses the rank is the
+ * program's business: wait for (or abort) it first. Never blocks on a
+ * peer. A few syscalls.
+ */
+void accel_comm_destroy(struct accel_comm *comm);
+
+/**
+ * accel_comm_abort() - stop a communicator on every rank
+ * @comm: any rank
+ *
+ * Marks the communicator aborted by this rank and releases every rank's
+ * queued operations, which then fail: the events of this rank's
+ * operations with -ECANCELED, the peers' with -ECONNABORTED (naming this
+ * rank), in bounded time, without waiting for any timeout. Later calls
+ * fail at once the same way. Safe from any thread; never waits for a
+ * peer or a queue.
+ *
+ * Return: 0; -EALREADY if the communicator had failed already (nothing
+ * changed); -EINVAL for NULL. A few syscalls.
+ */
+int accel_comm_abort(struct accel_comm *comm);
+
+/**
+ * enum accel_comm_phase - where an operation stood when it failed
+ * @ACCEL_COMM_PHASE_NONE: unknown, or at the call
+ * @ACCEL_COMM_PHASE_GATE: waiting for every rank to call it
+ * @ACCEL_COMM_PHASE_RECV: waiting for data from @peer
+ * @ACCEL_COMM_PHASE_CREDIT: waiting for @peer to free a staging slot
+ * @ACCEL_COMM_PHASE_ABORTED: released by an abort or a mismatch
+ * @ACCEL_COMM_PHASE_FAULT: the queue faulted on something else (a bad
+ *	address, another fault): @error is -EIO
+ */
+enum accel_comm_phase {
+	ACCEL_COMM_PHASE_NONE,
+	ACCEL_COMM_PHASE_GATE,
+	ACCEL_COMM_PHASE_RECV,
+	ACCEL_COMM_PHASE_CREDIT,
+	ACCEL_COMM_PHASE_ABORTED,
+	ACCEL_COMM_PHASE_FAULT,
+};
+
+/**
+ * struct accel_comm_error - why a communicator failed
+ * @error: 0, or -ETIMEDOUT, -ECANCELED (this rank aborted),
+ *	-ECONNABORTED (@peer aborted), -EPROTO (the ranks called different
+ *	operations), -EIO (a queue fault of another kind)
+ * @op: &enum accel_comm_op of the failed operation
+ * @seq: its sequence number
+ * @rank: the rank this report is for
+ * @peer: the rank that aborted, that called a different operation, or
+ *	whose data or slot did not come; -1 if none
+ * @phase: &enum accel_comm_phase
+ * @algo: &enum accel_comm_algo the operation used
+ * @missing: -ETIMEDOUT: bit i set if rank i had not called @seq when the
+ *	report was made
+ * @reserved: zero
+ *
+ * May grow at its end: accel_comm_get_async_error() takes its size.
+ */
+struct accel_comm_error {
+	int32_t error;
+	uint32_t op;
+	uint64_t seq;
+	int32_t rank;
+	int32_t peer;
+	uint32_t phase;
+	uint32_t algo;
+	uint64_t missing;
+	uint64_t reserved[2];
+};
+
+#define ACCEL_COMM_ERROR_SIZE_1_2	56
+
+/**
+ * accel_comm_get_async_error() - has the communicator failed, and why
+ * @comm: a rank
+ * @err: if not NULL, the report (zeroed when there is no error)
+ * @err_size: sizeof(struct accel_comm_error) as the program knows it; not
+ *	checked when @err is NULL
+ *
+ * Non-blocking and thread-safe. Looks at the communicator's shared state
+ * and at the queues of this rank's recent operations (a queue stopped by
+ * a timed-out wait of an operation is a -ETIMEDOUT of that operation).
+ * The first error found is logged once per rank, naming the
+ * communicator, rank, operation, sequence number, dtype, count, root or
+ * peer, algorithm, phase and the ranks that had not called.
+ *
+ * Return: 0 if no error; the error's code; -EINVAL for NULL @comm or an
+ * @err_size below %ACCEL_COMM_ERROR_SIZE_1_2, -E2BIG above 4096. No
+ * syscall.
+ */
+int accel_comm_get_async_error(struct accel_comm *comm, struct accel_comm_error *err,
+			       size_t err_size);
+
+/**
+ * accel_comm_wait() - wait on the host for an operation's event
+ * @comm: the rank that issued it
+ * @ev: the event the operation returned
+ * @timeout_ns: relative timeout, or ACCEL_FOREVER
+ *
+ * Return: 0 when done; the communicator's error (see
+ * accel_comm_get_async_error()) if it failed; -ETIMEDOUT if @timeout_ns
+ * passed first and the communicator has no error. May sleep.
+ */
+int accel_comm_wait(struct accel_comm *comm, const struct accel_event *ev, int64_t timeout_ns);
+
+/** accel_comm_count() - the number of ranks; -EINVAL for NULL. No syscall. */
+int accel_comm_count(const struct accel_comm *comm);
+
+/** accel_comm_rank() - this rank's index; -EINVAL for NULL. No syscall. */
+int accel_comm_rank(const struct accel_comm *comm);
+
+/** accel_comm_device() - this rank's device, or NULL. No syscall. */
+struct accel_device *accel_comm_device(const struct accel_comm *comm);
+
+/*
+ * The operations. Each returns 0 once the work is on @queue (published)
+ * and @ev (not NULL) is the event of its completion on this rank; or:
+ * -EINVAL for a bad argument (NULL, a queue of another device, a dtype
+ * the device cannot reduce (F32, F16, BF16, I32, I64 and U8 can) or,
+ * for operations that only move data, one of another size than 1, 2, 4
+ * or 8 bytes, an address not aligned to the element size or whose range
+ * wraps, an overlap of @send and @recv other than the in-place one of
+ * the operation, AVG of an integer type, a root out of range, a forced
+ * algorithm that cannot run the operation; each logged with the reason);
+ * -EAGAIN when the queue's ring has no room for the whole operation now,
+ * or the rank is 256 calls ahead of the slowest one (nothing changed:
+ * wait for earlier work and call again); -E2BIG when the operation needs
+ * more packets than the ring holds (use a larger ring or chunk); -EPROTO
+ * when this call differs from what another rank called with the same
+ * sequence number (every rank's operation fails); the communicator's
+ * error if it failed before (-ETIMEDOUT, -ECANCELED, -ECONNABORTED,
+ * -EPROTO); -EIO if @queue faulted; -ENODEV. No syscall on the hot path.
+ *
+ * In-place, as NCCL defines it: allreduce, reduce and broadcast with
+ * @send == @recv; allgather with @send == @recv + rank * count * size;
+ * reducescatter with @recv == @send + rank * recvcount * size; alltoall
+ * with @send == @recv. A count of 0 completes and moves nothing.
+ */
+
+/**
+ * accel_allreduce() - every rank gets the reduction of all ranks' @send
+ * @send: @count elements
+ * @recv: @count elements
+ * @count: elements per rank
+ * @dtype: element type
+ * @op: &enum accel_redop
+ * @comm: the rank
+ * @queue: a queue of the rank's device
+ * @ev: the event
+ */
+int accel_allreduce(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,
+		    enum accel_redop op, struct accel_comm *comm, struct accel_queue *queue,
+		    struct accel_event *ev);
+
+/**
+ * accel_reduce() - rank @root gets the reduction of all ranks' @send
+ * @send: @count elements
+ * @recv: @count elements, written on @root only (ignored elsewhere)
+ * @count: elements per rank
+ * @dtype: element type
+ * @op: &enum accel_redop
+ * @root: the receiving rank
+ * @comm: the rank
+ * @queue: a queue of the rank's device
+ * @ev: the event
+ */
+int accel_reduce(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,
+		 enum accel_redop op, int root, struct accel_comm *comm, struct accel_queue *queue,
+		 struct accel_event *ev);
+
+/**
+ * accel_broadcast() - every rank gets @root's @send
+ * @send: @count elements, read on @root only
+ * @recv: @count elements
+ * @count: elements
+ * @dtype: element type
+ * @root: the sending rank
+ * @comm: the rank
+ * @queue: a queue of the rank's device
+ * @ev: the event
+ */
+int accel_broadcast(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,
+		    int root, struct accel_comm *comm, struct accel_queue *queue,
+		    struct accel_event *ev);
+
+/**
+ * accel_allgather() - every rank gets every rank's @send, in rank order
+ * @send: @count elements
+ * @recv: nranks * @count elements; rank i's at @recv + i * @count * size
+ * @count: elements per rank
+ * @dtype: element type
+ * @comm: the rank
+ * @queue: a queue of the rank's device
+ * @ev: the event
+ */
+int accel_allgather(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,
+		    struct accel_comm *comm, struct accel_queue *queue, struct accel_event *ev);
+
+/**
+ * accel_reducescatter() - rank i gets block i of the reduction
+ * @send: nranks * @count elements
+ * @recv: @count elements: the reduction of every rank's block rank
+ * @count: elements per rank (per block)
+ * @dtype: element type
+ * @op: &enum accel_redop
+ * @comm: the rank
+ * @queue: a queue of the rank's device
+ * @ev: the event
+ */
+int accel_reducescatter(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,
+			enum accel_redop op, struct accel_comm *comm, struct accel_queue *queue,
+			struct accel_event *ev);
+
+/**
+ * accel_alltoall() - block j of rank i's @send goes to block i of rank j's @recv
+ * @send: nranks * @count elements
+ * @recv: nranks * @count elements
+ * @count: elements per block
+ * @dtype: element type
+ * @comm: the rank
+ * @queue: a queue of the rank's device
+ * @ev: the event
+ */
+int accel_alltoall(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,
+		   struct accel_comm *comm, struct accel_queue *queue, struct accel_event *ev);
+
+/**
+ * accel_barrier() - done on each rank once every rank has reached it
+ * @comm: the rank
+ * @queue: a queue of the rank's device
+ * @ev: the event
+ *
+ * The queue's later work starts only after every rank's queue has run
+ * everything before its barrier.
+ */
+int accel_barrier(struct accel_comm *comm, struct accel_queue *queue, struct accel_event *ev);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACCEL_COMM_H */

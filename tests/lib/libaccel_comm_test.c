@@ -1,0 +1,889 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libaccel collectives: communicators of 1 to 4 devices in one process
+ * (accel_comm_init_all()), on both backends. Every operation x dtype x
+ * reduction x in-place/out-of-place x count on 2, 3 and 4 ranks and both
+ * algorithms against a host computation; the seed regressions (002: a
+ * barrier reused many times with a slowed rank, checked on the device;
+ * 003: a 2-rank bidirectional exchange through credit channels); the
+ * failures (a rank that never calls: -ETIMEDOUT naming it within the
+ * timeout + 1 s; a different count, operation or root: -EPROTO on every
+ * rank; an abort: -ECANCELED locally, -ECONNABORTED on the peers); the
+ * counters started near 2^32, 2^63 and 2^64; argument errors that change
+ * nothing; 1,000 create-use-destroy rounds back to the baseline.
+ *
+ * Every wait is bounded: the library's host waits take a timeout and every
+ * device wait of a collective carries the communicator's timeout.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+
+#include "kselftest_harness.h"
+#include "libaccel_test.h"
+
+/* the library's test hook (lib/coll/coll.h): counters and sequence numbers start here */
+extern uint64_t acc_comm_test_base;
+
+#define NDEV		4
+#define ID0		970
+#define CHUNK		4096		/* small slots: "large" counts span several chunks */
+#define BUFSZ		(256u << 10)
+#define WAIT_NS		(20 * SEC)
+
+static const uint64_t counts[] = { 0, 1, 7, 1031, 5003 };
+
+FIXTURE(comm) {
+	struct accel_device *dev[NDEV];
+	struct accel_queue *q[NDEV];
+	struct accel_buffer *sbuf[NDEV], *rbuf[NDEV];
+	void *s[NDEV], *r[NDEV];
+	struct vaccel_counts counts;
+};
+
+static int open_queues(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *self)
+{
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 8192 };
+	int i;
+
+	for (i = 0; i < NDEV; i++) {
+		accel_queue_destroy(self->q[i]);
+		self->q[i] = NULL;
+		if (accel_queue_create(self->dev[i], &qp, &self->q[i]))
+			return -1;
+	}
+	(void)_metadata;
+	return 0;
+}
+
+FIXTURE_SETUP(comm)
+{
+	int i;
+
+	memset(self, 0, sizeof(*self));
+	if (!lib_present())
+		SKIP(return, "vaccel is not loaded");
+	for (i = 1; i < NDEV; i++)
+		lib_del_device(ID0 + i);
+	ASSERT_EQ(0, lib_counted_open(ID0, "memory=64M", &self->counts, &self->dev[0]));
+	for (i = 1; i < NDEV; i++)
+		ASSERT_EQ(0, lib_fresh_open(ID0 + i, "memory=64M", &self->dev[i]));
+	for (i = 0; i < NDEV; i++) {
+		ASSERT_EQ(0, accel_buffer_create(self->dev[i], BUFSZ, ACCEL_BUFFER_HOST,
+						 &self->sbuf[i]));
+		ASSERT_EQ(0, accel_buffer_create(self->dev[i], BUFSZ, ACCEL_BUFFER_HOST,
+						 &self->rbuf[i]));
+		self->s[i] = accel_buffer_host(self->sbuf[i]);
+		self->r[i] = accel_buffer_host(self->rbuf[i]);
+	}
+	ASSERT_EQ(0, open_queues(_metadata, self));
+}
+
+FIXTURE_TEARDOWN(comm)
+{
+	int i;
+
+	if (!lib_present())
+		return;
+	acc_comm_test_base = 0;
+	for (i = 0; i < NDEV; i++) {
+		accel_queue_destroy(self->q[i]);
+		accel_buffer_destroy(self->sbuf[i]);
+		accel_buffer_destroy(self->rbuf[i]);
+		accel_device_close(self->dev[i]);
+		lib_del_device(ID0 + i);
+	}
+	EXPECT_LIB_COUNTS_BACK(&self->counts, 5000);
+}
+
+static int comm_make(FIXTURE_DATA(comm) *self, unsigned int n, uint32_t algo,
+		     uint32_t timeout_ms, struct accel_comm **comms)
+{
+	struct accel_comm_params p = {
+		.size = sizeof(p), .algo = algo, .timeout_ms = timeout_ms, .chunk_bytes = CHUNK,
+	};
+
+	return accel_comm_init_all(comms, n, self->dev, &p);
+}
+
+static void comm_free(struct accel_comm **comms, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		accel_comm_destroy(comms[i]);
+}
+
+/* --- host values and the oracle --- */
+
+static bool is_float(enum accel_dtype t)
+{
+	return t == ACCEL_DTYPE_F32 || t == ACCEL_DTYPE_F16 || t == ACCEL_DTYPE_BF16;
+}
+
+static double get(const void *base, enum accel_dtype t, uint64_t i)
+{
+	const unsigned char *p = base;
+
+	switch (t) {
+	case ACCEL_DTYPE_F32: { float f; memcpy(&f, p + 4 * i, 4); return f; }
+	case ACCEL_DTYPE_F16: { _Float16 h; memcpy(&h, p + 2 * i, 2); return (double)h; }
+	case ACCEL_DTYPE_BF16: {
+		uint16_t b; uint32_t u; float f;
+
+		memcpy(&b, p + 2 * i, 2);
+		u = (uint32_t)b << 16;
+		memcpy(&f, &u, 4);
+		return f;
+	}
+	case ACCEL_DTYPE_I32: { int32_t v; memcpy(&v, p + 4 * i, 4); return v; }
+	case ACCEL_DTYPE_I64: { int64_t v; memcpy(&v, p + 8 * i, 8); return (double)v; }
+	case ACCEL_DTYPE_U8: return p[i];
+	default: return 0;
+	}
+}
+
+/* small integers: exact in every dtype (bf16 holds integers up to 256) */
+static void put(void *base, enum accel_dtype t, uint64_t i, double v)
+{
+	unsigned char *p = base;
+
+	switch (t) {
+	case ACCEL_DTYPE_F32: { float f = (float)v; memcpy(p + 4 * i, &f, 4); break; }
+	case ACCEL_DTYPE_F16: { _Float16 h = (_Float16)v; memcpy(p + 2 * i, &h, 2); break; }
+	case ACCEL_DTYPE_BF16: {
+		float f = (float)v; uint32_t u; uint16_t b;
+
+		memcpy(&u, &f, 4);
+		b = (uint16_t)(u >> 16);	/* exact for these values */
+		memcpy(p + 2 * i, &b, 2);
+		break;
+	}
+	case ACCEL_DTYPE_I32: { int32_t x = (int32_t)v; memcpy(p + 4 * i, &x, 4); break; }
+	case ACCEL_DTYPE_I64: { int64_t x = (int64_t)v; memcpy(p + 8 * i, &x, 8); break; }
+	case ACCEL_DTYPE_U8: p[i] = (uint8_t)(int)v; break;
+	default: break;
+	}
+}
+
+/* Input element @i of rank @r: exact products and sums in every dtype. */
+static double value(unsigned int r, uint64_t i, enum accel_redop op, enum accel_dtype t)
+{
+	static const double prod[] = { 1, 2, -1, -2, 1, 1 };
+	unsigned int h = (unsigned int)((r * 2654435761u) ^ (i * 40503u) ^ (i >> 3));
+
+	if (op == ACCEL_REDOP_PROD)
+		return t == ACCEL_DTYPE_U8 ? (double)(h % 3 + 1) : prod[h % 6];
+	if (t == ACCEL_DTYPE_U8)
+		return h % 60;
+	return (double)(h % 21) - 10;
+}
+
+static double combine(double a, double b, enum accel_redop op, enum accel_dtype t)
+{
+	double v;
+
+	switch (op) {
+	case ACCEL_REDOP_PROD: v = a * b; break;
+	case ACCEL_REDOP_MIN: v = a < b ? a : b; break;
+	case ACCEL_REDOP_MAX: v = a > b ? a : b; break;
+	default: v = a + b; break;
+	}
+	return t == ACCEL_DTYPE_U8 ? (double)((unsigned int)v & 0xff) : v;
+}
+
+/* The reduction over ranks of element @i (AVG: the sum divided). */
+static double reduced(unsigned int n, uint64_t i, enum accel_redop op, enum accel_dtype t)
+{
+	double v = value(0, i, op, t);
+	unsigned int r;
+
+	for (r = 1; r < n; r++)
+		v = combine(v, value(r, i, op, t), op == ACCEL_REDOP_AVG ? ACCEL_REDOP_SUM : op, t);
+	return op == ACCEL_REDOP_AVG ? v / n : v;
+}
+
+/*
+ * Stated tolerance: exact, except AVG, which multiplies the exact sum by
+ * 1/n rounded to the dtype, then rounds the product: relative error at
+ * most 2^-22 (f32), 2^-9 (f16), 2^-7 (bf16).
+ */
+static bool close_enough(double got, double want, enum accel_redop op, enum accel_dtype t)
+{
+	double tol;
+
+	if (op != ACCEL_REDOP_AVG)
+		return got == want;
+	tol = t == ACCEL_DTYPE_F32 ? 0x1p-22 : t == ACCEL_DTYPE_F16 ? 0x1p-9 : 0x1p-7;
+	return fabs(got - want) <= tol * (fabs(want) > 1 ? fabs(want) : 1);
+}
+
+/* --- running one operation on every rank --- */
+
+struct run {
+	enum accel_comm_op op;
+	enum accel_dtype t;
+	enum accel_redop redop;
+	uint64_t count;
+	int root;
+	bool in_place;
+};
+
+/* Device addresses of rank @r's send and recv for @run (in-place as NCCL defines it). */
+static void addrs(FIXTURE_DATA(comm) *self, unsigned int r, const struct run *run,
+		  uint64_t *send, uint64_t *recv)
+{
+	uint64_t es = (uint64_t)accel_dtype_size(run->t), bytes = run->count * es;
+
+	*send = accel_buffer_va(self->sbuf[r]);
+	*recv = accel_buffer_va(self->rbuf[r]);
+	if (!run->in_place)
+		return;
+	switch (run->op) {
+	case ACCEL_COMM_OP_ALLGATHER:
+		*send = *recv + r * bytes;
+		break;
+	case ACCEL_COMM_OP_REDUCESCATTER:
+		*recv = *send + r * bytes;
+		break;
+	default:
+		*send = *recv;
+		break;
+	}
+}
+
+static int issue(FIXTURE_DATA(comm) *self, struct accel_comm *c, unsigned int r,
+		 const struct run *run, struct accel_event *ev)
+{
+	uint64_t s, d;
+
+	addrs(self, r, run, &s, &d);
+	switch (run->op) {
+	case ACCEL_COMM_OP_ALLREDUCE:
+		return accel_allreduce(s, d, run->count, run->t, run->redop, c, self->q[r], ev);
+	case ACCEL_COMM_OP_REDUCE:
+		return accel_reduce(s, d, run->count, run->t, run->redop, run->root, c, self->q[r],
+				    ev);
+	case ACCEL_COMM_OP_BROADCAST:
+		return accel_broadcast(s, d, run->count, run->t, run->root, c, self->q[r], ev);
+	case ACCEL_COMM_OP_ALLGATHER:
+		return accel_allgather(s, d, run->count, run->t, c, self->q[r], ev);
+	case ACCEL_COMM_OP_REDUCESCATTER:
+		return accel_reducescatter(s, d, run->count, run->t, run->redop, c, self->q[r], ev);
+	case ACCEL_COMM_OP_ALLTOALL:
+		return accel_alltoall(s, d, run->count, run->t, c, self->q[r], ev);
+	default:
+		return accel_barrier(c, self->q[r], ev);
+	}
+}
+
+/* The host address of device address @va in rank @r's send or recv buffer. */
+static void *host_of(FIXTURE_DATA(comm) *self, unsigned int r, uint64_t va)
+{
+	uint64_t sb = accel_buffer_va(self->sbuf[r]);
+
+	if (va >= sb && va < sb + BUFSZ)
+		return (char *)self->s[r] + (va - sb);
+	return (char *)self->r[r] + (va - accel_buffer_va(self->rbuf[r]));
+}
+
+/* Inputs of every rank, written where the operation reads them; the rest 0x5a. */
+static void fill_inputs(FIXTURE_DATA(comm) *self, unsigned int n, const struct run *run)
+{
+	uint64_t i, per;
+	unsigned int r;
+
+	per = run->op == ACCEL_COMM_OP_REDUCESCATTER || run->op == ACCEL_COMM_OP_ALLTOALL ?
+	      n * run->count : run->count;
+	for (r = 0; r < n; r++) {
+		uint64_t s, d;
+		void *base;
+
+		addrs(self, r, run, &s, &d);
+		memset(self->r[r], 0x5a, BUFSZ);
+		memset(self->s[r], 0x5a, BUFSZ);
+		base = host_of(self, r, s);
+		for (i = 0; i < per; i++)
+			put(base, run->t, i, value(r, i, run->redop, run->t));
+	}
+}
+
+/* The expected element @i of rank @r's output, and how many there are. */
+static uint64_t out_count(unsigned int n, const struct run *run)
+{
+	switch (run->op) {
+	case ACCEL_COMM_OP_ALLGATHER:
+	case ACCEL_COMM_OP_ALLTOALL:
+		return n * run->count;
+	default:
+		return run->count;
+	}
+}
+
+static double expected(unsigned int n, unsigned int r, uint64_t i, const struct run *run)
+{
+	uint64_t c = run->count;
+
+	switch (run->op) {
+	case ACCEL_COMM_OP_ALLREDUCE:
+	case ACCEL_COMM_OP_REDUCE:
+		return reduced(n, i, run->redop, run->t);
+	case ACCEL_COMM_OP_REDUCESCATTER:
+		return reduced(n, r * c + i, run->redop, run->t);
+	case ACCEL_COMM_OP_BROADCAST:
+		return value((unsigned int)run->root, i, run->redop, run->t);
+	case ACCEL_COMM_OP_ALLGATHER:
+		return value((unsigned int)(i / c), i % c, run->redop, run->t);
+	default:	/* ALLTOALL: block j of rank r is block r of rank j */
+		return value((unsigned int)(i / c), r * c + i % c, run->redop, run->t);
+	}
+}
+
+/* Where rank @r's output is. */
+static const void *out_host(FIXTURE_DATA(comm) *self, unsigned int r, const struct run *run)
+{
+	uint64_t s, d;
+
+	addrs(self, r, run, &s, &d);
+	return host_of(self, r, d);
+}
+
+/*
+ * Run @run on ranks 0..n-1 and check every rank's output; on a mismatch
+ * the first wrong element is logged. 0 or the first failure's code (a
+ * wrong result: -EBADMSG).
+ */
+static int run_check(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *self,
+		     struct accel_comm **comms, unsigned int n, const struct run *run)
+{
+	struct accel_event ev[NDEV];
+	unsigned int r;
+	uint64_t i;
+	int ret;
+
+	fill_inputs(self, n, run);
+	for (r = 0; r < n; r++) {
+		ret = issue(self, comms[r], r, run, &ev[r]);
+		if (ret)
+			return ret;
+	}
+	for (r = 0; r < n; r++) {
+		ret = accel_comm_wait(comms[r], &ev[r], WAIT_NS);
+		if (ret)
+			return ret;
+	}
+	for (r = 0; r < n; r++) {
+		const void *o = out_host(self, r, run);
+
+		if (run->op == ACCEL_COMM_OP_REDUCE && (int)r != run->root)
+			continue;
+		for (i = 0; i < out_count(n, run); i++) {
+			double got = get(o, run->t, i), want = expected(n, r, i, run);
+
+			if (!close_enough(got, want, run->redop, run->t)) {
+				TH_LOG("%u ranks, op %u dtype %u redop %u count %llu root %d%s: "
+				       "rank %u element %llu is %g, not %g", n, run->op, run->t,
+				       run->redop, (unsigned long long)run->count, run->root,
+				       run->in_place ? " in place" : "", r, (unsigned long long)i,
+				       got, want);
+				return -EBADMSG;
+			}
+		}
+	}
+	return 0;
+}
+
+static const enum accel_dtype dtypes[] = {
+	ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_I32, ACCEL_DTYPE_I64,
+	ACCEL_DTYPE_U8,
+};
+
+/* Every operation x dtype x reduction x in-place x count on @n ranks with @algo. */
+static void matrix(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *self, unsigned int n,
+		   uint32_t algo)
+{
+	static const enum accel_comm_op ops[] = {
+		ACCEL_COMM_OP_ALLREDUCE, ACCEL_COMM_OP_REDUCE, ACCEL_COMM_OP_REDUCESCATTER,
+		ACCEL_COMM_OP_BROADCAST, ACCEL_COMM_OP_ALLGATHER, ACCEL_COMM_OP_ALLTOALL,
+	};
+	struct accel_comm *comms[NDEV];
+	unsigned int o, d, ip, k, runs = 0;
+	int red;
+
+	ASSERT_EQ(0, comm_make(self, n, algo, 0, comms));
+	for (o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+		bool reduction = ops[o] <= ACCEL_COMM_OP_REDUCE ||
+				 ops[o] == ACCEL_COMM_OP_REDUCESCATTER;
+
+		if (algo == ACCEL_COMM_ALGO_RING && ops[o] == ACCEL_COMM_OP_ALLTOALL)
+			continue;	/* direct only: see bad_arguments */
+		for (d = 0; d < sizeof(dtypes) / sizeof(dtypes[0]); d++)
+			for (red = 0; red < (reduction ? ACCEL_REDOP_COUNT : 1); red++) {
+				if (red == ACCEL_REDOP_AVG && !is_float(dtypes[d]))
+					continue;
+				for (ip = 0; ip < 2; ip++)
+					for (k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+						struct run run = {
+							.op = ops[o], .t = dtypes[d],
+							.redop = (enum accel_redop)red,
+							.count = counts[k], .in_place = ip,
+							.root = (int)((k + d) % n),
+						};
+
+						ASSERT_EQ(0, run_check(_metadata, self, comms, n,
+								       &run));
+						runs++;
+					}
+			}
+	}
+	TH_LOG("%u ranks, algorithm %u: %u operations checked", n, algo, runs);
+	comm_free(comms, n);
+}
+
+TEST_F_TIMEOUT(comm, matrix_ring_2, 600) { matrix(_metadata, self, 2, ACCEL_COMM_ALGO_RING); }
+TEST_F_TIMEOUT(comm, matrix_ring_3, 600) { matrix(_metadata, self, 3, ACCEL_COMM_ALGO_RING); }
+TEST_F_TIMEOUT(comm, matrix_ring_4, 600) { matrix(_metadata, self, 4, ACCEL_COMM_ALGO_RING); }
+TEST_F_TIMEOUT(comm, matrix_oneshot_2, 600) { matrix(_metadata, self, 2, ACCEL_COMM_ALGO_ONESHOT); }
+TEST_F_TIMEOUT(comm, matrix_oneshot_3, 600) { matrix(_metadata, self, 3, ACCEL_COMM_ALGO_ONESHOT); }
+TEST_F_TIMEOUT(comm, matrix_oneshot_4, 600) { matrix(_metadata, self, 4, ACCEL_COMM_ALGO_ONESHOT); }
+
+/* AUTO picks by size; one rank is a local copy with no staging. */
+TEST_F(comm, auto_and_one_rank)
+{
+	struct accel_comm *comms[NDEV];
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 5003 };
+	struct accel_comm_params p = { .size = sizeof(p), .oneshot_max = 64 };
+	uint64_t before, after;
+
+	ASSERT_EQ(0, accel_comm_init_all(comms, 4, self->dev, &p));
+	ASSERT_EQ(0, run_check(_metadata, self, comms, 4, &run));	/* ring */
+	run.count = 7;
+	ASSERT_EQ(0, run_check(_metadata, self, comms, 4, &run));	/* one-shot */
+	comm_free(comms, 4);
+
+	ASSERT_EQ(0, accel_device_memory_used(self->dev[0], &before));
+	ASSERT_EQ(0, comm_make(self, 1, 0, 0, comms));
+	ASSERT_EQ(0, accel_device_memory_used(self->dev[0], &after));
+	EXPECT_GT(CHUNK, after - before);	/* no staging, no scratch */
+	EXPECT_EQ(1, accel_comm_count(comms[0]));
+	EXPECT_EQ(0, accel_comm_rank(comms[0]));
+	EXPECT_EQ(self->dev[0], accel_comm_device(comms[0]));
+	run.count = 1031;
+	run.redop = ACCEL_REDOP_MAX;
+	ASSERT_EQ(0, run_check(_metadata, self, comms, 1, &run));
+	comm_free(comms, 1);
+}
+
+/* Bad arguments: -EINVAL at the call, and the communicator goes on as if it never happened. */
+TEST_F(comm, bad_arguments)
+{
+	struct accel_comm *comms[NDEV];
+	struct accel_event ev;
+	uint64_t s = accel_buffer_va(self->sbuf[0]), d = accel_buffer_va(self->rbuf[0]);
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_F32,
+			   .redop = ACCEL_REDOP_SUM, .count = 64 };
+	struct accel_comm_params p = { .size = sizeof(p), .slots = 1 };
+
+	EXPECT_EQ(-EINVAL, accel_comm_init_all(comms, 2, self->dev, &p));
+	p.slots = 0;
+	p.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, accel_comm_init_all(comms, 2, self->dev, &p));
+	p.reserved[1] = 0;
+	p.size = ACCEL_COMM_PARAMS_SIZE_1_2 - 8;
+	EXPECT_EQ(-EINVAL, accel_comm_init_all(comms, 2, self->dev, &p));
+	{
+		struct accel_device *twice[2] = { self->dev[0], self->dev[0] };
+
+		EXPECT_EQ(-EINVAL, accel_comm_init_all(comms, 2, twice, NULL));
+	}
+	ASSERT_EQ(0, comm_make(self, 2, 0, 0, comms));
+	EXPECT_EQ(-EINVAL, accel_allreduce(s, d, 64, ACCEL_DTYPE_F32, ACCEL_REDOP_SUM, NULL,
+					   self->q[0], &ev));
+	EXPECT_EQ(-EINVAL, accel_allreduce(s, d, 64, ACCEL_DTYPE_F32, ACCEL_REDOP_SUM, comms[0],
+					   self->q[1], &ev));	/* another device's queue */
+	EXPECT_EQ(-EINVAL, accel_allreduce(s, d, 64, ACCEL_DTYPE_U16, ACCEL_REDOP_SUM, comms[0],
+					   self->q[0], &ev));	/* no device reduction */
+	EXPECT_EQ(-EINVAL, accel_allreduce(s, d, 64, ACCEL_DTYPE_I32, ACCEL_REDOP_AVG, comms[0],
+					   self->q[0], &ev));
+	EXPECT_EQ(-EINVAL, accel_allreduce(s, d, 64, ACCEL_DTYPE_F32, ACCEL_REDOP_COUNT, comms[0],
+					   self->q[0], &ev));
+	EXPECT_EQ(-EINVAL, accel_allreduce(s + 2, d, 64, ACCEL_DTYPE_F32, ACCEL_REDOP_SUM,
+					   comms[0], self->q[0], &ev));	/* misaligned */
+	EXPECT_EQ(-EINVAL, accel_allreduce(s, s + 4, 64, ACCEL_DTYPE_F32, ACCEL_REDOP_SUM,
+					   comms[0], self->q[0], &ev));	/* overlap */
+	EXPECT_EQ(-EINVAL, accel_allgather(d + 4, d, 64, ACCEL_DTYPE_F32, comms[0], self->q[0],
+					   &ev));	/* overlap, not rank 0's in-place */
+	EXPECT_EQ(-EINVAL, accel_reduce(s, d, 64, ACCEL_DTYPE_F32, ACCEL_REDOP_SUM, 2, comms[0],
+					self->q[0], &ev));	/* root out of range */
+	EXPECT_EQ(-EINVAL, accel_broadcast(s, d, 64, ACCEL_DTYPE_F32, -1, comms[0], self->q[0],
+					   &ev));
+	EXPECT_EQ(-EINVAL, accel_allreduce(s, d, UINT64_MAX / 2, ACCEL_DTYPE_F32, ACCEL_REDOP_SUM,
+					   comms[0], self->q[0], &ev));
+	EXPECT_EQ(0, accel_comm_get_async_error(comms[0], NULL, 0));
+	/* nothing was taken: the next call matches rank 1's first */
+	ASSERT_EQ(0, run_check(_metadata, self, comms, 2, &run));
+	comm_free(comms, 2);
+
+	/* a forced algorithm that cannot run the operation */
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_RING, 0, comms));
+	EXPECT_EQ(-EINVAL, accel_alltoall(s, d, 64, ACCEL_DTYPE_F32, comms[0], self->q[0], &ev));
+	ASSERT_EQ(0, run_check(_metadata, self, comms, 2, &run));
+	comm_free(comms, 2);
+}
+
+/* Calls that differ between ranks: -EPROTO on every rank, nothing waits for the timeout. */
+static void mismatch(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *self, int kind)
+{
+	struct accel_comm *comms[NDEV];
+	struct accel_event ev[NDEV];
+	struct accel_comm_error e;
+	uint64_t t0 = vaccel_now_ms();
+	unsigned int r;
+
+	ASSERT_EQ(0, open_queues(_metadata, self));
+	ASSERT_EQ(0, comm_make(self, 3, 0, 20000, comms));
+	for (r = 0; r < 3; r++) {
+		uint64_t s = accel_buffer_va(self->sbuf[r]), d = accel_buffer_va(self->rbuf[r]);
+		int want = r == 2 ? -EPROTO : 0, ret;
+
+		if (kind == 0)		/* count + 1 */
+			ret = accel_allreduce(s, d, r == 2 ? 65 : 64, ACCEL_DTYPE_F32,
+					      ACCEL_REDOP_SUM, comms[r], self->q[r], &ev[r]);
+		else if (kind == 1 && r == 2)	/* reduce against allreduce */
+			ret = accel_reduce(s, d, 64, ACCEL_DTYPE_F32, ACCEL_REDOP_SUM, 0, comms[r],
+					   self->q[r], &ev[r]);
+		else if (kind == 1)
+			ret = accel_allreduce(s, d, 64, ACCEL_DTYPE_F32, ACCEL_REDOP_SUM, comms[r],
+					      self->q[r], &ev[r]);
+		else			/* another root */
+			ret = accel_broadcast(s, d, 64, ACCEL_DTYPE_F32, r == 2 ? 1 : 0, comms[r],
+					      self->q[r], &ev[r]);
+		ASSERT_EQ(want, ret);
+	}
+	for (r = 0; r < 2; r++)
+		EXPECT_EQ(-EPROTO, accel_comm_wait(comms[r], &ev[r], WAIT_NS));
+	for (r = 0; r < 3; r++) {
+		EXPECT_EQ(-EPROTO, accel_comm_get_async_error(comms[r], &e, sizeof(e)));
+		EXPECT_EQ(-EPROTO, e.error);
+		EXPECT_EQ(r == 2 ? 0 : 2, e.peer);
+	}
+	EXPECT_GT(5000, vaccel_now_ms() - t0);	/* not the 20 s timeout */
+	/* sticky: later calls fail at once */
+	EXPECT_EQ(-EPROTO, accel_barrier(comms[0], self->q[0], &ev[0]));
+	comm_free(comms, 3);
+}
+
+TEST_F(comm, mismatch_count) { mismatch(_metadata, self, 0); }
+TEST_F(comm, mismatch_op) { mismatch(_metadata, self, 1); }
+TEST_F(comm, mismatch_root) { mismatch(_metadata, self, 2); }
+
+/* Rank 3 never calls: the others fail with -ETIMEDOUT within the timeout + 1 s, naming it. */
+static void skipped(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *self, uint32_t algo)
+{
+	struct accel_comm *comms[NDEV];
+	struct accel_event ev[NDEV];
+	struct accel_comm_error e;
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_F32,
+			   .redop = ACCEL_REDOP_SUM, .count = 5003 };
+	unsigned int r;
+	uint64_t t0, dt;
+
+	ASSERT_EQ(0, comm_make(self, 4, algo, 500, comms));
+	/* one operation everyone calls, then one rank 3 skips */
+	ASSERT_EQ(0, run_check(_metadata, self, comms, 4, &run));
+	t0 = vaccel_now_ms();
+	for (r = 0; r < 3; r++)
+		ASSERT_EQ(0, issue(self, comms[r], r, &run, &ev[r]));
+	for (r = 0; r < 3; r++)
+		EXPECT_EQ(-ETIMEDOUT, accel_comm_wait(comms[r], &ev[r], WAIT_NS));
+	dt = vaccel_now_ms() - t0;
+	EXPECT_GT(1500, dt) TH_LOG("the others failed after %llu ms", (unsigned long long)dt);
+	for (r = 0; r < 4; r++) {
+		EXPECT_EQ(-ETIMEDOUT, accel_comm_get_async_error(comms[r], &e, sizeof(e)));
+		EXPECT_EQ(1ull << 3, e.missing);
+		EXPECT_EQ(ACCEL_COMM_OP_ALLREDUCE, e.op);
+		EXPECT_EQ(1, e.seq);
+	}
+	EXPECT_EQ(-ETIMEDOUT, accel_barrier(comms[3], self->q[3], &ev[3]));
+	comm_free(comms, 4);
+}
+
+TEST_F(comm, skipped_call_ring) { skipped(_metadata, self, ACCEL_COMM_ALGO_RING); }
+TEST_F(comm, skipped_call_oneshot) { skipped(_metadata, self, ACCEL_COMM_ALGO_ONESHOT); }
+
+struct aborter {
+	struct accel_comm *comm;
+	int ret;
+};
+
+static void *abort_later(void *arg)
+{
+	struct aborter *a = arg;
+
+	vaccel_msleep(100);
+	a->ret = accel_comm_abort(a->comm);
+	return NULL;
+}
+
+/* Rank 1 aborts from another thread while the others wait: -ECANCELED there, -ECONNABORTED here. */
+static void aborted(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *self, uint32_t algo)
+{
+	struct accel_comm *comms[NDEV];
+	struct accel_event ev[NDEV];
+	struct accel_comm_error e;
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I64,
+			   .redop = ACCEL_REDOP_SUM, .count = 5003 };
+	struct aborter ab;
+	pthread_t th;
+	unsigned int r;
+	uint64_t t0;
+
+	ASSERT_EQ(0, comm_make(self, 4, algo, 30000, comms));
+	ASSERT_EQ(0, run_check(_metadata, self, comms, 4, &run));
+	for (r = 0; r < 3; r++)		/* rank 3 has not called: everyone is stuck */
+		ASSERT_EQ(0, issue(self, comms[r], r, &run, &ev[r]));
+	ab.comm = comms[1];
+	ab.ret = 1;
+	t0 = vaccel_now_ms();
+	ASSERT_EQ(0, pthread_create(&th, NULL, abort_later, &ab));
+	EXPECT_EQ(-ECONNABORTED, accel_comm_wait(comms[0], &ev[0], WAIT_NS));
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, ab.ret);
+	EXPECT_EQ(-ECANCELED, accel_comm_wait(comms[1], &ev[1], WAIT_NS));
+	EXPECT_EQ(-ECONNABORTED, accel_comm_wait(comms[2], &ev[2], WAIT_NS));
+	EXPECT_GT(5000, vaccel_now_ms() - t0);		/* not the 30 s timeout */
+	EXPECT_EQ(-ECONNABORTED, accel_comm_get_async_error(comms[2], &e, sizeof(e)));
+	EXPECT_EQ(1, e.peer);
+	EXPECT_EQ(-ECANCELED, accel_comm_get_async_error(comms[1], &e, sizeof(e)));
+	EXPECT_EQ(-ECONNABORTED, issue(self, comms[3], 3, &run, &ev[3]));
+	EXPECT_EQ(-EALREADY, accel_comm_abort(comms[0]));
+	comm_free(comms, 4);
+}
+
+TEST_F(comm, abort_ring) { aborted(_metadata, self, ACCEL_COMM_ALGO_RING); }
+TEST_F(comm, abort_oneshot) { aborted(_metadata, self, ACCEL_COMM_ALGO_ONESHOT); }
+
+/*
+ * Iterations of the long seed regressions: @dflt natively on the
+ * in-process device; a tenth in the VM (TCG runs the module's engines
+ * about ten times slower), a hundredth on the debug kernel (its time
+ * limits are scaled: KSFT_TIMEOUT_SCALE); ACCEL_COMM_TEST_ITERS overrides.
+ * The count is printed, so a log says what ran.
+ */
+static unsigned int iterations(unsigned int dflt)
+{
+	const char *s = getenv("ACCEL_COMM_TEST_ITERS");
+	const char *scale = getenv("KSFT_TIMEOUT_SCALE");
+	unsigned int n = dflt;
+
+	if (s && atoi(s) > 0)
+		n = (unsigned int)atoi(s);
+	else if (!lib_on_sim())
+		n = scale && atoi(scale) > 1 ? dflt / 100 : dflt / 10;
+	ksft_print_msg("%u iterations\n", n);
+	return n;
+}
+
+/*
+ * Seed 002: a barrier reused many times. Each rank's queue raises its own
+ * "arrived" signal to i before barrier i, rank 1 after a DELAY; right after
+ * the barrier, each queue checks every rank's "arrived" >= i with a device
+ * WAIT of 1 ns timeout, which faults the queue if any rank is not there:
+ * a rank passing early cannot go unnoticed.
+ */
+static void barrier_reuse(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *self,
+			  unsigned int n, uint32_t algo)
+{
+	struct accel_comm *comms[NDEV];
+	struct accel_signal *arrived[NDEV], *imp[NDEV][NDEV];
+	struct accel_event ev[NDEV];
+	unsigned int it, r, p, iters = iterations(100000), batch = 64;
+	uint64_t base[NDEV];
+
+	ASSERT_EQ(0, comm_make(self, n, algo, 10000, comms));
+	for (r = 0; r < n; r++) {
+		ASSERT_EQ(0, accel_signal_create(self->dev[r], &arrived[r]));
+		base[r] = accel_signal_read(arrived[r]);
+	}
+	for (r = 0; r < n; r++)
+		for (p = 0; p < n; p++) {
+			int fd;
+			uint64_t off;
+
+			ASSERT_EQ(0, accel_signal_export(arrived[p], &fd, &off));
+			ASSERT_EQ(0, accel_signal_import(self->dev[r], fd, off, &imp[r][p]));
+			close(fd);
+		}
+	for (it = 1; it <= iters; it++) {
+		for (r = 0; r < n; r++) {
+			struct drm_vaccel_packet *pk;
+
+			ASSERT_EQ(0, accel_queue_reserve(self->q[r], 2 + n, 10 * SEC));
+			if (r == 1)
+				accel_prep_delay(accel_queue_get_packet(self->q[r]), 2000);
+			pk = accel_queue_get_packet(self->q[r]);
+			accel_prep_signal(pk, accel_signal_va(imp[r][r]), DRM_VACCEL_SIGNAL_MAX,
+					  base[r] + it);
+			ASSERT_EQ(0, accel_barrier(comms[r], self->q[r], &ev[r]));
+			for (p = 0; p < n; p++)
+				accel_prep_wait(accel_queue_get_packet(self->q[r]),
+						accel_signal_va(imp[r][p]), DRM_VACCEL_WAIT_GE,
+						base[p] + it, 0, 1);
+			ASSERT_LE(0, accel_queue_submit(self->q[r]));
+		}
+		if (it % batch && it != iters)
+			continue;
+		for (r = 0; r < n; r++) {
+			struct accel_event done;
+
+			ASSERT_EQ(0, accel_queue_record(self->q[r], &done));
+			ASSERT_LE(0, accel_queue_submit(self->q[r]));
+			ASSERT_EQ(0, accel_comm_wait(comms[r], &done, WAIT_NS))
+				TH_LOG("barrier %u, rank %u", it, r);
+		}
+	}
+	for (r = 0; r < n; r++)
+		EXPECT_EQ(base[r] + iters, accel_signal_read(arrived[r]));
+	for (r = 0; r < n; r++) {
+		for (p = 0; p < n; p++)
+			accel_signal_destroy(imp[r][p]);
+		accel_signal_destroy(arrived[r]);
+	}
+	comm_free(comms, n);
+}
+
+TEST_F_TIMEOUT(comm, seed002_barrier_reused_oneshot, 900)
+{
+	barrier_reuse(_metadata, self, 4, ACCEL_COMM_ALGO_ONESHOT);
+}
+
+TEST_F_TIMEOUT(comm, seed002_barrier_reused_ring, 900)
+{
+	barrier_reuse(_metadata, self, 3, ACCEL_COMM_ALGO_RING);
+}
+
+/*
+ * Seed 003: two ranks exchange in both directions at once through credit
+ * channels (alltoall of 3 chunks per direction with 2 slots: every send
+ * past the second waits for the peer's credit), many times; the data is
+ * checked every 1000 iterations and at the end.
+ */
+TEST_F_TIMEOUT(comm, seed003_bidirectional_exchange, 900)
+{
+	struct accel_comm *comms[NDEV];
+	struct run run = { .op = ACCEL_COMM_OP_ALLTOALL, .t = ACCEL_DTYPE_I32,
+			   .count = 3 * CHUNK / 4 };
+	struct accel_event ev[2];
+	unsigned int it, r, iters = iterations(100000);
+
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_ONESHOT, 10000, comms));
+	for (it = 0; it < iters; it++) {
+		if (it % 1000 == 0 || it + 1 == iters) {
+			ASSERT_EQ(0, run_check(_metadata, self, comms, 2, &run));
+			continue;
+		}
+		for (r = 0; r < 2; r++)
+			ASSERT_EQ(0, issue(self, comms[r], r, &run, &ev[r]));
+		if (it % 100 == 0)
+			for (r = 0; r < 2; r++)
+				ASSERT_EQ(0, accel_comm_wait(comms[r], &ev[r], WAIT_NS));
+	}
+	comm_free(comms, 2);
+}
+
+/* Counters and sequence numbers started just below 2^32, 2^63 and 2^64. */
+TEST_F_TIMEOUT(comm, counters_across_wraps, 300)
+{
+	static const uint64_t bases[] = { (1ull << 32) - 5, (1ull << 63) - 5, 0 - 5ull };
+	struct accel_comm *comms[NDEV];
+	unsigned int b, i;
+
+	for (b = 0; b < 3; b++) {
+		acc_comm_test_base = bases[b];
+		ASSERT_EQ(0, open_queues(_metadata, self));
+		ASSERT_EQ(0, comm_make(self, 4, ACCEL_COMM_ALGO_RING, 0, comms));
+		acc_comm_test_base = 0;
+		for (i = 0; i < 12; i++) {
+			struct run run = { .op = i % 2 ? ACCEL_COMM_OP_ALLREDUCE :
+						 ACCEL_COMM_OP_ALLGATHER,
+					   .t = ACCEL_DTYPE_I32, .redop = ACCEL_REDOP_SUM,
+					   .count = 1031 + i };
+
+			ASSERT_EQ(0, run_check(_metadata, self, comms, 4, &run))
+				TH_LOG("base %#llx, operation %u", (unsigned long long)bases[b], i);
+		}
+		comm_free(comms, 4);
+	}
+}
+
+/* entries of a /proc/self directory (threads, open files), or -1 */
+static int proc_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static int threads_now(void)
+{
+	return proc_entries("/proc/self/task");
+}
+
+/* open files, not counting the directory stream that counts them */
+static int fds_now(void)
+{
+	return proc_entries("/proc/self/fd") - 1;
+}
+
+/*
+ * 1,000 rounds of create, use, destroy (natively on the in-process device;
+ * 100 in the VM, 10 on the debug kernel: iterations()): device memory,
+ * objects, open files and threads back to baseline.
+ */
+TEST_F_TIMEOUT(comm, create_use_destroy_1000, 900)
+{
+	struct accel_comm *comms[NDEV];
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	uint64_t mem0[NDEV], mem;
+	long bos0, maps0;
+	int thr0 = threads_now(), fd0;
+	unsigned int i, r, rounds = iterations(1000);
+
+	/* one round first: the library's own lazily made objects (signal pages) */
+	ASSERT_EQ(0, comm_make(self, 3, 0, 0, comms));
+	ASSERT_EQ(0, run_check(_metadata, self, comms, 3, &run));
+	comm_free(comms, 3);
+	for (r = 0; r < NDEV; r++)
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem0[r]));
+	bos0 = lib_objects("bos");
+	maps0 = lib_objects("mappings");
+	fd0 = fds_now();
+	for (i = 0; i < rounds; i++) {
+		unsigned int n = 2 + i % 3;
+
+		ASSERT_EQ(0, comm_make(self, n, i % 2 ? ACCEL_COMM_ALGO_RING : 0, 0, comms));
+		ASSERT_EQ(0, run_check(_metadata, self, comms, n, &run));
+		comm_free(comms, n);
+	}
+	for (r = 0; r < NDEV; r++) {
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem));
+		EXPECT_EQ(mem0[r], mem);
+	}
+	EXPECT_EQ(bos0, lib_objects_wait("bos", bos0, 5000));
+	EXPECT_EQ(maps0, lib_objects_wait("mappings", maps0, 5000));
+	EXPECT_EQ(fd0, fds_now());
+	EXPECT_EQ(thr0, threads_now());
+}
+
+TEST_HARNESS_MAIN
