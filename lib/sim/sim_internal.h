@@ -573,9 +573,18 @@ struct sim_dev {
 
 /**
  * struct sim_file - an open device file: one context
- * @refs: one per fd naming it (sim_transport.c's table), one per call in
- *	flight that took one; the file closes with the last (its queues,
- *	mappings, handles and arms go, as in the module's postclose)
+ * @refs: the file table's (while @nfds > 0), one per call in flight that
+ *	took one; the file closes with the last (its queues, mappings,
+ *	handles and arms go, as in the module's postclose)
+ * @fd: the sim's own descriptor of the file's memfd: keeps its inode, the
+ *	file's identity, alive (and unique) as long as the structure
+ * @st_dev: the identity: the memfd's device and inode (fstat()), which
+ * @st_ino: every dup() of an fd of the file shares; the file table is
+ *	keyed by it, never by fd number
+ * @id_next: next in the file table's bucket (sim_transport.c)
+ * @nfds: descriptors the sim handed out for it (open, dup) and not yet
+ *	closed through it (the fd table's lock); the file leaves the file
+ *	table when it reaches 0
  * @dev: the device, referenced
  * @id: the context id
  * @read_only: opened read-only: no writable mapping
@@ -594,6 +603,11 @@ struct sim_dev {
  */
 struct sim_file {
 	atomic_long refs;
+	int fd;
+	dev_t st_dev;
+	ino_t st_ino;
+	_Atomic(struct sim_file *) id_next;
+	unsigned int nfds;
 	struct sim_dev *dev;
 	unsigned int id;
 	bool read_only;
@@ -631,7 +645,11 @@ void sim_dev_exit(struct sim_dev *dev);
 /* The file of @fd, referenced (sim_file_put()), or NULL. */
 struct sim_file *sim_file_get(int fd);
 void sim_file_put(struct sim_file *f);
-/* Under the SRCU read lock: the file of @fd, unreferenced, or NULL. */
+/*
+ * Under the SRCU read lock: the file @fd names (by the identity of what
+ * it names, so a dup() of a file's fd finds it and an fd number reused
+ * for something else does not), unreferenced, or NULL.
+ */
 struct sim_file *sim_file_lookup(int fd);
 /* @f's object of GEM handle @h, under the SRCU read lock, or NULL. */
 struct sim_bo *sim_handle_lookup(struct sim_file *f, uint32_t h);
