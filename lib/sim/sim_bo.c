@@ -117,6 +117,18 @@ static struct sim_bo *reg_find_owner(const struct stat *st, bool writable)
 	return found;
 }
 
+/*
+ * In a child (fork()): the registries start empty (the parent's objects
+ * stay in memory, reachable from its devices and files, never touched).
+ * The offsets go on from the parent's.
+ */
+void sim_bo_fork_child(void)
+{
+	pthread_mutex_init(&reg.lock, NULL);
+	list_init(&reg.owners);
+	memset(reg.by_off, 0, sizeof(reg.by_off));
+}
+
 /* Is there an object at mmap offset @off (whoever holds it)? */
 static bool reg_has_offset(uint64_t off)
 {

@@ -130,9 +130,18 @@ unsigned int sim_srcu_read_lock(void);
 void sim_srcu_read_unlock(unsigned int idx);
 void sim_srcu_synchronize(void);
 
-/* This process is a child of the one that used the sim (fork()). */
-bool sim_forked(void);
+/*
+ * Register the fork handler (once per process, before the sim makes
+ * anything): in a child, every global structure of the sim is reset
+ * (sim_*_fork_child()), so the child has a sim of its own.
+ */
 void sim_fork_init(void);
+/* The child's resets, one per file's globals; run with one thread, right after fork(). */
+void sim_bus_fork_child(void);
+void sim_transport_fork_child(void);
+void sim_bo_fork_child(void);
+void sim_signal_fork_child(void);
+void sim_engines_fork_child(void);
 
 /* ---- settings (sim_bus.c) ---- */
 

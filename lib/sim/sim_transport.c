@@ -62,6 +62,19 @@ static unsigned int id_hash(dev_t dev, ino_t ino)
 	return (unsigned int)(((uint64_t)ino * 31 + (uint64_t)dev) % SIM_ID_BUCKETS);
 }
 
+/*
+ * The file tables of the parents (fork()): a child keeps each ancestor's
+ * as it was at the fork, frozen (never changed, its files never freed in
+ * the child), so that the child's copies of their fds are told apart from
+ * other files: -ECHILD. Set only by the fork handler.
+ */
+struct sim_idtab_gen {
+	struct sim_idtab_gen *prev;
+	struct sim_file *head[SIM_ID_BUCKETS];
+};
+
+static struct sim_idtab_gen *idtab_parents;
+
 /* The live file of identity @st (SRCU read lock held), or NULL. */
 static struct sim_file *idtab_find(const struct stat *st)
 {
@@ -82,6 +95,28 @@ struct sim_file *sim_file_lookup(int fd)
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return NULL;
 	return idtab_find(&st);
+}
+
+/* @fd names a file of a parent of this process (fork()). */
+static bool fd_of_parent(int fd)
+{
+	struct sim_idtab_gen *g;
+	struct sim_file *f;
+	struct stat st;
+
+	if (!idtab_parents || fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	for (g = idtab_parents; g; g = g->prev)
+		for (f = g->head[id_hash(st.st_dev, st.st_ino)]; f; f = atomic_load(&f->id_next))
+			if (f->st_ino == st.st_ino && f->st_dev == st.st_dev)
+				return true;
+	return false;
+}
+
+/* The error for an fd that names no file of this process's sim. */
+static int no_file(int fd)
+{
+	return fd_of_parent(fd) ? -ECHILD : -EBADF;
 }
 
 /* Take @f out of the file table (fdtab_lock held); its reference is the caller's to drop. */
@@ -304,8 +339,6 @@ static int s_open(const char *path, int read_only)
 	struct sim_dev *dev;
 	struct stat st;
 
-	if (sim_forked())
-		return -ECHILD;
 	if (id < 0)
 		return -ENOENT;
 	ret = sim_bus_init();
@@ -366,11 +399,13 @@ err:
 	return ret;
 }
 
+/*
+ * In a child of the opener (fork()) the fd is the child's copy of a
+ * parent's: the child's fd table does not have it, it is closed alone.
+ */
 static void s_close(int fd)
 {
-	/* in a child of the opener, the fd is the child's own copy: close it alone */
-	if (!sim_forked())
-		fdtab_release(fd);
+	fdtab_release(fd);
 	close(fd);
 }
 
@@ -384,11 +419,9 @@ static int s_dup(int fd)
 	struct sim_file *f;
 	int nfd, ret;
 
-	if (sim_forked())
-		return -ECHILD;
 	f = sim_file_get(fd);
 	if (!f)
-		return -EBADF;
+		return no_file(fd);
 	nfd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
 	if (nfd < 0) {
 		ret = -errno;
@@ -406,15 +439,11 @@ static int s_dup(int fd)
 
 bool sim_fd_is_file(int fd)
 {
-	unsigned int idx;
-	bool ours;
+	unsigned int idx = sim_srcu_read_lock();
+	bool ours = sim_file_lookup(fd) != NULL;
 
-	if (sim_forked())
-		return false;
-	idx = sim_srcu_read_lock();
-	ours = sim_file_lookup(fd) != NULL;
 	sim_srcu_read_unlock(idx);
-	return ours;
+	return ours || fd_of_parent(fd);
 }
 
 static int s_driver_name(int fd, char *buf, size_t len)
@@ -423,6 +452,8 @@ static int s_driver_name(int fd, char *buf, size_t len)
 	bool ours = sim_file_lookup(fd) != NULL;
 
 	sim_srcu_read_unlock(idx);
+	if (!ours && fd_of_parent(fd))
+		return -ECHILD;
 	if (!ours)
 		return fcntl(fd, F_GETFD) < 0 ? -EBADF : -ENOTTY;
 	snprintf(buf, len, "vaccel");
@@ -499,7 +530,7 @@ static int sim_ioctl_fast(int fd, unsigned long req, void *arg)
 	int ret;
 
 	if (!f)
-		ret = -EBADF;
+		ret = idtab_parents ? no_file(fd) : -EBADF;
 	else if (atomic_load_explicit(&f->dev->removed, memory_order_acquire))
 		ret = -ENODEV;
 	else if (req == DRM_IOCTL_VACCEL_SIGNAL_WRITE)
@@ -515,13 +546,11 @@ static int sim_ioctl(int fd, unsigned long req, void *arg, bool restart)
 	struct sim_file *f;
 	int ret;
 
-	if (sim_forked())
-		return -ECHILD;
 	if (req == DRM_IOCTL_VACCEL_SIGNAL_WRITE || req == DRM_IOCTL_VACCEL_KICK)
 		return sim_ioctl_fast(fd, req, arg);
 	f = sim_file_get(fd);
 	if (!f)
-		return -EBADF;
+		return no_file(fd);
 	/* drm_ioctl(): every ioctl of an unplugged device */
 	if (atomic_load_explicit(&f->dev->removed, memory_order_acquire)) {
 		sim_file_put(f);
@@ -618,13 +647,9 @@ static void *s_mmap(int fd, uint64_t offset, size_t len, int prot, int *err)
 	void *addr = NULL;
 	int ret;
 
-	if (sim_forked()) {
-		*err = -ECHILD;
-		return NULL;
-	}
 	f = sim_file_get(fd);
 	if (!f) {
-		*err = -EBADF;
+		*err = no_file(fd);
 		return NULL;
 	}
 	hm = calloc(1, sizeof(*hm));
@@ -653,6 +678,38 @@ static void *s_mmap(int fd, uint64_t offset, size_t len, int prot, int *err)
 	return addr;
 }
 
+/* the parent's host mappings (fork()), kept reachable; never used */
+static struct sim_hostmap *parent_hostmaps[SIM_HOSTMAP_BUCKETS];
+
+/*
+ * In a child (fork()): empty tables. The parent's file table is kept
+ * frozen (its fds' copies fail with -ECHILD), its fd table and host
+ * mappings are forgotten (the child's copies are closed and unmapped
+ * alone).
+ */
+void sim_transport_fork_child(void)
+{
+	struct sim_idtab_gen *g = malloc(sizeof(*g));
+	unsigned int i;
+
+	pthread_mutex_init(&fdtab_lock, NULL);
+	pthread_mutex_init(&hostmaps_lock, NULL);
+	for (i = 0; i < SIM_FD_CHUNKS; i++)
+		if (fdtab[i])
+			memset(fdtab[i], 0, SIM_FD_CHUNK * sizeof(*fdtab[i]));
+	if (g) {
+		/* (without memory the parent's fds give -EBADF instead) */
+		g->prev = idtab_parents;
+		for (i = 0; i < SIM_ID_BUCKETS; i++)
+			g->head[i] = atomic_load(&idtab[i]);
+		idtab_parents = g;
+	}
+	for (i = 0; i < SIM_ID_BUCKETS; i++)
+		atomic_store(&idtab[i], NULL);
+	memcpy(parent_hostmaps, hostmaps, sizeof(hostmaps));
+	memset(hostmaps, 0, sizeof(hostmaps));
+}
+
 static struct sim_hostmap *hostmap_take(void *addr)
 {
 	struct sim_hostmap **pp, *hm = NULL;
@@ -673,8 +730,8 @@ static int s_munmap(void *addr, size_t len)
 	struct sim_hostmap *hm = NULL;
 	int ret;
 
-	if (!sim_forked())
-		hm = hostmap_take(addr);
+	/* (not one of this process's sim: a mapping of the parent's, in a child) */
+	hm = hostmap_take(addr);
 	ret = munmap(addr, len) ? -errno : 0;
 	if (hm) {
 		if (hm->bo) {
@@ -701,8 +758,6 @@ static int s_remap(void *addr, int fd, uint64_t offset, size_t len, int prot)
 
 	(void)fd;
 	(void)offset;
-	if (sim_forked())
-		return -ECHILD;
 	pthread_mutex_lock(&hostmaps_lock);
 	for (hm = hostmaps[hostmap_hash(addr)]; hm; hm = hm->next)
 		if (hm->addr == addr)
@@ -723,11 +778,9 @@ static int s_prime_export(int fd, uint32_t handle, int writable, int *dmabuf)
 	struct sim_file *f;
 	int ret;
 
-	if (sim_forked())
-		return -ECHILD;
 	f = sim_file_get(fd);
 	if (!f)
-		return -EBADF;
+		return no_file(fd);
 	ret = atomic_load(&f->dev->removed) ? -ENODEV :
 	      sim_prime_export(f, handle, writable, dmabuf);
 	sim_file_put(f);
@@ -739,11 +792,9 @@ static int s_prime_import(int fd, int dmabuf, uint32_t *handle)
 	struct sim_file *f;
 	int ret;
 
-	if (sim_forked())
-		return -ECHILD;
 	f = sim_file_get(fd);
 	if (!f)
-		return -EBADF;
+		return no_file(fd);
 	ret = atomic_load(&f->dev->removed) ? -ENODEV : sim_prime_import(f, dmabuf, handle);
 	sim_file_put(f);
 	return ret;
