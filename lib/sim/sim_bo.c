@@ -477,7 +477,19 @@ int sim_bo_mmap(struct sim_file *f, uint64_t offset, size_t len, int prot, void 
 	ret = -EACCES;
 	if (writable && (f->read_only || bo->read_only || !o->fd_writable || sim_bo_sealed(o)))
 		goto err;
-	if (writable) {
+	if (SIM_ONE_MAPPING) {
+		/* the engines' mapping itself (see sim_internal.h), counted as the mapping asked */
+		pthread_mutex_lock(&o->seal_lock);
+		if (writable && atomic_load(&o->sealed)) {
+			pthread_mutex_unlock(&o->seal_lock);
+			goto err;
+		}
+		if (writable)
+			o->writable_mmaps++;
+		pthread_mutex_unlock(&o->seal_lock);
+		p = o->kmap;
+		ret = 0;
+	} else if (writable) {
 		pthread_mutex_lock(&o->seal_lock);
 		if (atomic_load(&o->sealed)) {
 			pthread_mutex_unlock(&o->seal_lock);
@@ -522,13 +534,14 @@ int sim_bo_remap(struct sim_bo *bo, void *addr, size_t len, int prot, bool was_w
 		ret = -EACCES;
 		goto out;
 	}
-	fd = writable ? o->fd : reopen_ro(o->fd);
-	if (fd < 0) {
+	/* an alias of the engines' mapping (SIM_ONE_MAPPING): the count only */
+	fd = SIM_ONE_MAPPING ? -1 : writable ? o->fd : reopen_ro(o->fd);
+	if (fd < 0 && !SIM_ONE_MAPPING) {
 		ret = fd;
 		goto out;
 	}
-	p = mmap(addr, len, prot, MAP_SHARED | MAP_FIXED, fd, 0);
-	if (!writable)
+	p = SIM_ONE_MAPPING ? addr : mmap(addr, len, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (!writable && fd >= 0)
 		close(fd);
 	if (p == MAP_FAILED) {
 		ret = -errno;

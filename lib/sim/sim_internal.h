@@ -49,6 +49,28 @@
 #include "../internal.h"
 #include "sim.h"
 
+/*
+ * ThreadSanitizer builds: one mapping per object. TSan orders memory by
+ * address; a release through one mapping of a page and an acquire through
+ * another are not paired, so an engine's view and the program's view of a
+ * buffer object or of a queue's pages must be one address. In such a
+ * build, host mappings of an object are its engine mapping itself, and
+ * the doorbell and control pages the engine's: the program's mappings
+ * carry no protection of their own (read-only mappings are writable),
+ * nothing else changes. Every other build maps separately, with the
+ * protections of Documentation/sim.rst.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define SIM_ONE_MAPPING		1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SIM_ONE_MAPPING		1
+#endif
+#endif
+#ifndef SIM_ONE_MAPPING
+#define SIM_ONE_MAPPING		0
+#endif
+
 #define SIM_PAGE		4096ull
 /* device ids 0..SIM_MAX_ID, as the bus's */
 #define SIM_MAX_ID		1023u

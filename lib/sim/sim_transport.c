@@ -626,6 +626,7 @@ struct sim_hostmap {
 	size_t len;
 	struct sim_bo *bo;	/* referenced, or NULL */
 	bool writable;
+	bool alias;		/* the engines' own mapping (SIM_ONE_MAPPING): never unmapped */
 	struct sim_hostmap *next;
 };
 
@@ -671,6 +672,7 @@ static void *s_mmap(int fd, uint64_t offset, size_t len, int prot, int *err)
 	hm->len = len;
 	hm->bo = bo;	/* sim_bo_mmap()'s reference */
 	hm->writable = prot & PROT_WRITE;
+	hm->alias = SIM_ONE_MAPPING;
 	pthread_mutex_lock(&hostmaps_lock);
 	hm->next = hostmaps[hostmap_hash(addr)];
 	hostmaps[hostmap_hash(addr)] = hm;
@@ -732,7 +734,7 @@ static int s_munmap(void *addr, size_t len)
 
 	/* (not one of this process's sim: a mapping of the parent's, in a child) */
 	hm = hostmap_take(addr);
-	ret = munmap(addr, len) ? -errno : 0;
+	ret = hm && hm->alias ? 0 : munmap(addr, len) ? -errno : 0;
 	if (hm) {
 		if (hm->bo) {
 			sim_bo_unmapped(hm->bo, hm->writable);
@@ -745,8 +747,16 @@ static int s_munmap(void *addr, size_t len)
 
 static int s_replace_anon(void *addr, size_t len, int prot)
 {
-	void *p = mmap(addr, len, prot, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p;
 
+	/*
+	 * An alias of the engines' mapping (SIM_ONE_MAPPING) stays: other
+	 * devices' imports may use it, and the host mapping's reference keeps
+	 * it valid until it is unmapped.
+	 */
+	if (SIM_ONE_MAPPING)
+		return 0;
+	p = mmap(addr, len, prot, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? -errno : 0;
 }
 
