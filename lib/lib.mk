@@ -251,9 +251,7 @@ tests: $(LIB_VM_TG_ASAN)
 # UBSan, linked with a sanitized build of the library (build/lib-san/
 # libaccel.a, the sim and the packet core included). tests/run-all runs
 # them. Which tests run on which backend: Documentation/testing.rst,
-# "Backends". (No ThreadSanitizer build of them: the sim maps an object
-# once for its engines and again for the program, and TSan cannot pair
-# a release and an acquire made through two mappings of one page.)
+# "Backends".
 $(BUILD)/lib-san/obj/%.o: lib/%.c $(LIBACCEL_HDRS)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -std=c11 -D_GNU_SOURCE -O1 -g $(WARN_CFLAGS) $(SAN_FLAGS) \
@@ -274,5 +272,41 @@ $(LIB_SIM_TESTS): $(BUILD)/sim-tests/%: tests/lib/%.c $(BUILD)/lib-san/libaccel.
 		-o $@ $< $(BUILD)/lib-san/libaccel.a $(LIBACCEL_LIBS)
 
 tests: $(LIB_SIM_TESTS)
+
+# The concurrent library tests under ThreadSanitizer over the whole stack
+# on the in-process device: the library, the transport, the sim and its
+# engine threads, all built with clang -fsanitize=thread (build/lib-tsan/;
+# clang, as gcc refuses atomic_thread_fence() under TSan). In such a build
+# the sim gives the program and the engines one mapping of each object
+# (SIM_ONE_MAPPING, lib/sim/sim_internal.h), so TSan sees their
+# release/acquire pairs. tests/run-all runs the threaded tests of these
+# binaries (its sim_tsan list) with ACCEL_BACKEND=sim. (-Wno-empty-body:
+# clang's warning on the harness's EXPECT_*() expansion "for (...);".)
+TSAN_CFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+
+$(BUILD)/lib-tsan/obj/%.o: lib/%.c $(LIBACCEL_HDRS)
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN_CFLAGS) $(TSAN_CFLAGS) \
+		$(LIBACCEL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/lib-tsan/obj/sim/sim_core.o: $(wildcard kmod/core/*.c)
+
+$(BUILD)/lib-tsan/libaccel.a: $(patsubst lib/%.c,$(BUILD)/lib-tsan/obj/%.o,$(LIBACCEL_SRCS))
+	@rm -f $@
+	$(call quiet,AR,$@)ar rcs $@ $^
+
+LIB_SIM_TSAN_SRCS := $(addprefix tests/lib/libaccel_,core_test.c robust_test.c taskgraph_test.c \
+	tg_faults_test.c tg_state_test.c)
+LIB_SIM_TSAN_TESTS := $(patsubst tests/lib/libaccel_%_test.c,$(BUILD)/sim-tsan-tests/libaccel_%_tsan_test, \
+	$(LIB_SIM_TSAN_SRCS))
+
+$(LIB_SIM_TSAN_TESTS): $(BUILD)/sim-tsan-tests/libaccel_%_tsan_test: tests/lib/libaccel_%_test.c \
+		$(BUILD)/lib-tsan/libaccel.a $(wildcard tests/kselftest/*.h tests/lib/*.h) \
+		tests/lib/tsan.supp $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)clang $(TEST_CFLAGS) -Wno-empty-body -O1 $(TSAN_CFLAGS) -I$(TOP)/lib \
+		$(LIBACCEL_CFLAGS) -o $@ $< $(BUILD)/lib-tsan/libaccel.a $(LIBACCEL_LIBS)
+
+tests: $(LIB_SIM_TSAN_TESTS)
 
 include lib/graph/graph.mk

@@ -22,14 +22,15 @@ extern const struct tp_ops acc_tp_sim;
 int sim_path_id(const char *path);
 /*
  * The ids of the process's devices, sorted, into @ids (at most @max):
- * how many there are, or -errno (-EINVAL: ACCEL_SIM_DEVICES is wrong,
- * -ECHILD in a child of a process that used them).
+ * how many there are, or -errno (-EINVAL: ACCEL_SIM_DEVICES is wrong).
+ * A child (fork()) has a bus of its own: the parent's devices' ids and
+ * settings, none of their files or objects.
  */
 int sim_bus_ids(unsigned int *ids, unsigned int max);
 /* new_device and del_device of the in-process bus: 0 or -errno as the module's. */
 int sim_bus_new_device(const char *spec);
 int sim_bus_del_device(unsigned int id);
-/* @fd is a file of the in-process device. */
+/* @fd is a file of the in-process device (or a parent's: its calls fail with -ECHILD). */
 bool sim_fd_is_file(int fd);
 /* The debugfs files and knobs of @fd's device (sim_knobs.c): 0 / bytes, or -errno. */
 int sim_fd_debug_write(int fd, const char *knob, const char *value);

@@ -117,6 +117,18 @@ static struct sim_bo *reg_find_owner(const struct stat *st, bool writable)
 	return found;
 }
 
+/*
+ * In a child (fork()): the registries start empty (the parent's objects
+ * stay in memory, reachable from its devices and files, never touched).
+ * The offsets go on from the parent's.
+ */
+void sim_bo_fork_child(void)
+{
+	pthread_mutex_init(&reg.lock, NULL);
+	list_init(&reg.owners);
+	memset(reg.by_off, 0, sizeof(reg.by_off));
+}
+
 /* Is there an object at mmap offset @off (whoever holds it)? */
 static bool reg_has_offset(uint64_t off)
 {
@@ -465,7 +477,19 @@ int sim_bo_mmap(struct sim_file *f, uint64_t offset, size_t len, int prot, void 
 	ret = -EACCES;
 	if (writable && (f->read_only || bo->read_only || !o->fd_writable || sim_bo_sealed(o)))
 		goto err;
-	if (writable) {
+	if (SIM_ONE_MAPPING) {
+		/* the engines' mapping itself (see sim_internal.h), counted as the mapping asked */
+		pthread_mutex_lock(&o->seal_lock);
+		if (writable && atomic_load(&o->sealed)) {
+			pthread_mutex_unlock(&o->seal_lock);
+			goto err;
+		}
+		if (writable)
+			o->writable_mmaps++;
+		pthread_mutex_unlock(&o->seal_lock);
+		p = o->kmap;
+		ret = 0;
+	} else if (writable) {
 		pthread_mutex_lock(&o->seal_lock);
 		if (atomic_load(&o->sealed)) {
 			pthread_mutex_unlock(&o->seal_lock);
@@ -510,13 +534,14 @@ int sim_bo_remap(struct sim_bo *bo, void *addr, size_t len, int prot, bool was_w
 		ret = -EACCES;
 		goto out;
 	}
-	fd = writable ? o->fd : reopen_ro(o->fd);
-	if (fd < 0) {
+	/* an alias of the engines' mapping (SIM_ONE_MAPPING): the count only */
+	fd = SIM_ONE_MAPPING ? -1 : writable ? o->fd : reopen_ro(o->fd);
+	if (fd < 0 && !SIM_ONE_MAPPING) {
 		ret = fd;
 		goto out;
 	}
-	p = mmap(addr, len, prot, MAP_SHARED | MAP_FIXED, fd, 0);
-	if (!writable)
+	p = SIM_ONE_MAPPING ? addr : mmap(addr, len, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (!writable && fd >= 0)
 		close(fd);
 	if (p == MAP_FAILED) {
 		ret = -errno;

@@ -169,13 +169,19 @@ int sim_config_parse(struct sim_config *cfg, char *words)
 
 /*
  * bus.lock serialises device creation and removal and protects @devs (one
- * device reference each) and the initialisation state.
+ * device reference each) and the initialisation state. In a child of a
+ * process whose bus was set up (fork()), @parent holds the parent's
+ * devices as they were at the fork (never touched: only their ids and
+ * settings are read) and @inherit says the child's bus is made from them
+ * at its first use instead of from ACCEL_SIM_DEVICES.
  */
 static struct {
 	pthread_mutex_t lock;
 	bool inited;
+	bool inherit;
 	int init_err;
 	struct sim_dev *devs[SIM_MAX_ID + 1];
+	struct sim_dev *parent[SIM_MAX_ID + 1];
 } bus = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void sim_dev_free(struct sim_dev *dev)
@@ -329,15 +335,53 @@ static int sim_bus_from_env(void)
 	return ret;
 }
 
+/*
+ * A child's bus: a fresh device for each device of the parent's bus at the
+ * fork, with its id and settings (the module's bus is the system's, so a
+ * child sees the same devices). Bus lock held.
+ */
+static int sim_bus_from_parent(void)
+{
+	unsigned int i;
+
+	for (i = 0; i <= SIM_MAX_ID; i++) {
+		if (!bus.parent[i])
+			continue;
+		bus.devs[i] = sim_dev_new(i, &bus.parent[i]->cfg);
+		if (!bus.devs[i])
+			return -ENOMEM;
+		atomic_fetch_add(&sim_objects.bus_devices, 1);
+	}
+	return 0;
+}
+
+void sim_bus_fork_child(void)
+{
+	pthread_mutex_init(&bus.lock, NULL);
+	atomic_store(&sim_objects.bus_devices, 0);
+	atomic_store(&sim_objects.devices, 0);
+	atomic_store(&sim_objects.files, 0);
+	atomic_store(&sim_objects.bos, 0);
+	atomic_store(&sim_objects.mappings, 0);
+	atomic_store(&sim_objects.queues, 0);
+	/* not set up (or it failed, which the child inherits): as it was */
+	if (!bus.inited || bus.init_err)
+		return;
+	memcpy(bus.parent, bus.devs, sizeof(bus.parent));
+	memset(bus.devs, 0, sizeof(bus.devs));
+	bus.inited = false;
+	bus.inherit = true;
+}
+
 int sim_bus_init(void)
 {
 	int ret;
 
-	if (sim_forked())
-		return -ECHILD;
+	sim_fork_init();
 	pthread_mutex_lock(&bus.lock);
 	if (!bus.inited) {
-		bus.init_err = sim_bus_from_env();
+		bus.init_err = bus.inherit ? sim_bus_from_parent() : sim_bus_from_env();
+		bus.inherit = false;
 		bus.inited = true;
 	}
 	ret = bus.init_err;

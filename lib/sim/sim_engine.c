@@ -52,6 +52,14 @@ static atomic_int sim_pollers, sim_pollers_max, sim_engine_threads;
 static int sim_max_pollers;
 static pthread_once_t sim_pollers_once = PTHREAD_ONCE_INIT;
 
+/* In a child (fork()): none of the parent's engine threads exists there. */
+void sim_engines_fork_child(void)
+{
+	atomic_store(&sim_pollers, 0);
+	atomic_store(&sim_pollers_max, 0);
+	atomic_store(&sim_engine_threads, 0);
+}
+
 static void sim_pollers_init(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -49,6 +49,28 @@
 #include "../internal.h"
 #include "sim.h"
 
+/*
+ * ThreadSanitizer builds: one mapping per object. TSan orders memory by
+ * address; a release through one mapping of a page and an acquire through
+ * another are not paired, so an engine's view and the program's view of a
+ * buffer object or of a queue's pages must be one address. In such a
+ * build, host mappings of an object are its engine mapping itself, and
+ * the doorbell and control pages the engine's: the program's mappings
+ * carry no protection of their own (read-only mappings are writable),
+ * nothing else changes. Every other build maps separately, with the
+ * protections of Documentation/sim.rst.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define SIM_ONE_MAPPING		1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SIM_ONE_MAPPING		1
+#endif
+#endif
+#ifndef SIM_ONE_MAPPING
+#define SIM_ONE_MAPPING		0
+#endif
+
 #define SIM_PAGE		4096ull
 /* device ids 0..SIM_MAX_ID, as the bus's */
 #define SIM_MAX_ID		1023u
@@ -130,9 +152,18 @@ unsigned int sim_srcu_read_lock(void);
 void sim_srcu_read_unlock(unsigned int idx);
 void sim_srcu_synchronize(void);
 
-/* This process is a child of the one that used the sim (fork()). */
-bool sim_forked(void);
+/*
+ * Register the fork handler (once per process, before the sim makes
+ * anything): in a child, every global structure of the sim is reset
+ * (sim_*_fork_child()), so the child has a sim of its own.
+ */
 void sim_fork_init(void);
+/* The child's resets, one per file's globals; run with one thread, right after fork(). */
+void sim_bus_fork_child(void);
+void sim_transport_fork_child(void);
+void sim_bo_fork_child(void);
+void sim_signal_fork_child(void);
+void sim_engines_fork_child(void);
 
 /* ---- settings (sim_bus.c) ---- */
 
@@ -573,9 +604,18 @@ struct sim_dev {
 
 /**
  * struct sim_file - an open device file: one context
- * @refs: one per fd naming it (sim_transport.c's table), one per call in
- *	flight that took one; the file closes with the last (its queues,
- *	mappings, handles and arms go, as in the module's postclose)
+ * @refs: the file table's (while @nfds > 0), one per call in flight that
+ *	took one; the file closes with the last (its queues, mappings,
+ *	handles and arms go, as in the module's postclose)
+ * @fd: the sim's own descriptor of the file's memfd: keeps its inode, the
+ *	file's identity, alive (and unique) as long as the structure
+ * @st_dev: the identity: the memfd's device and inode (fstat()), which
+ * @st_ino: every dup() of an fd of the file shares; the file table is
+ *	keyed by it, never by fd number
+ * @id_next: next in the file table's bucket (sim_transport.c)
+ * @nfds: descriptors the sim handed out for it (open, dup) and not yet
+ *	closed through it (the fd table's lock); the file leaves the file
+ *	table when it reaches 0
  * @dev: the device, referenced
  * @id: the context id
  * @read_only: opened read-only: no writable mapping
@@ -594,6 +634,11 @@ struct sim_dev {
  */
 struct sim_file {
 	atomic_long refs;
+	int fd;
+	dev_t st_dev;
+	ino_t st_ino;
+	_Atomic(struct sim_file *) id_next;
+	unsigned int nfds;
 	struct sim_dev *dev;
 	unsigned int id;
 	bool read_only;
@@ -631,7 +676,11 @@ void sim_dev_exit(struct sim_dev *dev);
 /* The file of @fd, referenced (sim_file_put()), or NULL. */
 struct sim_file *sim_file_get(int fd);
 void sim_file_put(struct sim_file *f);
-/* Under the SRCU read lock: the file of @fd, unreferenced, or NULL. */
+/*
+ * Under the SRCU read lock: the file @fd names (by the identity of what
+ * it names, so a dup() of a file's fd finds it and an fd number reused
+ * for something else does not), unreferenced, or NULL.
+ */
 struct sim_file *sim_file_lookup(int fd);
 /* @f's object of GEM handle @h, under the SRCU read lock, or NULL. */
 struct sim_bo *sim_handle_lookup(struct sim_file *f, uint32_t h);

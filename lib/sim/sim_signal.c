@@ -69,8 +69,15 @@ static void buckets_init(void)
 
 	for (i = 0; i < SIM_SIGNAL_BUCKETS; i++) {
 		pthread_mutex_init(&buckets[i].lock, NULL);
+		atomic_store(&buckets[i].count, 0);
 		list_init(&buckets[i].waiters);
 	}
+}
+
+/* In a child (fork()): the parent's waiters are not the child's (a lock may have been held). */
+void sim_signal_fork_child(void)
+{
+	buckets_init();
 }
 
 static unsigned int bucket_index(const void *word)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The in-process device's synchronisation primitives: the clock, futexes,
- * signal blocking, the read side of the lock-free lookups, fork.
+ * signal blocking, the read side of the lock-free lookups, fork (a fresh
+ * sim in a child).
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -156,27 +157,44 @@ void sim_srcu_synchronize(void)
 
 /* ---- fork ---- */
 
-static unsigned int sim_gen;
-static pthread_once_t sim_gen_once = PTHREAD_ONCE_INIT;
-
-static void sim_gen_init(void)
+/* The SRCU in a child: no reader of the parent's exists here. */
+static void sim_srcu_fork_child(void)
 {
-	acc_fork_init();
-	sim_gen = atomic_load_explicit(&acc_fork_gen, memory_order_relaxed);
+	atomic_store(&srcu.cnt[0], 0);
+	atomic_store(&srcu.cnt[1], 0);
+	atomic_store(&srcu.idx, 0);
+	pthread_mutex_init(&srcu.lock, NULL);
+}
+
+/*
+ * A child of a process that used the sim (fork()) starts a sim of its
+ * own: it has none of the parent's engine threads, and any lock of the
+ * sim may have been held by another thread of the parent. Right after the
+ * fork, while the child has one thread, every global structure is reset:
+ * locks initialised again, the tables emptied (the parent's devices,
+ * files and objects stay in the child's memory, untouched, so that its
+ * copies of the parent's fds fail with -ECHILD and its mappings stay
+ * valid until it unmaps them). The child's bus mirrors the parent's
+ * devices (ids and settings) at its first use (sim_bus.c).
+ */
+static void sim_fork_child(void)
+{
+	sim_srcu_fork_child();
+	sim_signal_fork_child();
+	sim_engines_fork_child();
+	sim_bo_fork_child();
+	sim_transport_fork_child();
+	sim_bus_fork_child();
+}
+
+static void sim_fork_register(void)
+{
+	pthread_atfork(NULL, NULL, sim_fork_child);
 }
 
 void sim_fork_init(void)
 {
-	pthread_once(&sim_gen_once, sim_gen_init);
-}
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/*
- * The sim's state belongs to the process that created it: a child of it
- * (fork()) has none of its engine threads and may have copied its locks
- * held, so there every call but munmap and close fails without touching it.
- */
-bool sim_forked(void)
-{
-	sim_fork_init();
-	return sim_gen != atomic_load_explicit(&acc_fork_gen, memory_order_relaxed);
+	pthread_once(&once, sim_fork_register);
 }

@@ -21,56 +21,197 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim_internal.h"
 
-/* ---- the fd table: fd -> file, two levels of 1024 ---- */
+/*
+ * ---- the file table: identity -> file; the fd table: fd -> owner ----
+ *
+ * A file is found by what its fd names, as the kernel finds a struct file:
+ * fstat() gives the memfd's device and inode, which every dup() of any of
+ * its fds shares, and the file table maps that identity to the file. An fd
+ * number means nothing by itself: once closed and reused for another file
+ * it names that file (or none), and dup2() over an fd makes it name what
+ * it was given. The file keeps a descriptor of its own on the memfd, so
+ * its identity cannot be reused while the structure lives.
+ *
+ * The fd table only says which file each descriptor the sim handed out
+ * (open, dup) belongs to, so that closing it drops that file's count
+ * (@nfds) whatever the number names by then. The file leaves the file
+ * table when its count reaches 0: a program's own dup() of one of its fds
+ * names no file after that (Documentation/sim.rst, *Differences*).
+ *
+ * idtab buckets and each file's @id_next are read lock-free under the
+ * SRCU (sim_file_lookup()); fdtab_lock serialises every change of both
+ * tables and of @nfds.
+ */
 
 #define SIM_FD_CHUNK	1024u
 #define SIM_FD_CHUNKS	1024u
+#define SIM_ID_BUCKETS	256u
+
+static _Atomic(struct sim_file *) idtab[SIM_ID_BUCKETS];
+/* chunks are allocated under fdtab_lock and never freed */
+static struct sim_file **fdtab[SIM_FD_CHUNKS];
+static pthread_mutex_t fdtab_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned int id_hash(dev_t dev, ino_t ino)
+{
+	return (unsigned int)(((uint64_t)ino * 31 + (uint64_t)dev) % SIM_ID_BUCKETS);
+}
 
 /*
- * Chunks are allocated under fdtab_lock and never freed; entries are set
- * under it too, and read under the SRCU (sim_file_lookup()).
+ * The file tables of the parents (fork()): a child keeps each ancestor's
+ * as it was at the fork, frozen (never changed, its files never freed in
+ * the child), so that the child's copies of their fds are told apart from
+ * other files: -ECHILD. Set only by the fork handler.
  */
-static _Atomic(_Atomic(struct sim_file *) *) fdtab[SIM_FD_CHUNKS];
-static pthread_mutex_t fdtab_lock = PTHREAD_MUTEX_INITIALIZER;
+struct sim_idtab_gen {
+	struct sim_idtab_gen *prev;
+	struct sim_file *head[SIM_ID_BUCKETS];
+};
+
+static struct sim_idtab_gen *idtab_parents;
+
+/* The live file of identity @st (SRCU read lock held), or NULL. */
+static struct sim_file *idtab_find(const struct stat *st)
+{
+	struct sim_file *f;
+
+	for (f = atomic_load(&idtab[id_hash(st->st_dev, st->st_ino)]); f;
+	     f = atomic_load(&f->id_next))
+		if (f->st_ino == st->st_ino && f->st_dev == st->st_dev)
+			return f;
+	return NULL;
+}
 
 struct sim_file *sim_file_lookup(int fd)
 {
-	_Atomic(struct sim_file *) *chunk;
+	struct stat st;
 
-	if (fd < 0 || (unsigned int)fd >= SIM_FD_CHUNK * SIM_FD_CHUNKS)
+	/* fstat() is async-signal-safe: SIGNAL_WRITE may come from a handler */
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return NULL;
-	chunk = atomic_load(&fdtab[(unsigned int)fd / SIM_FD_CHUNK]);
-	return chunk ? atomic_load(&chunk[(unsigned int)fd % SIM_FD_CHUNK]) : NULL;
+	return idtab_find(&st);
 }
 
-/* Point @fd at @f (which gains a reference) or at nothing (NULL); the old entry. */
-static int fdtab_set(int fd, struct sim_file *f, struct sim_file **old)
+/* @fd names a file of a parent of this process (fork()). */
+static bool fd_of_parent(int fd)
 {
-	_Atomic(struct sim_file *) *chunk;
-	unsigned int c;
+	struct sim_idtab_gen *g;
+	struct sim_file *f;
+	struct stat st;
+
+	if (!idtab_parents || fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	for (g = idtab_parents; g; g = g->prev)
+		for (f = g->head[id_hash(st.st_dev, st.st_ino)]; f; f = atomic_load(&f->id_next))
+			if (f->st_ino == st.st_ino && f->st_dev == st.st_dev)
+				return true;
+	return false;
+}
+
+/* The error for an fd that names no file of this process's sim. */
+static int no_file(int fd)
+{
+	return fd_of_parent(fd) ? -ECHILD : -EBADF;
+}
+
+/* Take @f out of the file table (fdtab_lock held); its reference is the caller's to drop. */
+static void idtab_del(struct sim_file *f)
+{
+	_Atomic(struct sim_file *) *pp = &idtab[id_hash(f->st_dev, f->st_ino)];
+	struct sim_file *c;
+
+	while ((c = atomic_load(pp))) {
+		if (c == f) {
+			/* readers standing on @f still see the rest of the chain */
+			atomic_store(pp, atomic_load(&f->id_next));
+			return;
+		}
+		pp = &c->id_next;
+	}
+}
+
+/* One descriptor of @f fewer (fdtab_lock held): @f itself if it just left the file table. */
+static struct sim_file *file_fd_dropped(struct sim_file *f)
+{
+	if (!f || --f->nfds)
+		return NULL;
+	idtab_del(f);
+	return f;
+}
+
+/* A file that left the file table: wait for the readers that may have found it, drop it. */
+static void file_unpublished(struct sim_file *dead)
+{
+	if (!dead)
+		return;
+	sim_srcu_synchronize();
+	sim_file_put(dead);
+}
+
+/*
+ * @fd, just handed out by the kernel, is a descriptor of @f (@first: @f's
+ * first, which publishes @f in the file table with the table's reference,
+ * its initial one). -EBADF if @f left the table meanwhile (a dup racing
+ * with the last close); -EMFILE, -ENOMEM.
+ */
+static int fdtab_claim(int fd, struct sim_file *f, bool first)
+{
+	struct sim_file **chunk, *stale, *dead;
+	unsigned int c, h;
 
 	if (fd < 0 || (unsigned int)fd >= SIM_FD_CHUNK * SIM_FD_CHUNKS)
 		return -EMFILE;
 	c = (unsigned int)fd / SIM_FD_CHUNK;
 	pthread_mutex_lock(&fdtab_lock);
-	chunk = atomic_load(&fdtab[c]);
-	if (!chunk && f) {
+	if (!first && !f->nfds) {
+		pthread_mutex_unlock(&fdtab_lock);
+		return -EBADF;
+	}
+	chunk = fdtab[c];
+	if (!chunk) {
 		chunk = calloc(SIM_FD_CHUNK, sizeof(*chunk));
 		if (!chunk) {
 			pthread_mutex_unlock(&fdtab_lock);
 			return -ENOMEM;
 		}
-		atomic_store(&fdtab[c], chunk);
+		fdtab[c] = chunk;
 	}
-	*old = chunk ? atomic_exchange(&chunk[(unsigned int)fd % SIM_FD_CHUNK], f) : NULL;
-	if (f)
-		atomic_fetch_add(&f->refs, 1);
+	if (first) {
+		h = id_hash(f->st_dev, f->st_ino);
+		atomic_store(&f->id_next, atomic_load(&idtab[h]));
+		atomic_store(&idtab[h], f);
+	}
+	/* a descriptor the sim handed out under this number was closed behind its back */
+	stale = chunk[(unsigned int)fd % SIM_FD_CHUNK];
+	chunk[(unsigned int)fd % SIM_FD_CHUNK] = f;
+	f->nfds++;
+	dead = file_fd_dropped(stale);
 	pthread_mutex_unlock(&fdtab_lock);
+	file_unpublished(dead);
 	return 0;
+}
+
+/* @fd, handed out by the sim, is being closed: its file's count drops. */
+static void fdtab_release(int fd)
+{
+	struct sim_file **chunk, *f = NULL, *dead;
+
+	if (fd < 0 || (unsigned int)fd >= SIM_FD_CHUNK * SIM_FD_CHUNKS)
+		return;
+	pthread_mutex_lock(&fdtab_lock);
+	chunk = fdtab[(unsigned int)fd / SIM_FD_CHUNK];
+	if (chunk) {
+		f = chunk[(unsigned int)fd % SIM_FD_CHUNK];
+		chunk[(unsigned int)fd % SIM_FD_CHUNK] = NULL;
+	}
+	dead = file_fd_dropped(f);
+	pthread_mutex_unlock(&fdtab_lock);
+	file_unpublished(dead);
 }
 
 struct sim_file *sim_file_get(int fd)
@@ -106,6 +247,7 @@ static void sim_file_release(struct sim_file *f)
 	pthread_mutex_unlock(&dev->lock);
 	pthread_mutex_destroy(&f->lock);
 	pthread_mutex_destroy(&f->queues_lock);
+	close(f->fd);
 	free(f->engine_ns);
 	free(f);
 	atomic_fetch_sub(&sim_objects.files, 1);
@@ -193,11 +335,10 @@ int sim_path_id(const char *path)
 static int s_open(const char *path, int read_only)
 {
 	int id = sim_path_id(path), fd, ret;
-	struct sim_file *f, *old;
+	struct sim_file *f;
 	struct sim_dev *dev;
+	struct stat st;
 
-	if (sim_forked())
-		return -ECHILD;
 	if (id < 0)
 		return -ENOENT;
 	ret = sim_bus_init();
@@ -218,13 +359,19 @@ static int s_open(const char *path, int read_only)
 		ret = -ENOMEM;
 		goto err;
 	}
-	fd = memfd_create(SIM_FILE_NAME, MFD_CLOEXEC);
+	/* the file's own descriptor: its identity; the caller gets a duplicate */
+	f->fd = memfd_create(SIM_FILE_NAME, MFD_CLOEXEC);
+	fd = f->fd < 0 || fstat(f->fd, &st) ? -1 : fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0) {
 		ret = errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
+		if (f->fd >= 0)
+			close(f->fd);
 		free(f->engine_ns);
 		free(f);
 		goto err;
 	}
+	f->st_dev = st.st_dev;
+	f->st_ino = st.st_ino;
 	f->dev = dev;	/* the reference of sim_dev_get() */
 	f->read_only = read_only;
 	f->pid = getpid();
@@ -237,19 +384,13 @@ static int s_open(const char *path, int read_only)
 	list_add_tail(&dev->files, &f->node);
 	pthread_mutex_unlock(&dev->lock);
 	atomic_fetch_add(&sim_objects.files, 1);
-	ret = fdtab_set(fd, f, &old);
+	atomic_init(&f->refs, 1);	/* the file table's, from fdtab_claim() on */
+	ret = fdtab_claim(fd, f, true);
+	sim_dev_exit(dev);
 	if (ret) {
 		close(fd);
-		atomic_init(&f->refs, 1);
-		sim_dev_exit(dev);
 		sim_file_put(f);
 		return ret;
-	}
-	sim_dev_exit(dev);
-	if (old) {
-		/* a stale entry: its fd was closed behind the sim's back */
-		sim_srcu_synchronize();
-		sim_file_put(old);
 	}
 	return fd;
 err:
@@ -258,59 +399,51 @@ err:
 	return ret;
 }
 
+/*
+ * In a child of the opener (fork()) the fd is the child's copy of a
+ * parent's: the child's fd table does not have it, it is closed alone.
+ */
 static void s_close(int fd)
 {
-	struct sim_file *old = NULL;
-
-	/* in a child of the opener, the fd is the child's own copy: close it alone */
-	if (!sim_forked() && !fdtab_set(fd, NULL, &old) && old) {
-		sim_srcu_synchronize();
-		sim_file_put(old);
-	}
+	fdtab_release(fd);
 	close(fd);
 }
 
-/* A duplicate of @fd: the same file (context), as dup() of a DRM fd. */
+/*
+ * A duplicate of @fd (one the sim handed out, or the program's own dup()
+ * of one): another descriptor of the same file (context), as dup() of a
+ * DRM fd, which keeps the file open until it is closed through s_close().
+ */
 static int s_dup(int fd)
 {
-	struct sim_file *f, *old;
+	struct sim_file *f;
 	int nfd, ret;
 
-	if (sim_forked())
-		return -ECHILD;
 	f = sim_file_get(fd);
 	if (!f)
-		return -EBADF;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		return no_file(fd);
+	nfd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
 	if (nfd < 0) {
 		ret = -errno;
 		sim_file_put(f);
 		return ret;
 	}
-	ret = fdtab_set(nfd, f, &old);
+	ret = fdtab_claim(nfd, f, false);
 	sim_file_put(f);
 	if (ret) {
 		close(nfd);
 		return ret;
-	}
-	if (old) {
-		sim_srcu_synchronize();
-		sim_file_put(old);
 	}
 	return nfd;
 }
 
 bool sim_fd_is_file(int fd)
 {
-	unsigned int idx;
-	bool ours;
+	unsigned int idx = sim_srcu_read_lock();
+	bool ours = sim_file_lookup(fd) != NULL;
 
-	if (sim_forked())
-		return false;
-	idx = sim_srcu_read_lock();
-	ours = sim_file_lookup(fd) != NULL;
 	sim_srcu_read_unlock(idx);
-	return ours;
+	return ours || fd_of_parent(fd);
 }
 
 static int s_driver_name(int fd, char *buf, size_t len)
@@ -319,6 +452,8 @@ static int s_driver_name(int fd, char *buf, size_t len)
 	bool ours = sim_file_lookup(fd) != NULL;
 
 	sim_srcu_read_unlock(idx);
+	if (!ours && fd_of_parent(fd))
+		return -ECHILD;
 	if (!ours)
 		return fcntl(fd, F_GETFD) < 0 ? -EBADF : -ENOTTY;
 	snprintf(buf, len, "vaccel");
@@ -395,7 +530,7 @@ static int sim_ioctl_fast(int fd, unsigned long req, void *arg)
 	int ret;
 
 	if (!f)
-		ret = -EBADF;
+		ret = idtab_parents ? no_file(fd) : -EBADF;
 	else if (atomic_load_explicit(&f->dev->removed, memory_order_acquire))
 		ret = -ENODEV;
 	else if (req == DRM_IOCTL_VACCEL_SIGNAL_WRITE)
@@ -411,13 +546,11 @@ static int sim_ioctl(int fd, unsigned long req, void *arg, bool restart)
 	struct sim_file *f;
 	int ret;
 
-	if (sim_forked())
-		return -ECHILD;
 	if (req == DRM_IOCTL_VACCEL_SIGNAL_WRITE || req == DRM_IOCTL_VACCEL_KICK)
 		return sim_ioctl_fast(fd, req, arg);
 	f = sim_file_get(fd);
 	if (!f)
-		return -EBADF;
+		return no_file(fd);
 	/* drm_ioctl(): every ioctl of an unplugged device */
 	if (atomic_load_explicit(&f->dev->removed, memory_order_acquire)) {
 		sim_file_put(f);
@@ -493,6 +626,7 @@ struct sim_hostmap {
 	size_t len;
 	struct sim_bo *bo;	/* referenced, or NULL */
 	bool writable;
+	bool alias;		/* the engines' own mapping (SIM_ONE_MAPPING): never unmapped */
 	struct sim_hostmap *next;
 };
 
@@ -514,13 +648,9 @@ static void *s_mmap(int fd, uint64_t offset, size_t len, int prot, int *err)
 	void *addr = NULL;
 	int ret;
 
-	if (sim_forked()) {
-		*err = -ECHILD;
-		return NULL;
-	}
 	f = sim_file_get(fd);
 	if (!f) {
-		*err = -EBADF;
+		*err = no_file(fd);
 		return NULL;
 	}
 	hm = calloc(1, sizeof(*hm));
@@ -542,11 +672,44 @@ static void *s_mmap(int fd, uint64_t offset, size_t len, int prot, int *err)
 	hm->len = len;
 	hm->bo = bo;	/* sim_bo_mmap()'s reference */
 	hm->writable = prot & PROT_WRITE;
+	hm->alias = SIM_ONE_MAPPING;
 	pthread_mutex_lock(&hostmaps_lock);
 	hm->next = hostmaps[hostmap_hash(addr)];
 	hostmaps[hostmap_hash(addr)] = hm;
 	pthread_mutex_unlock(&hostmaps_lock);
 	return addr;
+}
+
+/* the parent's host mappings (fork()), kept reachable; never used */
+static struct sim_hostmap *parent_hostmaps[SIM_HOSTMAP_BUCKETS];
+
+/*
+ * In a child (fork()): empty tables. The parent's file table is kept
+ * frozen (its fds' copies fail with -ECHILD), its fd table and host
+ * mappings are forgotten (the child's copies are closed and unmapped
+ * alone).
+ */
+void sim_transport_fork_child(void)
+{
+	struct sim_idtab_gen *g = malloc(sizeof(*g));
+	unsigned int i;
+
+	pthread_mutex_init(&fdtab_lock, NULL);
+	pthread_mutex_init(&hostmaps_lock, NULL);
+	for (i = 0; i < SIM_FD_CHUNKS; i++)
+		if (fdtab[i])
+			memset(fdtab[i], 0, SIM_FD_CHUNK * sizeof(*fdtab[i]));
+	if (g) {
+		/* (without memory the parent's fds give -EBADF instead) */
+		g->prev = idtab_parents;
+		for (i = 0; i < SIM_ID_BUCKETS; i++)
+			g->head[i] = atomic_load(&idtab[i]);
+		idtab_parents = g;
+	}
+	for (i = 0; i < SIM_ID_BUCKETS; i++)
+		atomic_store(&idtab[i], NULL);
+	memcpy(parent_hostmaps, hostmaps, sizeof(hostmaps));
+	memset(hostmaps, 0, sizeof(hostmaps));
 }
 
 static struct sim_hostmap *hostmap_take(void *addr)
@@ -569,9 +732,9 @@ static int s_munmap(void *addr, size_t len)
 	struct sim_hostmap *hm = NULL;
 	int ret;
 
-	if (!sim_forked())
-		hm = hostmap_take(addr);
-	ret = munmap(addr, len) ? -errno : 0;
+	/* (not one of this process's sim: a mapping of the parent's, in a child) */
+	hm = hostmap_take(addr);
+	ret = hm && hm->alias ? 0 : munmap(addr, len) ? -errno : 0;
 	if (hm) {
 		if (hm->bo) {
 			sim_bo_unmapped(hm->bo, hm->writable);
@@ -584,8 +747,16 @@ static int s_munmap(void *addr, size_t len)
 
 static int s_replace_anon(void *addr, size_t len, int prot)
 {
-	void *p = mmap(addr, len, prot, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p;
 
+	/*
+	 * An alias of the engines' mapping (SIM_ONE_MAPPING) stays: other
+	 * devices' imports may use it, and the host mapping's reference keeps
+	 * it valid until it is unmapped.
+	 */
+	if (SIM_ONE_MAPPING)
+		return 0;
+	p = mmap(addr, len, prot, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? -errno : 0;
 }
 
@@ -597,8 +768,6 @@ static int s_remap(void *addr, int fd, uint64_t offset, size_t len, int prot)
 
 	(void)fd;
 	(void)offset;
-	if (sim_forked())
-		return -ECHILD;
 	pthread_mutex_lock(&hostmaps_lock);
 	for (hm = hostmaps[hostmap_hash(addr)]; hm; hm = hm->next)
 		if (hm->addr == addr)
@@ -619,11 +788,9 @@ static int s_prime_export(int fd, uint32_t handle, int writable, int *dmabuf)
 	struct sim_file *f;
 	int ret;
 
-	if (sim_forked())
-		return -ECHILD;
 	f = sim_file_get(fd);
 	if (!f)
-		return -EBADF;
+		return no_file(fd);
 	ret = atomic_load(&f->dev->removed) ? -ENODEV :
 	      sim_prime_export(f, handle, writable, dmabuf);
 	sim_file_put(f);
@@ -635,11 +802,9 @@ static int s_prime_import(int fd, int dmabuf, uint32_t *handle)
 	struct sim_file *f;
 	int ret;
 
-	if (sim_forked())
-		return -ECHILD;
 	f = sim_file_get(fd);
 	if (!f)
-		return -EBADF;
+		return no_file(fd);
 	ret = atomic_load(&f->dev->removed) ? -ENODEV : sim_prime_import(f, dmabuf, handle);
 	sim_file_put(f);
 	return ret;

@@ -1924,28 +1924,45 @@ TEST(large_copy_is_split)
 
 /* ---- fork ---- */
 
-TEST(a_child_cannot_use_the_parents_sim)
+/*
+ * A child (fork()) cannot touch the parent's sim (-ECHILD, raw or through
+ * the library; close frees the child's copies only), but has a sim of its
+ * own: the parent's devices (ids, settings), fresh, with engine threads of
+ * its own.
+ */
+TEST(a_child_has_a_sim_of_its_own)
 {
 	struct accel_device *dev;
 	int status, fd;
 	pid_t pid;
 
-	ASSERT_EQ(0, sim_setup("0"));
+	ASSERT_EQ(0, sim_setup("0 engines=3;5"));
 	ASSERT_EQ(0, accel_device_open(0, &dev));
+	ASSERT_EQ(0, accel_buffer_create(dev, 65536, 0, &(struct accel_buffer *){ NULL }));
 	fd = accel_device_fd(dev);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
+		struct accel_device_info list[4];
+		struct drm_vaccel_get_param gp = { .param = DRM_VACCEL_PARAM_NUM_ENGINES };
 		struct accel_buffer *buf;
-		struct drm_vaccel_get_param gp = { 0 };
-		int bad = 0;
+		struct accel_device *own;
+		int bad = 0, raw;
 
-		bad |= accel_buffer_create(dev, 4096, 0, &buf) != -ECHILD;
-		bad |= raw_ioctl(fd, DRM_IOCTL_VACCEL_GET_PARAM, &gp) != -ECHILD;
-		bad |= raw_open(0) != -ECHILD;
-		bad |= accel_device_list(NULL, 0, 0) != -ECHILD;
+		bad |= (accel_buffer_create(dev, 4096, 0, &buf) != -ECHILD) << 0;
+		bad |= (raw_ioctl(fd, DRM_IOCTL_VACCEL_GET_PARAM, &gp) != -ECHILD) << 1;
+		bad |= (accel_device_open_fd(fd, &own) != -ECHILD) << 2;
 		/* close frees the child's memory and its copy of the fd only */
 		accel_device_close(dev);
+		/* the parent's devices, fresh */
+		bad |= (accel_device_list(list, 4, sizeof(list[0])) != 2) << 3;
+		bad |= (list[0].id != 0 || list[1].id != 5) << 4;
+		raw = raw_open(0);
+		bad |= (raw < 0) << 5;
+		bad |= (raw_ioctl(raw, DRM_IOCTL_VACCEL_GET_PARAM, &gp) || gp.value != 3) << 6;
+		gp.param = DRM_VACCEL_PARAM_MEMORY_USED;
+		bad |= (raw_ioctl(raw, DRM_IOCTL_VACCEL_GET_PARAM, &gp) || gp.value) << 7;
+		raw_close(raw);
 		_exit(bad);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));

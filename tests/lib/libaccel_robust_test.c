@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/wait.h>
 
@@ -334,7 +335,6 @@ TEST_F(dom, fork_child_cannot_touch_the_parent)
 	pid_t pid;
 	int fd;
 
-	LIB_MODULE_ONLY("a forked child cannot make in-process devices of its own (-ECHILD)");
 	ASSERT_EQ(0, accel_buffer_create(self->dev, 65536, ACCEL_BUFFER_HOST, &buf));
 	ASSERT_EQ(0, accel_signal_create(self->dev, &sig));
 	ASSERT_EQ(0, accel_queue_create(self->dev, &qp, &q));
@@ -395,6 +395,81 @@ TEST_F(dom, fork_child_cannot_touch_the_parent)
 	accel_queue_destroy(q);
 	accel_signal_destroy(sig);
 	accel_buffer_destroy(buf);
+}
+
+/* A thread of the parent busy on its device while the main thread forks. */
+struct busy_arg {
+	struct accel_device *dev;
+	struct accel_queue *q;
+	struct accel_signal *sig;
+	atomic_bool stop;
+	long rounds, errors;
+};
+
+static void *busy_main(void *arg)
+{
+	struct busy_arg *a = arg;
+	struct accel_buffer *b;
+
+	while (!atomic_load(&a->stop)) {
+		if (accel_buffer_create(a->dev, 8192, ACCEL_BUFFER_HOST, &b)) {
+			a->errors++;
+			continue;
+		}
+		if (fill_at(a->q, accel_buffer_va(b), 8192, 0x5a) ||
+		    accel_signal_write(a->sig, DRM_VACCEL_SIGNAL_ADD, 1))
+			a->errors++;
+		accel_buffer_destroy(b);
+		a->rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * fork() while another thread of the parent is inside the device's calls
+ * (holding whatever locks they take): each child opens a device of its
+ * own and uses it, without hanging on a lock the parent's thread held.
+ */
+TEST_F(dom, fork_while_another_thread_works)
+{
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 64 };
+	struct busy_arg a = { .dev = self->dev };
+	char path[300];
+	pthread_t t;
+	int i;
+
+	ASSERT_EQ(0, lib_node_path(ID_R, path, sizeof(path)));
+	ASSERT_EQ(0, accel_queue_create(self->dev, &qp, &a.q));
+	ASSERT_EQ(0, accel_signal_create(self->dev, &a.sig));
+	ASSERT_EQ(0, pthread_create(&t, NULL, busy_main, &a));
+	for (i = 0; i < 12; i++) {
+		pid_t pid;
+
+		vaccel_msleep(5);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			struct accel_device *d;
+			struct accel_buffer *b;
+			struct accel_queue *q;
+
+			alarm(20);	/* a lock copied held would hang here */
+			CHILD_EQ(0, accel_device_open_path(path, &d));
+			CHILD_EQ(0, accel_queue_create(d, &qp, &q));
+			CHILD_EQ(0, accel_buffer_create(d, 8192, ACCEL_BUFFER_HOST, &b));
+			CHILD_EQ(0, fill_at(q, accel_buffer_va(b), 8192, 0x11 + i));
+			CHILD_EQ(0x11 + i, ((unsigned char *)accel_buffer_host(b))[8191]);
+			accel_device_close(d);
+			_exit(0);
+		}
+		EXPECT_EQ(0, vaccel_wait_child(pid)) TH_LOG("child %d", i);
+	}
+	atomic_store(&a.stop, true);
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, a.errors);
+	EXPECT_LT(0, a.rounds);
+	accel_signal_destroy(a.sig);
+	accel_queue_destroy(a.q);
 }
 
 /* ---- pollable events ---- */
@@ -486,7 +561,6 @@ TEST_F(dom, signal_shared_with_a_child_process)
 	pid_t pid;
 	int fd, pfd;
 
-	LIB_MODULE_ONLY("a forked child cannot make in-process devices of its own (-ECHILD)");
 	ASSERT_EQ(0, accel_signal_create(self->dev, &sig));
 	ASSERT_EQ(0, accel_signal_export(sig, &fd, &off));
 	ASSERT_EQ(0, lib_node_path(ID_R, path, sizeof(path)));
@@ -591,19 +665,19 @@ TEST_F(dom, signal_imported_by_another_device)
 TEST(open_fd_and_other_files)
 {
 	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 64 };
-	struct accel_device *dev, *d2;
+	struct accel_device *dev, *d2, *holder;
 	struct accel_buffer *b;
 	struct accel_queue *q;
 	int raw, nul, p[2];
 
 	if (!lib_present())
 		SKIP(return, "vaccel is not loaded");
-	LIB_MODULE_ONLY("a dup() of an in-process device's file is not recognised as one (files are keyed by fd number)");
 	ASSERT_EQ(0, lib_fresh_device(ID_S, "971"));
-	raw = vaccel_open(ID_S);
+	raw = lib_raw_open(ID_S, &holder);
 	ASSERT_LE(0, raw);
 	ASSERT_EQ(0, accel_device_open_fd(raw, &dev));
 	close(raw);	/* the device has its own duplicate */
+	accel_device_close(holder);	/* (sim) and it holds the file too */
 	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
 	ASSERT_EQ(0, accel_buffer_create(dev, 8192, ACCEL_BUFFER_HOST, &b));
 	EXPECT_EQ(0, fill_at(q, accel_buffer_va(b), 8192, 0x55));
@@ -622,6 +696,84 @@ TEST(open_fd_and_other_files)
 	EXPECT_EQ(-EINVAL, accel_device_open_fd(0, NULL));
 	EXPECT_EQ(-ENODEV, accel_device_open_path("/dev/null", &d2));
 	lib_del_device(ID_S);
+	NO_LEAKS();
+}
+
+/*
+ * A dup() of a device's fd is the same file (context), whatever number it
+ * has; an fd number names what it names now: after dup2() over it, or
+ * after it was closed and reused, never the file it used to name.
+ */
+TEST(a_dup_is_the_same_file)
+{
+	struct accel_device *a, *b, *a2, *b2, *x;
+	struct vaccel_counts counts;
+	long long ca, cb;
+	char path[300];
+	int raw, nul, num;
+
+	if (!lib_present())
+		SKIP(return, "vaccel is not loaded");
+	lib_del_device(ID_S);
+	lib_counts_read(&counts);
+	ASSERT_EQ(0, lib_fresh_open(ID_S, "", &a));
+	ASSERT_EQ(0, lib_node_path(ID_S, path, sizeof(path)));
+	ASSERT_EQ(0, accel_device_open_path(path, &b));	/* another file of the device */
+	ca = lib_client_id(a);
+	cb = lib_client_id(b);
+	ASSERT_LE(0, ca) TH_LOG("fdinfo cannot be read");
+	ASSERT_NE(ca, cb);
+	/* the program's own dup() of the library's fd */
+	raw = dup(accel_device_fd(a));
+	ASSERT_LE(0, raw);
+	ASSERT_EQ(0, accel_device_open_fd(raw, &a2));
+	EXPECT_EQ(ca, lib_client_id(a2));
+	/* dup2() over it: the number names b's file now */
+	ASSERT_EQ(raw, dup2(accel_device_fd(b), raw));
+	ASSERT_EQ(0, accel_device_open_fd(raw, &b2));
+	EXPECT_EQ(cb, lib_client_id(b2));
+	EXPECT_EQ(ca, lib_client_id(a2));
+	/* closed and reused for another file: not a device */
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, nul);
+	ASSERT_EQ(raw, dup2(nul, raw));
+	EXPECT_EQ(-ENODEV, accel_device_open_fd(raw, &x));
+	close(raw);
+	/*
+	 * The library's own fd of a2 replaced behind its back: that number is
+	 * no device either, and a (the same file) carries on; closing a2
+	 * afterwards closes that number only.
+	 */
+	num = accel_device_fd(a2);
+	ASSERT_EQ(num, dup2(nul, num));
+	EXPECT_EQ(-ENODEV, accel_device_open_fd(num, &x));
+	EXPECT_EQ(ca, lib_client_id(a));
+	accel_device_close(a2);
+	EXPECT_EQ(-1, fcntl(num, F_GETFD));
+	EXPECT_EQ(ca, lib_client_id(a));
+	close(nul);
+	/*
+	 * The library's last descriptors of b closed: the module keeps the file
+	 * while any fd names it; the in-process device closes it with the
+	 * library's last one, and the program's dup() names no device then
+	 * (Documentation/sim.rst, Differences).
+	 */
+	raw = dup(accel_device_fd(b));
+	ASSERT_LE(0, raw);
+	accel_device_close(b2);
+	EXPECT_EQ(cb, lib_client_id(b));
+	accel_device_close(b);
+	if (lib_on_sim()) {
+		EXPECT_EQ(-ENODEV, accel_device_open_fd(raw, &x));
+	} else {
+		ASSERT_EQ(0, accel_device_open_fd(raw, &x));
+		EXPECT_EQ(cb, lib_client_id(x));
+		accel_device_close(x);
+	}
+	close(raw);
+	accel_device_close(a);
+	lib_del_device(ID_S);
+	EXPECT_LIB_COUNTS_BACK(&counts, 5000);
 	NO_LEAKS();
 }
 

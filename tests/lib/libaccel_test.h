@@ -63,6 +63,43 @@ static inline int lib_node_path(unsigned int id, char *path, size_t len)
 	return vaccel_node_path(id, path, len);
 }
 
+/*
+ * A raw fd of a new file of bus device @id, as a program holds one: the
+ * node opened (module), or a dup() of the fd of a new library device
+ * (in-process device: there the library's device is what holds the file,
+ * *@holder, to close after the test; NULL on the module). -errno.
+ */
+static inline int lib_raw_open(unsigned int id, struct accel_device **holder)
+{
+	char path[64];
+	int fd, ret;
+
+	*holder = NULL;
+	if (!lib_on_sim())
+		return vaccel_open(id);
+	snprintf(path, sizeof(path), "sim:%u", id);
+	ret = accel_device_open_path(path, holder);
+	if (ret)
+		return ret;
+	fd = dup(accel_device_fd(*holder));
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * The drm-client-id of @dev's file (its context, the same through every
+ * dup() of its fd): /proc/self/fdinfo on the module, the sim's "fdinfo";
+ * -1 if it cannot be read.
+ */
+static inline long long lib_client_id(struct accel_device *dev)
+{
+	char buf[1024], *p;
+
+	if (accel_device_debug_read(dev, "fdinfo", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "drm-client-id:");
+	return p ? strtoll(p + strlen("drm-client-id:"), NULL, 10) : -1;
+}
+
 /* Delete any device @id, then create it from @spec ("ID key=value ..."). */
 static inline int lib_fresh_device(unsigned int id, const char *spec)
 {
