@@ -216,7 +216,7 @@ LIB_VM_DEPS = $(LIBACCEL_A) $(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBA
 $(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIB_VM_DEPS)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) $(LIBACCEL_CFLAGS) -static -o $@ $< $(LIBACCEL_A) \
-		$(shell pkg-config --static --libs libdrm) -pthread
+		$(shell pkg-config --static --libs libdrm) -pthread -lm
 
 tests: $(LIB_NATIVE_TESTS) $(LIB_VM_TESTS)
 
@@ -269,7 +269,7 @@ $(LIB_SIM_TESTS): $(BUILD)/sim-tests/%: tests/lib/%.c $(BUILD)/lib-san/libaccel.
 		$(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) \
-		-o $@ $< $(BUILD)/lib-san/libaccel.a $(LIBACCEL_LIBS)
+		-o $@ $< $(BUILD)/lib-san/libaccel.a $(LIBACCEL_LIBS) -lm
 
 tests: $(LIB_SIM_TESTS)
 
@@ -296,7 +296,7 @@ $(BUILD)/lib-tsan/libaccel.a: $(patsubst lib/%.c,$(BUILD)/lib-tsan/obj/%.o,$(LIB
 	$(call quiet,AR,$@)ar rcs $@ $^
 
 LIB_SIM_TSAN_SRCS := $(addprefix tests/lib/libaccel_,core_test.c robust_test.c taskgraph_test.c \
-	tg_faults_test.c tg_state_test.c)
+	tg_faults_test.c tg_state_test.c comm_test.c)
 LIB_SIM_TSAN_TESTS := $(patsubst tests/lib/libaccel_%_test.c,$(BUILD)/sim-tsan-tests/libaccel_%_tsan_test, \
 	$(LIB_SIM_TSAN_SRCS))
 
@@ -305,7 +305,7 @@ $(LIB_SIM_TSAN_TESTS): $(BUILD)/sim-tsan-tests/libaccel_%_tsan_test: tests/lib/l
 		tests/lib/tsan.supp $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)clang $(TEST_CFLAGS) -Wno-empty-body -O1 $(TSAN_CFLAGS) -I$(TOP)/lib \
-		$(LIBACCEL_CFLAGS) -o $@ $< $(BUILD)/lib-tsan/libaccel.a $(LIBACCEL_LIBS)
+		$(LIBACCEL_CFLAGS) -o $@ $< $(BUILD)/lib-tsan/libaccel.a $(LIBACCEL_LIBS) -lm
 
 tests: $(LIB_SIM_TSAN_TESTS)
 
