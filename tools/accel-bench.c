@@ -2,18 +2,30 @@
 /*
  * accel-bench: what libaccel's submission path costs, next to baselines
  * measured in the same run (tools/vaccel-bench.c stays the raw-uAPI
- * reference for the device itself):
+ * reference for the device itself). Runs on either backend: the module
+ * (in the VM) or the in-process device (ACCEL_BACKEND=sim, natively); the
+ * raw-uAPI baseline needs a /dev/accel file, so on the in-process device
+ * its cells say that it was not measured and why.
  *
  *   NOP submit-to-completion latency, engine hot:
  *       library (get_packet, prep, submit, poll completed)
  *       vs the raw path (same packet; ring store, doorbell, fence, KICK if
- *       needed, poll the control page: vaccel-bench's code)
+ *       needed, poll the control page: vaccel-bench's code; module only)
  *   the same through an event (accel_queue_record + accel_event_wait)
  *   NOP packets/s: one doorbell per 64 packets vs one per packet
  *   host wait latency after the device completes (TIMESTAMP packet to the
  *       host noticing): polling the signal vs accel_event_wait() asleep
  *   two-thread cache-line ping-pong: the physical floor of a polled
- *       doorbell round trip (a store seen by another CPU and back)
+ *       doorbell round trip (a store seen by another CPU and back): one
+ *       64-byte line each way, waited for as the engine and the submitter
+ *       wait (the "engine" thread spins up to the device's poll budget,
+ *       then sleeps on a futex; the "submitter" stores, fences, and wakes
+ *       it only if it sleeps; then spins for the answer)
+ *   COPY bandwidth, 64 KiB to 64 MiB, engine hot (submit, poll completed;
+ *       from 16 MiB wait asleep in accel_queue_sync()) vs the host copying the same bytes between the same buffers'
+ *       host mappings: memcpy() on one thread, and on as many threads as
+ *       the device has engines to split a large COPY over (at most the
+ *       CPUs); the ratio is against the faster of the two
  *   the raw queue path (tools/queue_path_work.h) against a bare loop
  *       that copies a 64-byte packet into a ring slot and store-releases
  *       the doorbell, the engines held with the stall_engine knob while a
@@ -28,16 +40,20 @@
  *           host reference
  *
  * Figures only (the issue's targets are printed beside them): exits 0
- * unless something failed to run. Usage: accel-bench [INDEX].
+ * unless something failed to run. Usage: accel-bench [--quick] [INDEX];
+ * --quick runs every measurement with a few repeats only (seconds: the
+ * smoke test of tools/accel-bench-check), figures not to be quoted.
  *
  * Copyright (C) 2026 The vaccel authors
  */
 #include <inttypes.h>
+#include <linux/futex.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 
 #include <accel/accel.h>
 
@@ -47,15 +63,32 @@
 #include "bench_noise.h"
 
 #define ROUNDS		10		/* alternate library and raw blocks */
-#define PER_ROUND	2000
-#define RATE_PACKETS	200000
-#define WAITS		200
 #define WAIT_DELAY_NS	1000000		/* far above the library's spin budget */
-#define PINGPONGS	200000
-#define TG_TASKS	1000		/* tasks per batch and per graph */
 #define TG_BATCHES	10		/* after one unmeasured batch */
-#define MM_LAUNCHES	5
 #define RUNS		3		/* runs of the rates and the ping-pong, median */
+#define QP_BATCHES	11
+#define COPY_SIZES	4
+#define COPY_REPS_MAX	64
+#define COPY_ASLEEP	(16ull << 20)	/* COPYs this large: waited for asleep */
+
+/* Repeats: the full run, or --quick (a smoke test: seconds, figures meaningless). */
+static struct {
+	unsigned int per_round;		/* NOP round trips per block */
+	unsigned int rate_packets;	/* packets per rate run (a multiple of 64) */
+	unsigned int waits;		/* wake-up latencies of each kind */
+	unsigned int pingpongs;		/* round trips per ping-pong run */
+	unsigned int tg_tasks;		/* tasks per batch and per graph */
+	unsigned int tg_batches;
+	unsigned int qp_batches;
+	unsigned int mm_launches;
+	unsigned int pipe_runs;
+	uint64_t copy_bytes;		/* bytes per COPY size, at least 5 repeats */
+	unsigned int copy_sizes;	/* how many of copy_size[] */
+} cfg = { 2000, 200000, 200, 200000, 1000, TG_BATCHES, QP_BATCHES, 5, 7, 512ull << 20,
+	  COPY_SIZES };
+
+static const uint64_t copy_size[COPY_SIZES] = { 64ull << 10, 1ull << 20, 16ull << 20,
+						64ull << 20 };
 
 static struct bench_noise noise;
 
@@ -107,7 +140,7 @@ static uint64_t lib_event_roundtrip(struct accel_queue *q)
 	return now_ns() - t0;
 }
 
-/* Raw uAPI: vaccel-bench's NOP round trip. */
+/* Raw uAPI: vaccel-bench's NOP round trip (the module only). */
 static uint64_t raw_roundtrip(int fd, struct q *q)
 {
 	struct drm_vaccel_packet p = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
@@ -128,7 +161,7 @@ static double lib_rate(struct accel_queue *q, unsigned int batch)
 	unsigned int i, j;
 	int ret;
 
-	for (i = 0; i < RATE_PACKETS / batch; i++) {
+	for (i = 0; i < cfg.rate_packets / batch; i++) {
 		ret = accel_queue_reserve(q, batch, ACCEL_FOREVER);
 		if (ret)
 			die("reserve", ret);
@@ -141,7 +174,7 @@ static double lib_rate(struct accel_queue *q, unsigned int batch)
 	ret = accel_queue_sync(q, ACCEL_FOREVER);
 	if (ret)
 		die("sync", ret);
-	return (RATE_PACKETS / batch) * batch * 1e9 / (double)(now_ns() - t0);
+	return (cfg.rate_packets / batch) * batch * 1e9 / (double)(now_ns() - t0);
 }
 
 /*
@@ -184,56 +217,338 @@ static uint64_t wake_latency(struct accel_queue *q, struct accel_signal *sig,
 	return seen > *stamp ? seen - *stamp : 0;
 }
 
-struct pingpong {
-	_Alignas(64) atomic_uint_fast64_t line;
-	unsigned int cpu;
-};
+/* ---- the ping-pong: the doorbell protocol between two plain threads ---- */
 
-static void pin(unsigned int cpu)
+static void futex_wait(_Atomic uint32_t *word, uint32_t val)
 {
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
-static void *pong(void *arg)
+static void futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/*
+ * @ping is the "doorbell" (written by the submitter), @pong the
+ * "completion" (written by the engine), each on a line of its own;
+ * @sleeping is the engine's need_wakeup, beside the doorbell as in a
+ * control page.
+ */
+struct pingpong {
+	_Alignas(64) _Atomic uint32_t ping;
+	_Atomic uint32_t sleeping;
+	_Alignas(64) _Atomic uint32_t pong;
+	_Alignas(64) uint64_t budget_ns;
+	unsigned int n;
+	uint64_t sleeps;
+};
+
+/* The engine's wait: spin up to the poll budget, then sleep on the futex. */
+static void pp_engine_wait(struct pingpong *pp, uint32_t want)
+{
+	uint64_t t0 = 0;
+	unsigned int spins = 0;
+	uint32_t seen;
+
+	while (atomic_load_explicit(&pp->ping, memory_order_acquire) != want) {
+		if (++spins % 64)
+			continue;
+		if (!t0) {
+			t0 = now_ns();
+			continue;
+		}
+		if (now_ns() - t0 < pp->budget_ns)
+			continue;
+		/* need_wakeup, full fence, look again, sleep: the engine's protocol */
+		atomic_store(&pp->sleeping, 1);
+		seen = atomic_load(&pp->ping);
+		if (seen != want) {
+			pp->sleeps++;
+			futex_wait(&pp->ping, seen);
+		}
+		atomic_store(&pp->sleeping, 0);
+		t0 = 0;
+	}
+}
+
+static void *pp_engine(void *arg)
 {
 	struct pingpong *pp = arg;
-	uint64_t i;
+	uint32_t i;
 
-	pin(pp->cpu);
-	for (i = 0; i < PINGPONGS; i++) {
-		while (atomic_load_explicit(&pp->line, memory_order_acquire) != 2 * i + 1)
-			;
-		atomic_store_explicit(&pp->line, 2 * i + 2, memory_order_release);
+	for (i = 1; i <= pp->n; i++) {
+		pp_engine_wait(pp, i);
+		atomic_store_explicit(&pp->pong, i, memory_order_release);
 	}
 	return NULL;
 }
 
-/* Round trip of a cache line between two threads on two CPUs; ns. */
-static double pingpong_ns(void)
+/*
+ * Round trip of a cache line each way between two threads (not pinned,
+ * as the engine threads are not), the "engine" waiting as the engine
+ * does and the "submitter" as the library does; ns.
+ */
+static double pingpong_ns(uint64_t budget_ns, uint64_t *sleeps)
 {
 	static struct pingpong pp;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	pthread_t t;
-	uint64_t i, t0;
+	uint64_t t0 = 0;
+	uint32_t i;
 
-	atomic_store(&pp.line, 0);
-	pp.cpu = ncpu > 1 ? 1 : 0;
-	if (pthread_create(&t, NULL, pong, &pp))
+	atomic_store(&pp.ping, 0);
+	atomic_store(&pp.pong, 0);
+	atomic_store(&pp.sleeping, 0);
+	pp.budget_ns = budget_ns;
+	pp.n = cfg.pingpongs;
+	pp.sleeps = 0;
+	if (pthread_create(&t, NULL, pp_engine, &pp))
 		die("pthread_create", -EAGAIN);
-	pin(0);
-	t0 = now_ns();
-	for (i = 0; i < PINGPONGS; i++) {
-		atomic_store_explicit(&pp.line, 2 * i + 1, memory_order_release);
-		while (atomic_load_explicit(&pp.line, memory_order_acquire) != 2 * i + 2)
+	/* the first round trips start the thread: not measured */
+	for (i = 1; i <= pp.n; i++) {
+		if (i == 101)
+			t0 = now_ns();
+		/* doorbell, full fence, need_wakeup: the library's submit */
+		atomic_store_explicit(&pp.ping, i, memory_order_release);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&pp.sleeping, memory_order_relaxed))
+			futex_wake(&pp.ping);
+		while (atomic_load_explicit(&pp.pong, memory_order_acquire) != i)
 			;
 	}
 	t0 = now_ns() - t0;
 	pthread_join(t, NULL);
-	return (double)t0 / PINGPONGS;
+	*sleeps += pp.sleeps;
+	return (double)t0 / (pp.n - 100);
+}
+
+/* ---- COPY bandwidth against the host's copy of the same bytes ---- */
+
+#define HOST_COPY_THREADS	8
+
+/*
+ * The host's threaded copy: the calling thread and @n - 1 helpers that
+ * wait for a job as the engines do (spin, then a futex), each copying
+ * one @n-th of it.
+ */
+struct host_copy {
+	_Alignas(64) _Atomic uint32_t job;	/* generation */
+	_Atomic uint32_t sleepers;
+	_Alignas(64) _Atomic uint32_t done;
+	_Atomic bool stop;
+	unsigned int n;
+	uint8_t *dst;
+	const uint8_t *src;
+	uint64_t len;
+	pthread_t helper[HOST_COPY_THREADS];
+	unsigned int index[HOST_COPY_THREADS];
+};
+
+static struct host_copy hc;
+
+static void hc_part(unsigned int i)
+{
+	uint64_t from = hc.len * i / hc.n, to = hc.len * (i + 1) / hc.n;
+
+	memcpy(hc.dst + from, hc.src + from, to - from);
+}
+
+static void *hc_helper(void *arg)
+{
+	unsigned int i = *(unsigned int *)arg;
+	uint32_t gen = 0, seen;
+	uint64_t t0;
+
+	for (;;) {
+		t0 = now_ns();
+		while ((seen = atomic_load_explicit(&hc.job, memory_order_acquire)) == gen) {
+			if (now_ns() - t0 < 50000)
+				continue;
+			atomic_fetch_add(&hc.sleepers, 1);
+			if (atomic_load(&hc.job) == gen)
+				futex_wait(&hc.job, gen);
+			atomic_fetch_sub(&hc.sleepers, 1);
+		}
+		gen = seen;
+		if (atomic_load(&hc.stop))
+			return NULL;
+		hc_part(i);
+		atomic_fetch_add_explicit(&hc.done, 1, memory_order_release);
+	}
+}
+
+static void hc_start(unsigned int n)
+{
+	unsigned int i;
+
+	hc.n = n;
+	for (i = 1; i < n; i++) {
+		hc.index[i] = i;
+		if (pthread_create(&hc.helper[i], NULL, hc_helper, &hc.index[i]))
+			die("pthread_create", -EAGAIN);
+	}
+}
+
+static void hc_stop(void)
+{
+	unsigned int i;
+
+	atomic_store(&hc.stop, true);
+	atomic_fetch_add(&hc.job, 1);
+	syscall(SYS_futex, (uint32_t *)&hc.job, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	for (i = 1; i < hc.n; i++)
+		pthread_join(hc.helper[i], NULL);
+}
+
+/* Copy @len bytes on hc.n threads; ns. */
+static uint64_t hc_copy(uint8_t *dst, const uint8_t *src, uint64_t len)
+{
+	uint64_t t0 = now_ns();
+
+	hc.dst = dst;
+	hc.src = src;
+	hc.len = len;
+	atomic_store(&hc.done, 0);
+	atomic_fetch_add_explicit(&hc.job, 1, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&hc.sleepers))
+		syscall(SYS_futex, (uint32_t *)&hc.job, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL,
+			0);
+	hc_part(0);
+	while (atomic_load_explicit(&hc.done, memory_order_acquire) != hc.n - 1)
+		;
+	return now_ns() - t0;
+}
+
+/*
+ * One COPY of @len bytes on @q, engine hot; ns. Polled to completion
+ * below COPY_ASLEEP; from there waited for with accel_queue_sync() (a
+ * short spin, then asleep), which leaves the submitter's CPU to the
+ * engines that a large COPY is split over (a polling submitter would take
+ * one of this machine's 2 CPUs from them).
+ */
+static uint64_t dev_copy(struct accel_queue *q, uint64_t dst, uint64_t src, uint64_t len)
+{
+	struct drm_vaccel_packet *p;
+	uint64_t t0 = now_ns(), target, polls = 0;
+	int ret;
+
+	p = accel_queue_get_packet(q);
+	if (!p)
+		die("get_packet", -EAGAIN);
+	accel_prep_copy(p, dst, src, len);
+	ret = accel_queue_submit(q);
+	if (ret < 0)
+		die("submit", ret);
+	target = accel_queue_submitted(q);
+	if (len >= COPY_ASLEEP) {
+		ret = accel_queue_sync(q, 10000000000ll);
+		if (ret)
+			die("COPY", ret);
+	}
+	/* a fault would leave the queue stopped: looked at now and then */
+	while (accel_queue_completed(q) < target)
+		if (!(++polls % 4096) && (ret = accel_queue_status(q, NULL, 0)))
+			die("COPY", ret);
+	return now_ns() - t0;
+}
+
+struct copy_figures {
+	double dev_gbs[COPY_SIZES], memcpy_gbs[COPY_SIZES], threads_gbs[COPY_SIZES];
+	unsigned int reps[COPY_SIZES];
+	unsigned int threads;		/* of the threaded host copy; 1: none */
+};
+
+static double gbs(uint64_t bytes, double ns)
+{
+	return ns > 0 ? bytes / ns : 0;
+}
+
+/*
+ * Each size: device COPYs, memcpy()s and (the device splitting over
+ * several engines) threaded copies, a block of each, on the same two
+ * buffers (written once, so that no figure pays first-touch faults).
+ */
+static void copy_bandwidth(struct accel_device *dev, const struct accel_device_props *props,
+			   struct copy_figures *f)
+{
+	static uint64_t t[3][COPY_REPS_MAX];
+	uint64_t max = copy_size[cfg.copy_sizes - 1];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct accel_buffer *src, *dst;
+	struct accel_queue *q;
+	uint8_t *hs, *hd;
+	unsigned int s, r, reps;
+	char what[80];
+	int ret;
+
+	ret = accel_queue_create(dev, NULL, &q);
+	if (!ret)
+		ret = accel_buffer_create(dev, max, ACCEL_BUFFER_HOST, &src);
+	if (!ret)
+		ret = accel_buffer_create(dev, max, ACCEL_BUFFER_HOST, &dst);
+	if (ret)
+		die("COPY set-up", ret);
+	hs = accel_buffer_host(src);
+	hd = accel_buffer_host(dst);
+	memset(hs, 0x5a, max);
+	memset(hd, 0xa5, max);
+	f->threads = props->engines < ncpu ? props->engines : (unsigned int)ncpu;
+	if (f->threads > HOST_COPY_THREADS)
+		f->threads = HOST_COPY_THREADS;
+	if (f->threads > 1)
+		hc_start(f->threads);
+	for (s = 0; s < cfg.copy_sizes; s++) {
+		uint64_t len = copy_size[s];
+
+		reps = cfg.copy_bytes / len;
+		reps = reps < 5 ? 5 : reps > COPY_REPS_MAX ? COPY_REPS_MAX : reps;
+		f->reps[s] = reps;
+		/*
+		 * In blocks, each after an unmeasured copy: the engine polls
+		 * (and the helpers spin) between two copies of a block, as
+		 * they would not if the kinds took turns.
+		 */
+		dev_copy(q, accel_buffer_va(dst), accel_buffer_va(src), len);
+		for (r = 0; r < reps; r++)
+			t[0][r] = dev_copy(q, accel_buffer_va(dst), accel_buffer_va(src), len);
+		memcpy(hd, hs, len);
+		for (r = 0; r < reps; r++) {
+			t[1][r] = now_ns();
+			memcpy(hd, hs, len);
+			__asm__ __volatile__("" : : "r"(hd) : "memory");
+			t[1][r] = now_ns() - t[1][r];
+		}
+		if (f->threads > 1) {
+			hc_copy(hd, hs, len);
+			for (r = 0; r < reps; r++)
+				t[2][r] = hc_copy(hd, hs, len);
+		}
+		snprintf(what, sizeof(what), "COPY %llu KiB", (unsigned long long)(len >> 10));
+		f->dev_gbs[s] = gbs(len, bench_noise_samples(&noise, what, t[0], reps, reps));
+		snprintf(what, sizeof(what), "memcpy %llu KiB", (unsigned long long)(len >> 10));
+		f->memcpy_gbs[s] = gbs(len, bench_noise_samples(&noise, what, t[1], reps, reps));
+		if (f->threads > 1) {
+			snprintf(what, sizeof(what), "%u-thread copy %llu KiB", f->threads,
+				 (unsigned long long)(len >> 10));
+			f->threads_gbs[s] = gbs(len, bench_noise_samples(&noise, what, t[2], reps,
+									  reps));
+		}
+	}
+	if (f->threads > 1)
+		hc_stop();
+	/* the device's copy must be right for its figure to mean anything */
+	memset(hd, 0, max);
+	for (r = 0; r < max; r += 4096)
+		hs[r] = (uint8_t)(r >> 12);
+	dev_copy(q, accel_buffer_va(dst), accel_buffer_va(src), max);
+	if (memcmp(hd, hs, max)) {
+		fprintf(stderr, "accel-bench: the COPY left wrong bytes\n");
+		exit(1);
+	}
+	accel_buffer_destroy(dst);
+	accel_buffer_destroy(src);
+	accel_queue_destroy(q);
 }
 
 struct tg_figures {
@@ -243,12 +558,13 @@ struct tg_figures {
 	unsigned int queues;
 };
 
-/* Per-task host ns of TG_BATCHES batches (median), eager and replayed. */
+/* Per-task host ns of cfg.tg_batches batches (median), eager and replayed. */
 static void tg_tasks(struct accel_device *dev, int chain, double *eager, double *replay,
 		     uint64_t *waits)
 {
 	struct accel_tg_params params = { .size = sizeof(params), .ring_size = 4096 };
 	uint64_t e[TG_BATCHES], r[TG_BATCHES], ns;
+	const unsigned int nb = cfg.tg_batches, nt = cfg.tg_tasks;
 	struct accel_graph_exec *ge;
 	struct accel_tg_stats st0, st1;
 	struct accel_buffer *buf;
@@ -259,13 +575,13 @@ static void tg_tasks(struct accel_device *dev, int chain, double *eager, double 
 
 	ret = accel_tg_create(&dev, 1, &params, &tg);
 	if (!ret)
-		ret = tgw_buffer(dev, TG_TASKS, &buf);
+		ret = tgw_buffer(dev, nt, &buf);
 	if (ret)
 		die("task graph set-up", ret);
-	for (b = 0; b <= TG_BATCHES; b++) {
+	for (b = 0; b <= nb; b++) {
 		st0.size = sizeof(st0);
 		accel_tg_get_stats(tg, &st0);
-		ret = tgw_eager(tg, buf, TG_TASKS, chain, &ns);
+		ret = tgw_eager(tg, buf, nt, chain, &ns);
 		if (!ret)
 			ret = accel_tg_sync(tg, TGW_TIMEOUT);
 		if (ret)
@@ -276,10 +592,10 @@ static void tg_tasks(struct accel_device *dev, int chain, double *eager, double 
 			e[b - 1] = ns;
 	}
 	*waits = st1.waits - st0.waits;
-	ret = tgw_capture(tg, buf, TG_TASKS, chain, &g, &ge);
+	ret = tgw_capture(tg, buf, nt, chain, &g, &ge);
 	if (ret)
 		die("capture", ret);
-	for (b = 0; b <= TG_BATCHES; b++) {
+	for (b = 0; b <= nb; b++) {
 		ret = tgw_replay(ge, 1, &ns);
 		if (!ret)
 			ret = accel_tg_sync(tg, TGW_TIMEOUT);
@@ -288,23 +604,22 @@ static void tg_tasks(struct accel_device *dev, int chain, double *eager, double 
 		if (b)
 			r[b - 1] = ns;
 	}
-	bench_noise_samples(&noise, chain ? "eager chained tasks" : "eager tasks", e, TG_BATCHES,
-			    TG_BATCHES);
-	bench_noise_samples(&noise, chain ? "graph launch, chained" : "graph launch", r, TG_BATCHES,
-			    TG_BATCHES);
-	*eager = (double)median(e, TG_BATCHES) / TG_TASKS;
-	*replay = (double)median(r, TG_BATCHES) / TG_TASKS;
+	bench_noise_samples(&noise, chain ? "eager chained tasks" : "eager tasks", e, nb, nb);
+	bench_noise_samples(&noise, chain ? "graph launch, chained" : "graph launch", r, nb, nb);
+	*eager = (double)median(e, nb) / nt;
+	*replay = (double)median(r, nb) / nt;
 	accel_graph_exec_destroy(ge);
 	accel_graph_destroy(g);
 	accel_tg_destroy(tg);
 	accel_buffer_destroy(buf);
 }
 
-/* The raw path for the packets of TG_TASKS independent tasks; per-task ns. */
+/* The raw path for the packets of cfg.tg_tasks independent tasks; per-task ns. */
 static double tg_raw(struct accel_device *dev)
 {
 	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 4096 };
 	uint64_t t[TG_BATCHES], ns;
+	const unsigned int nb = cfg.tg_batches, nt = cfg.tg_tasks;
 	struct accel_signal *sig;
 	struct accel_queue *q;
 	unsigned int b;
@@ -315,8 +630,8 @@ static double tg_raw(struct accel_device *dev)
 		ret = accel_signal_create(dev, &sig);
 	if (ret)
 		die("raw queue set-up", ret);
-	for (b = 0; b <= TG_BATCHES; b++) {
-		ret = tgw_raw(q, sig, TG_TASKS, 0, &ns);
+	for (b = 0; b <= nb; b++) {
+		ret = tgw_raw(q, sig, nt, 0, &ns);
 		if (!ret)
 			ret = accel_queue_sync(q, TGW_TIMEOUT);
 		if (ret)
@@ -326,8 +641,8 @@ static double tg_raw(struct accel_device *dev)
 	}
 	accel_signal_destroy(sig);
 	accel_queue_destroy(q);
-	bench_noise_samples(&noise, "raw accel_queue tasks", t, TG_BATCHES, TG_BATCHES);
-	return (double)median(t, TG_BATCHES) / TG_TASKS;
+	bench_noise_samples(&noise, "raw accel_queue tasks", t, nb, nb);
+	return (double)median(t, nb) / nt;
 }
 
 /* The tiled matmul: eager once, graph launches, host reference; GFLOP/s. */
@@ -337,7 +652,7 @@ static void tg_matmul(struct accel_device *dev, struct tg_figures *f)
 	const double flop = 2.0 * TGW_MM_N * TGW_MM_N * TGW_MM_N;
 	struct accel_buffer *a, *b, *c;
 	struct accel_graph_exec *ge;
-	uint64_t t[MM_LAUNCHES], t0;
+	uint64_t t[5], t0;
 	struct accel_graph *g;
 	struct accel_tg *tg;
 	float *ha, *hb, *hc, *ref;
@@ -385,7 +700,7 @@ static void tg_matmul(struct accel_device *dev, struct tg_figures *f)
 		ret = accel_graph_instantiate(g, &ge);
 	if (ret)
 		die("matmul graph", ret);
-	for (i = 0; i < MM_LAUNCHES; i++) {
+	for (i = 0; i < cfg.mm_launches; i++) {
 		memset(hc, 0, bytes);
 		t0 = now_ns();
 		ret = accel_graph_launch(ge, NULL, 0);
@@ -395,8 +710,8 @@ static void tg_matmul(struct accel_device *dev, struct tg_figures *f)
 			die("matmul launch", ret);
 		t[i] = now_ns() - t0;
 	}
-	bench_noise_samples(&noise, "tiled matmul launches", t, MM_LAUNCHES, MM_LAUNCHES);
-	f->mm_graph_gflops = flop / median(t, MM_LAUNCHES);
+	bench_noise_samples(&noise, "tiled matmul launches", t, cfg.mm_launches, cfg.mm_launches);
+	f->mm_graph_gflops = flop / median(t, cfg.mm_launches);
 	/* a figure for a wrong result would be worthless */
 	f->mm_err = 0;
 	for (i = 0; i < TGW_MM_N * TGW_MM_N; i++)
@@ -415,36 +730,35 @@ static void tg_matmul(struct accel_device *dev, struct tg_figures *f)
 	free(ref);
 }
 
-/* ---- the raw queue path against the bare loop (tools/queue_path_work.h) ---- */
 
-#define QP_BATCHES	11
+/* ---- the raw queue path against the bare loop (tools/queue_path_work.h) ---- */
 
 struct qp_figures {
 	double med[QP_N];
 	double kicks_per_packet;
 };
 
-/* Hold (@ns > 0) or release (0) every engine of device @id (debugfs stall_engine). */
-static void stall_engines(unsigned int id, unsigned int engines, uint64_t ns)
+/* Hold (@ns > 0) or release (0) every engine of @dev (knob stall_engine). */
+static void stall_engines(struct accel_device *dev, unsigned int engines, uint64_t ns)
 {
-	char path[128], val[64];
+	char val[64];
 	unsigned int e;
 	int ret;
 
-	snprintf(path, sizeof(path), ACCEL_DEBUGFS "/vaccel%u/stall_engine", id);
 	for (e = 0; e < engines; e++) {
 		snprintf(val, sizeof(val), "%u %llu", e, (unsigned long long)ns);
-		ret = vaccel_sysfs_write(path, val);
+		ret = accel_device_debug_write(dev, "stall_engine", val);
 		if (ret)
-			die("stall_engine (debugfs)", ret);
+			die("stall_engine", ret);
 	}
 }
 
-static long long kicks_of(unsigned int id)
+/* The device's KICK count (its debugfs "stats"), or -1. */
+static long long kicks_of(struct accel_device *dev)
 {
-	char buf[1024];
+	char buf[2048];
 
-	if (vaccel_dev_debugfs(id, "stats", buf, sizeof(buf)) <= 0)
+	if (accel_device_debug_read(dev, "stats", buf, sizeof(buf)) <= 0)
 		return -1;
 	return vaccel_kv(buf, "kicks");
 }
@@ -457,6 +771,7 @@ static void queue_path(struct accel_device *dev, const struct accel_device_props
 	struct drm_vaccel_packet pkts[64], *bare_ring;
 	struct accel_buffer *ring_buf, *db_buf;
 	long long k0, k1, lib_packets = 0;
+	const unsigned int nb = cfg.qp_batches;
 	struct accel_queue *q;
 	uint64_t start = 0, t0, *db;
 	unsigned int b, w;
@@ -473,8 +788,8 @@ static void queue_path(struct accel_device *dev, const struct accel_device_props
 	bare_ring = accel_buffer_host(ring_buf);
 	db = accel_buffer_host(db_buf);
 	qp_packets(pkts);
-	k0 = kicks_of(props->id);
-	for (b = 0; b <= QP_BATCHES; b++)	/* batch 0 unmeasured */
+	k0 = kicks_of(dev);
+	for (b = 0; b <= nb; b++)	/* batch 0 unmeasured */
 		for (w = 0; w < QP_N; w++) {
 			if (qp_is_lib(w)) {
 				/* the engine awake (need_wakeup clear), then held */
@@ -483,7 +798,7 @@ static void queue_path(struct accel_device *dev, const struct accel_device_props
 					ret = accel_queue_sync(q, 10000000000ll);
 				if (ret)
 					die("raw queue path: prime", ret);
-				stall_engines(props->id, props->engines, 10000000000ull);
+				stall_engines(dev, props->engines, 10000000000ull);
 			}
 			t0 = now_ns();
 			if (qp_is_lib(w)) {
@@ -502,15 +817,15 @@ static void queue_path(struct accel_device *dev, const struct accel_device_props
 			if (ret)
 				die("raw queue path", ret);
 			if (qp_is_lib(w)) {
-				stall_engines(props->id, props->engines, 0);
+				stall_engines(dev, props->engines, 0);
 				ret = accel_queue_sync(q, 10000000000ll);
 				if (ret)
 					die("raw queue path: sync", ret);
 			}
 		}
-	k1 = kicks_of(props->id);
+	k1 = kicks_of(dev);
 	for (w = 0; w < QP_N; w++)
-		f->med[w] = (double)median(ns[w], QP_BATCHES) / QP_PACKETS;
+		f->med[w] = (double)median(ns[w], nb) / QP_PACKETS;
 	/* the primes' KICKs counted too: at most one each */
 	f->kicks_per_packet = k0 >= 0 && k1 >= k0 ? (double)(k1 - k0) / lib_packets : -1;
 	accel_buffer_destroy(db_buf);
@@ -518,32 +833,95 @@ static void queue_path(struct accel_device *dev, const struct accel_device_props
 	accel_queue_destroy(q);
 }
 
+/* The raw uAPI's NOP round trip on its own file of the device (the module only). */
+struct raw_path {
+	int fd;
+	struct bo ring;
+	struct q q;
+};
+
+static void raw_open(unsigned int id, struct raw_path *r)
+{
+	int ret;
+
+	r->fd = vaccel_open(id);
+	if (r->fd < 0)
+		die("raw open", r->fd);
+	ret = bo_new(r->fd, 4096, 0, &r->ring);
+	if (!ret)
+		ret = vaccel_vm_bind(r->fd, r->ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA, 4096);
+	if (!ret)
+		ret = queue_new(r->fd, RING_VA, RING_N, (void *)r->ring.map, &r->q);
+	if (ret)
+		die("raw set-up", ret);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: accel-bench [--quick] [INDEX]\n");
+	exit(2);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int index = argc > 1 ? (unsigned int)atoi(argv[1]) : 0, i, r;
-	uint64_t *lib = calloc(ROUNDS * PER_ROUND, sizeof(uint64_t));
-	uint64_t *raw = calloc(ROUNDS * PER_ROUND, sizeof(uint64_t));
-	uint64_t *evt = calloc(ROUNDS * PER_ROUND, sizeof(uint64_t));
-	uint64_t spin[WAITS], slept[WAITS], lib_med, raw_med, evt_med, spin_med, sleep_med;
+	static const char no_raw[] = "raw uAPI: not measured (in-process device: no /dev/accel file)";
+	unsigned int index = 0, i, r, n_lat;
+	uint64_t *lib, *raw, *evt, *spin, *slept, lib_med, raw_med = 0, evt_med, spin_med, sleep_med;
 	struct accel_device_props props = { .size = sizeof(props) };
+	uint64_t pp_sleeps = 0;
 	struct accel_queue *q, *rq;
 	struct accel_device *dev;
 	struct accel_signal *sig;
 	struct accel_buffer *ts;
 	double pps1, pps64, pp, runs[3][RUNS];
 	struct tgw_pipe_figures pipe;
+	struct copy_figures cf;
 	struct tg_figures tgf;
 	struct qp_figures qpf;
-	struct bo ring;
-	struct q rawq;
-	int fd, ret;
+	struct raw_path rp = { .fd = -1 };
+	bool module, quick = false;
+	char buf[128];
+	int ret;
 
-	if (!lib || !raw || !evt)
+	for (i = 1; i < (unsigned int)argc; i++) {
+		char *end;
+
+		if (!strcmp(argv[i], "--quick")) {
+			quick = true;
+			continue;
+		}
+		if (argv[i][0] == '-' || !argv[i][0])
+			usage();
+		index = (unsigned int)strtoul(argv[i], &end, 0);
+		if (*end)
+			usage();
+	}
+	if (quick) {
+		cfg.per_round = 50;
+		cfg.rate_packets = 64 * 64;
+		cfg.waits = 10;
+		cfg.pingpongs = 2000;
+		cfg.tg_tasks = 50;
+		cfg.tg_batches = 2;
+		cfg.qp_batches = 2;
+		cfg.mm_launches = 1;
+		cfg.pipe_runs = 2;
+		cfg.copy_bytes = 4ull << 20;
+		cfg.copy_sizes = 2;
+	}
+	n_lat = ROUNDS * cfg.per_round;
+	lib = calloc(n_lat, sizeof(uint64_t));
+	raw = calloc(n_lat, sizeof(uint64_t));
+	evt = calloc(n_lat, sizeof(uint64_t));
+	spin = calloc(cfg.waits, sizeof(uint64_t));
+	slept = calloc(cfg.waits, sizeof(uint64_t));
+	if (!lib || !raw || !evt || !spin || !slept)
 		die("calloc", -ENOMEM);
 	ret = accel_device_open(index, &dev);
 	if (ret)
 		die("open", ret);
 	accel_device_query(dev, &props);
+	module = !strcmp(accel_device_backend(dev), "module");
 
 	/* The library's queue and one for the rate test (default rings). */
 	ret = accel_queue_create(dev, NULL, &q);
@@ -557,36 +935,31 @@ int main(int argc, char **argv)
 		die("library set-up", ret);
 
 	/* The raw path on its own file of the same device, as vaccel-bench. */
-	fd = vaccel_open(props.id);
-	if (fd < 0)
-		die("raw open", fd);
-	ret = bo_new(fd, 4096, 0, &ring);
-	if (!ret)
-		ret = vaccel_vm_bind(fd, ring.handle, DRM_VACCEL_VM_READ, 0, RING_VA, 4096);
-	if (!ret)
-		ret = queue_new(fd, RING_VA, RING_N, (void *)ring.map, &rawq);
-	if (ret)
-		die("raw set-up", ret);
+	if (module)
+		raw_open(props.id, &rp);
 
 	/* Latency: alternate blocks so that drift hits both alike. */
 	for (i = 0; i < 200; i++) {
 		lib_roundtrip(q);
-		raw_roundtrip(fd, &rawq);
+		if (module)
+			raw_roundtrip(rp.fd, &rp.q);
 	}
 	for (r = 0; r < ROUNDS; r++) {
-		for (i = 0; i < PER_ROUND; i++)
-			lib[r * PER_ROUND + i] = lib_roundtrip(q);
-		for (i = 0; i < PER_ROUND; i++)
-			raw[r * PER_ROUND + i] = raw_roundtrip(fd, &rawq);
-		for (i = 0; i < PER_ROUND; i++)
-			evt[r * PER_ROUND + i] = lib_event_roundtrip(q);
+		for (i = 0; i < cfg.per_round; i++)
+			lib[r * cfg.per_round + i] = lib_roundtrip(q);
+		for (i = 0; module && i < cfg.per_round; i++)
+			raw[r * cfg.per_round + i] = raw_roundtrip(rp.fd, &rp.q);
+		for (i = 0; i < cfg.per_round; i++)
+			evt[r * cfg.per_round + i] = lib_event_roundtrip(q);
 	}
-	bench_noise_samples(&noise, "library NOP latency", lib, ROUNDS * PER_ROUND, ROUNDS);
-	bench_noise_samples(&noise, "raw NOP latency", raw, ROUNDS * PER_ROUND, ROUNDS);
-	bench_noise_samples(&noise, "NOP + event latency", evt, ROUNDS * PER_ROUND, ROUNDS);
-	lib_med = median(lib, ROUNDS * PER_ROUND);
-	raw_med = median(raw, ROUNDS * PER_ROUND);
-	evt_med = median(evt, ROUNDS * PER_ROUND);
+	bench_noise_samples(&noise, "library NOP latency", lib, n_lat, ROUNDS);
+	if (module)
+		bench_noise_samples(&noise, "raw NOP latency", raw, n_lat, ROUNDS);
+	bench_noise_samples(&noise, "NOP + event latency", evt, n_lat, ROUNDS);
+	lib_med = median(lib, n_lat);
+	if (module)
+		raw_med = median(raw, n_lat);
+	evt_med = median(evt, n_lat);
 
 	/* Packet rate: batched doorbells vs one per packet (median of RUNS). */
 	lib_rate(rq, 64);
@@ -598,18 +971,21 @@ int main(int argc, char **argv)
 	pps1 = bench_noise_repeats(&noise, "packets/s, 1 per doorbell", runs[1], RUNS);
 
 	/* Host wake-up latency, polled vs asleep. */
-	for (i = 0; i < WAITS; i++) {
+	for (i = 0; i < cfg.waits; i++) {
 		spin[i] = wake_latency(q, sig, ts, false);
 		slept[i] = wake_latency(q, sig, ts, true);
 	}
-	bench_noise_samples(&noise, "wake-up, polling", spin, WAITS, 10);
-	bench_noise_samples(&noise, "wake-up, asleep", slept, WAITS, 10);
-	spin_med = median(spin, WAITS);
-	sleep_med = median(slept, WAITS);
+	bench_noise_samples(&noise, "wake-up, polling", spin, cfg.waits, 10);
+	bench_noise_samples(&noise, "wake-up, asleep", slept, cfg.waits, 10);
+	spin_med = median(spin, cfg.waits);
+	sleep_med = median(slept, cfg.waits);
 
 	for (r = 0; r < RUNS; r++)
-		runs[2][r] = pingpong_ns();
+		runs[2][r] = pingpong_ns(props.poll_budget_ns, &pp_sleeps);
 	pp = bench_noise_repeats(&noise, "ping-pong", runs[2], RUNS);
+
+	/* COPY bandwidth against the host's copies. */
+	copy_bandwidth(dev, &props, &cf);
 
 	/* The raw queue path against the bare loop. */
 	queue_path(dev, &props, &qpf);
@@ -619,30 +995,58 @@ int main(int argc, char **argv)
 	tg_tasks(dev, 1, &tgf.chain_eager_ns, &tgf.chain_replay_ns, &tgf.waits_chain);
 	tgf.raw_ns = tg_raw(dev);
 	tg_matmul(dev, &tgf);
-	ret = tgw_pipe_measure(dev, 7, &pipe);
+	ret = tgw_pipe_measure(dev, cfg.pipe_runs, &pipe);
 	if (ret)
 		die("the pipeline", ret);
 	bench_noise_samples(&noise, "pipeline, eager", pipe.eager_runs, pipe.runs, pipe.runs);
 	bench_noise_samples(&noise, "pipeline, launch", pipe.replay_runs, pipe.runs, pipe.runs);
 	bench_noise_samples(&noise, "launch of one task", pipe.fixed_runs, pipe.runs, pipe.runs);
 
-	printf("accel-bench: device %u (vaccel%u), %u engines, %ld CPUs, libaccel %d.%d\n", index,
-	       props.id, props.engines, sysconf(_SC_NPROCESSORS_ONLN), accel_version_major(),
-	       accel_version_minor());
+	printf("accel-bench: device %u (%s %u), %u engines, poll budget %llu ns, %ld CPUs, libaccel %d.%d%s\n",
+	       index, module ? "module, vaccel" : "in-process, sim:", props.id, props.engines,
+	       (unsigned long long)props.poll_budget_ns, sysconf(_SC_NPROCESSORS_ONLN),
+	       accel_version_major(), accel_version_minor(),
+	       quick ? " (--quick: a few repeats only, figures not to be quoted)" : "");
+	if (!module)
+		printf("accel-bench: the %s backend: the raw-uAPI NOP round trip needs a /dev/accel file and is not measured; its cells say so\n",
+		       accel_device_backend(dev));
 	printf("| measurement | libaccel | baseline | ratio | target |\n");
 	printf("|---|---|---|---|---|\n");
-	printf("| NOP submit-to-completion, engine hot, polled (median of %d) | %.2f us | raw uAPI %.2f us | %.2f | <= 1.10 |\n",
-	       ROUNDS * PER_ROUND, lib_med / 1e3, raw_med / 1e3, (double)lib_med / raw_med);
-	printf("| NOP + event, accel_event_wait() (median of %d) | %.2f us | raw uAPI %.2f us | %.2f | |\n",
-	       ROUNDS * PER_ROUND, evt_med / 1e3, raw_med / 1e3, (double)evt_med / raw_med);
-	printf("| NOP packets/s, one doorbell per 64 packets (%d packets, median of %d runs) | %.0f | one per packet %.0f | %.2f | |\n",
-	       RATE_PACKETS, RUNS, pps64, pps1, pps64 / pps1);
-	printf("| host wake-up after device completion, polling (median of %d) | %.2f us | asleep in accel_event_wait() %.2f us | %.2f | |\n",
-	       WAITS, spin_med / 1e3, sleep_med / 1e3, (double)sleep_med / spin_med);
-	printf("| polled doorbell round trip (library hot path) vs cache-line ping-pong, 2 threads | %.2f us | ping-pong %.2f us | %.2f | <= 2 |\n",
-	       lib_med / 1e3, pp / 1e3, lib_med / pp);
-	printf("| raw queue path, 1 packet per doorbell: get_packet, 64-byte copy, submit (%.3f KICKs per packet), host ns per packet (median of %d x %u, engines held) | %.1f ns | bare loop: copy + store-release of the doorbell %.1f ns | %.2f | <= 1.5 |\n",
-	       qpf.kicks_per_packet, QP_BATCHES, QP_PACKETS, qpf.med[QP_LIB_ONE],
+	if (module)
+		printf("| NOP submit-to-completion, engine hot, polled (median of %u) | %.2f us | raw uAPI %.2f us | %.2f | <= 1.10 |\n",
+		       n_lat, lib_med / 1e3, raw_med / 1e3, (double)lib_med / raw_med);
+	else
+		printf("| NOP submit-to-completion, engine hot, polled (median of %u) | %.2f us | %s | - | <= 1.10 |\n",
+		       n_lat, lib_med / 1e3, no_raw);
+	if (module)
+		printf("| NOP + event, accel_event_wait() (median of %u) | %.2f us | raw uAPI %.2f us | %.2f | |\n",
+		       n_lat, evt_med / 1e3, raw_med / 1e3, (double)evt_med / raw_med);
+	else
+		printf("| NOP + event, accel_event_wait() (median of %u) | %.2f us | polled %.2f us | %.2f | |\n",
+		       n_lat, evt_med / 1e3, lib_med / 1e3, (double)evt_med / lib_med);
+	printf("| NOP packets/s, one doorbell per 64 packets (%u packets, median of %d runs) | %.0f | one per packet %.0f | %.2f | |\n",
+	       cfg.rate_packets, RUNS, pps64, pps1, pps64 / pps1);
+	printf("| host wake-up after device completion, polling (median of %u) | %.2f us | asleep in accel_event_wait() %.2f us | %.2f | |\n",
+	       cfg.waits, spin_med / 1e3, sleep_med / 1e3, (double)sleep_med / spin_med);
+	printf("| polled doorbell round trip (library hot path) vs cache-line ping-pong, 2 threads, one line each way, engine-style wait (%llu futex sleeps) | %.2f us | ping-pong %.2f us | %.2f | <= 2 |\n",
+	       (unsigned long long)pp_sleeps, lib_med / 1e3, pp / 1e3, lib_med / pp);
+	for (i = 0; i < cfg.copy_sizes; i++) {
+		double best = cf.threads_gbs[i] > cf.memcpy_gbs[i] ? cf.threads_gbs[i] :
+				cf.memcpy_gbs[i];
+
+		if (cf.threads > 1)
+			snprintf(buf, sizeof(buf), "memcpy %.2f GB/s, %u threads %.2f GB/s",
+				 cf.memcpy_gbs[i], cf.threads, cf.threads_gbs[i]);
+		else
+			snprintf(buf, sizeof(buf), "memcpy %.2f GB/s", cf.memcpy_gbs[i]);
+		printf("| COPY %llu KiB, engine hot, %s (median of %u) | %.2f GB/s | %s | %.2f of %s | >= 0.9 |\n",
+		       (unsigned long long)(copy_size[i] >> 10),
+		       copy_size[i] >= COPY_ASLEEP ? "waited asleep" : "polled", cf.reps[i],
+		       cf.dev_gbs[i], buf,
+		       cf.dev_gbs[i] / best, best == cf.memcpy_gbs[i] ? "memcpy" : "threads");
+	}
+	printf("| raw queue path, 1 packet per doorbell: get_packet, 64-byte copy, submit (%.3f KICKs per packet), host ns per packet (median of %u x %u, engines held) | %.1f ns | bare loop: copy + store-release of the doorbell %.1f ns | %.2f | <= 1.5 |\n",
+	       qpf.kicks_per_packet, cfg.qp_batches, QP_PACKETS, qpf.med[QP_LIB_ONE],
 	       qpf.med[QP_BARE_ONE], qpf.med[QP_LIB_ONE] / qpf.med[QP_BARE_ONE]);
 	printf("| the same | %.1f ns | bare loop + the protocol's full fence and need_wakeup load %.1f ns | %.2f | |\n",
 	       qpf.med[QP_LIB_ONE], qpf.med[QP_FENCED_ONE],
@@ -651,16 +1055,16 @@ int main(int argc, char **argv)
 	       qpf.med[QP_LIB_64], qpf.med[QP_BARE_64], qpf.med[QP_LIB_64] / qpf.med[QP_BARE_64]);
 	printf("| accel_queue_submit_packets() of 64 prepared packets | %.1f ns | bare loop, one doorbell per 64 packets %.1f ns | %.2f | <= 1.5 |\n",
 	       qpf.med[QP_COPY_64], qpf.med[QP_BARE_64], qpf.med[QP_COPY_64] / qpf.med[QP_BARE_64]);
-	printf("| eager task, 4 tensor args (DELAY 0), host time per task (median of %d x %d) | %.2f us | raw accel_queue, same packet %.2f us | %.2f | <= 1 us natively (taskgraph-bench) |\n",
-	       TG_BATCHES, TG_TASKS, tgf.eager_ns / 1e3, tgf.raw_ns / 1e3,
+	printf("| eager task, 4 tensor args (DELAY 0), host time per task (median of %u x %u) | %.2f us | raw accel_queue, same packet %.2f us | %.2f | <= 1 us natively (taskgraph-bench) |\n",
+	       cfg.tg_batches, cfg.tg_tasks, tgf.eager_ns / 1e3, tgf.raw_ns / 1e3,
 	       tgf.eager_ns / tgf.raw_ns);
-	printf("| graph launch of %d such tasks, host time per task | %.1f ns | eager %.1f ns | %.0fx cheaper | >= 20x |\n",
-	       TG_TASKS, tgf.replay_ns, tgf.eager_ns, tgf.eager_ns / tgf.replay_ns);
-	printf("| the same, each task reading its predecessor's output (%llu WAITs per %d tasks on %u queues) | %.1f ns | eager %.1f ns | %.0fx cheaper | >= 20x |\n",
-	       (unsigned long long)tgf.waits_chain, TG_TASKS, tgf.queues, tgf.chain_replay_ns,
+	printf("| graph launch of %u such tasks, host time per task | %.1f ns | eager %.1f ns | %.0fx cheaper | >= 20x |\n",
+	       cfg.tg_tasks, tgf.replay_ns, tgf.eager_ns, tgf.eager_ns / tgf.replay_ns);
+	printf("| the same, each task reading its predecessor's output (%llu WAITs per %u tasks on %u queues) | %.1f ns | eager %.1f ns | %.0fx cheaper | >= 20x |\n",
+	       (unsigned long long)tgf.waits_chain, cfg.tg_tasks, tgf.queues, tgf.chain_replay_ns,
 	       tgf.chain_eager_ns, tgf.chain_eager_ns / tgf.chain_replay_ns);
-	printf("| tiled matmul %dx%d f32, %dx%d tiles, graph launch (median of %d; eager %.3f) | %.3f GFLOP/s | host, 1 thread %.3f GFLOP/s | %.2f | |\n",
-	       TGW_MM_N, TGW_MM_N, TGW_MM_T, TGW_MM_T, MM_LAUNCHES, tgf.mm_eager_gflops,
+	printf("| tiled matmul %dx%d f32, %dx%d tiles, graph launch (median of %u; eager %.3f) | %.3f GFLOP/s | host, 1 thread %.3f GFLOP/s | %.2f | |\n",
+	       TGW_MM_N, TGW_MM_N, TGW_MM_T, TGW_MM_T, cfg.mm_launches, tgf.mm_eager_gflops,
 	       tgf.mm_graph_gflops, tgf.mm_host_gflops, tgf.mm_graph_gflops / tgf.mm_host_gflops);
 	printf("| pipeline graph: %d tasks (MATMUL and COPY) on 4 queues, each after the one before on another queue, graph launch, host time per task (median of %u) | %.1f ns | eager %.0f ns | %.0fx cheaper | >= 20x |\n",
 	       2 * TGW_PIPE_STAGES, pipe.runs, pipe.replay_task, pipe.eager_task,
@@ -674,9 +1078,12 @@ int main(int argc, char **argv)
 	accel_queue_destroy(rq);
 	accel_queue_destroy(q);
 	accel_device_close(dev);
-	close(fd);
+	if (rp.fd >= 0)
+		close(rp.fd);
 	free(lib);
 	free(raw);
 	free(evt);
+	free(spin);
+	free(slept);
 	return 0;
 }

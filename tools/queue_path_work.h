@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The raw queue path against the floor of user-mode submission, shared by
- * taskgraph-bench (natively, over the fake kernel) and accel-bench (in the
- * VM, against the module), so that both measure the same loops:
+ * taskgraph-bench (natively, over the fake kernel) and accel-bench (against
+ * the module in the VM, or the in-process device natively), so that both
+ * measure the same loops:
  *
  *   qp_bare()   the floor: copy 64-byte packet i into ring slot i and
  *               store-release the doorbell, every @batch packets; with

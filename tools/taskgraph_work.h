@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The task-graph workloads that tools/accel-bench.c (in the VM) and
+ * The task-graph workloads that tools/accel-bench.c (the module in the VM,
+ * or the in-process device natively) and
  * tools/taskgraph-bench.c (natively, over the fake kernel of
  * tests/lib-native/fake_kmod.h) measure, and their baselines:
  *

@@ -2,8 +2,10 @@
 #
 # libaccel's tools (included by the top Makefile):
 #   build/tools/accel-info   devices, settings, memory, topology, debugfs
-#   build/tools/accel-bench  library vs raw-uAPI submission figures, and
-#                            the task graph's (in the VM)
+#   build/tools/accel-bench  library vs raw-uAPI submission figures, COPY
+#                            bandwidth, the task graph's (in the VM, and
+#                            natively on the in-process device;
+#                            tools/accel-bench-check is its smoke test)
 #   build/tools/taskgraph-bench  the task graph's host cost, natively over
 #                            the fake kernel (not installed)
 # both linked statically against libaccel.a (and libdrm.a) so that they

@@ -21,11 +21,13 @@
  * Threads outnumbering cores (several devices, several engines each,
  * submitting threads): an engine polls only while it holds one of the
  * process's poller slots (half the online CPUs, at least one) and has not
- * been preempted since it started polling (its involuntary context
- * switches did not grow: someone else wanted its CPU); otherwise it
- * sleeps at once, as the module's engine does when another task is
- * runnable on its CPU. While it polls it yields the CPU between looks.
- * So idle engines never take the CPU from the work, and the process
+ * been preempted while it polled (its involuntary context switches did
+ * not grow: someone else wanted its CPU); otherwise it sleeps at once, as
+ * the module's engine does when another task is runnable on its CPU.
+ * While it polls it looks at its queues with a pause between two looks;
+ * every SIM_POLL_CHECK looks it yields the CPU and compares its
+ * involuntary context switches with the first such check's: no syscall
+ * between a doorbell and the engine seeing it. So idle engines never take the CPU from the work, and the process
  * cannot livelock on its own engines.
  *
  * Time never passes under the engine lock: DELAY, the link model and
@@ -102,6 +104,24 @@ static void sim_poll_release(struct sim_engine *e)
 		atomic_fetch_sub(&sim_pollers, 1);
 		e->polling = false;
 	}
+}
+
+/*
+ * Looks at the queues between two preemption checks (and yields) of a
+ * polling engine: two syscalls, each a microsecond or more where
+ * syscalls are expensive, so not between every two looks (issue 15: a
+ * getrusage() at the start of each poll and a sched_yield() after every
+ * look put two of them between a doorbell and the engine noticing it).
+ */
+#define SIM_POLL_CHECK	64u
+
+static inline void sim_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
 }
 
 /* The calling thread's involuntary context switches. */
@@ -494,20 +514,29 @@ static void *sim_engine_main(void *arg)
 			polls = 0;
 			continue;
 		}
-		if (!polls) {
-			/* polling starts: only in a slot, only while nobody preempts it */
-			if (!sim_poll_take(e)) {
-				sim_engine_sleep(e, next);
-				continue;
-			}
-			preempted = sim_preemptions();
+		/* polling starts: only in a slot */
+		if (!polls && !sim_poll_take(e)) {
+			sim_engine_sleep(e, next);
+			continue;
 		}
-		if (now - idle_since >= e->dev->cfg.poll_budget_ns ||
-		    (!(++polls % 64) && sim_preemptions() != preempted)) {
+		if (now - idle_since >= e->dev->cfg.poll_budget_ns) {
 			/*
 			 * The poll budget is not restarted: a wake-up that brings
 			 * no work sends the engine straight back to sleep.
 			 */
+			sim_engine_sleep(e, next);
+			polls = 0;
+			continue;
+		}
+		if (++polls % SIM_POLL_CHECK) {
+			/* the hot path: no syscall between two looks */
+			sim_cpu_relax();
+			continue;
+		}
+		/* every SIM_POLL_CHECK looks: preempted since the first check? then yield */
+		if (polls == SIM_POLL_CHECK) {
+			preempted = sim_preemptions();
+		} else if (sim_preemptions() != preempted) {
 			sim_engine_sleep(e, next);
 			polls = 0;
 			continue;
