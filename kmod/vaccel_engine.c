@@ -222,8 +222,10 @@ void vaccel_acct_begin(struct vaccel_engine *e, struct vaccel_file *vfile, u64 n
  * @e: the engine
  * @ran: it made progress; one that did not (a check of a blocked or busy
  *	queue) is credited only if a reader counted it already
+ *
+ * Return: the end (ktime_get_ns()), up to which the turn was credited
  */
-void vaccel_acct_end(struct vaccel_engine *e, bool ran)
+u64 vaccel_acct_end(struct vaccel_engine *e, bool ran)
 {
 	struct vaccel_engine_acct *a = &e->acct;
 	u64 now = ktime_get_ns(), from;
@@ -236,6 +238,7 @@ void vaccel_acct_end(struct vaccel_engine *e, bool ran)
 	}
 	a->cur = NULL;
 	spin_unlock(&a->lock);
+	return now;
 }
 
 /* Credit the part of @q's attributed time that passed; forget the rest. */
@@ -250,11 +253,15 @@ static void vaccel_acct_settle(struct vaccel_engine *e, struct vaccel_queue *q, 
 }
 
 /*
- * @q, in its engine's turn, became busy until @until: attribute that time
- * from the cursor on (its previous busy time has passed: a queue runs no
- * step while busy, and injected latency waits for it too).
+ * @q, in its engine's turn that ended at @end (vaccel_acct_end()), became
+ * busy until @until: attribute that time from the turn's end or the
+ * cursor, whichever is later (its previous busy time has passed: a queue
+ * runs no step while busy, and injected latency waits for it too). From
+ * @end, not from now: the engine thread may be preempted between the two,
+ * and that gap would be missing from the step's modelled time (a 50 ms
+ * DELAY credited 49.993 ms).
  */
-static void vaccel_acct_model(struct vaccel_queue *q, u64 until)
+static void vaccel_acct_model(struct vaccel_queue *q, u64 until, u64 end)
 {
 	struct vaccel_engine *e = q->engine;
 	struct vaccel_engine_acct *a = &e->acct;
@@ -262,7 +269,7 @@ static void vaccel_acct_model(struct vaccel_queue *q, u64 until)
 
 	spin_lock(&a->lock);
 	vaccel_acct_settle(e, q, now);
-	from = max(now, a->cursor);
+	from = max(end, a->cursor);
 	if (until > from) {
 		q->acct_from = from;
 		q->acct_to = until;
@@ -347,7 +354,7 @@ bool vaccel_queue_run(struct vaccel_queue *q, u64 *next)
 	struct vaccel_core_queue *core = &q->core;
 	u64 packets = core->packets, bytes = core->bytes, busy = core->busy_until;
 	unsigned int budget = VACCEL_QUEUE_BUDGET;
-	u64 start, now, turn_end;
+	u64 start, now, turn_end, end;
 	enum vaccel_core_status st = VACCEL_CORE_IDLE;
 	bool progress = false, blocked;
 
@@ -425,9 +432,9 @@ out:
 		    st == VACCEL_CORE_FAULT;
 	vaccel_queue_account(q, packets, bytes);
 	/* a client's engine time: its turns, and the modelled time it charged */
-	vaccel_acct_end(q->engine, progress);
+	end = vaccel_acct_end(q->engine, progress);
 	if (core->busy_until != busy && core->busy_until > now)
-		vaccel_acct_model(q, core->busy_until);
+		vaccel_acct_model(q, core->busy_until, end);
 	return progress;
 }
 

@@ -192,7 +192,7 @@ int vaccel_engine_stall_set(struct vaccel_engine *e, u64 ns);
 void vaccel_queue_init_wait(struct vaccel_queue *q);
 void vaccel_queue_fini_wait(struct vaccel_queue *q);
 void vaccel_acct_begin(struct vaccel_engine *e, struct vaccel_file *vfile, u64 now);
-void vaccel_acct_end(struct vaccel_engine *e, bool ran);
+u64 vaccel_acct_end(struct vaccel_engine *e, bool ran);
 void vaccel_acct_queue_fini(struct vaccel_queue *q);
 u64 vaccel_acct_read(struct vaccel_file *vfile);
 

@@ -265,7 +265,7 @@ static bool sim_queue_run(struct sim_queue *q, uint64_t *next)
 	uint64_t packets = core->packets, bytes = core->bytes, busy = core->busy_until;
 	unsigned int budget = SIM_QUEUE_BUDGET;
 	enum vaccel_core_status st = VACCEL_CORE_IDLE;
-	uint64_t start, now, turn_end;
+	uint64_t start, now, turn_end, end;
 	bool progress = false, blocked;
 
 	if (__atomic_load_n(&q->ctrl->state, __ATOMIC_RELAXED) != DRM_VACCEL_QUEUE_RUNNING)
@@ -329,9 +329,9 @@ out:
 		*next = min_u64(*next, core->busy_until);
 	progress |= core->packets != packets || core->bytes != bytes || st == VACCEL_CORE_FAULT;
 	sim_queue_account(q, packets, bytes);
-	sim_acct_end(q->engine, progress);
+	end = sim_acct_end(q->engine, progress);
 	if (core->busy_until != busy && core->busy_until > now)
-		sim_acct_model(q, core->busy_until);
+		sim_acct_model(q, core->busy_until, end);
 	return progress;
 }
 

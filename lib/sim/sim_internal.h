@@ -747,8 +747,8 @@ bool sim_file_faulted(struct sim_file *f);
 /* Engine time credited to @f, now (fdinfo's drm-engine-compute). */
 uint64_t sim_acct_read(struct sim_file *f);
 void sim_acct_begin(struct sim_engine *e, struct sim_file *f, uint64_t now);
-void sim_acct_end(struct sim_engine *e, bool ran);
-void sim_acct_model(struct sim_queue *q, uint64_t until);
+uint64_t sim_acct_end(struct sim_engine *e, bool ran);
+void sim_acct_model(struct sim_queue *q, uint64_t until, uint64_t end);
 void sim_acct_queue_fini(struct sim_queue *q);
 
 /* ---- sim_engine.c ---- */

@@ -354,7 +354,8 @@ void sim_acct_begin(struct sim_engine *e, struct sim_file *f, uint64_t now)
 	pthread_mutex_unlock(&e->acct.lock);
 }
 
-void sim_acct_end(struct sim_engine *e, bool ran)
+/* Returns the end, up to which the turn was credited. */
+uint64_t sim_acct_end(struct sim_engine *e, bool ran)
 {
 	struct sim_acct *a = &e->acct;
 	uint64_t now = sim_now(), from;
@@ -367,6 +368,7 @@ void sim_acct_end(struct sim_engine *e, bool ran)
 	}
 	a->cur = NULL;
 	pthread_mutex_unlock(&a->lock);
+	return now;
 }
 
 /* Credit the part of @q's attributed time that passed; forget the rest. Acct lock held. */
@@ -379,7 +381,12 @@ static void sim_acct_settle(struct sim_engine *e, struct sim_queue *q, uint64_t 
 	list_del(&q->acct_node);
 }
 
-void sim_acct_model(struct sim_queue *q, uint64_t until)
+/*
+ * From the end of the turn that charged @until (sim_acct_end()), not from
+ * now: a thread preempted between the two would lose that gap from the
+ * step's modelled time (the module's vaccel_acct_model()).
+ */
+void sim_acct_model(struct sim_queue *q, uint64_t until, uint64_t end)
 {
 	struct sim_engine *e = q->engine;
 	struct sim_acct *a = &e->acct;
@@ -387,7 +394,7 @@ void sim_acct_model(struct sim_queue *q, uint64_t until)
 
 	pthread_mutex_lock(&a->lock);
 	sim_acct_settle(e, q, now);
-	from = now > a->cursor ? now : a->cursor;
+	from = end > a->cursor ? end : a->cursor;
 	if (until > from) {
 		q->acct_from = from;
 		q->acct_to = until;
