@@ -98,6 +98,11 @@ int main(void)
 	/* counter = max(counter, 0 + this launch's epoch) */
 	accel_prep_signal(&rec[BODY_ADDS], accel_signal_va(counter), DRM_VACCEL_SIGNAL_MAX, 0);
 	rec[BODY_ADDS].flags = DRM_VACCEL_SIGNAL_F_EPOCH;
+	/*
+	 * and wake host waiters of the counter: without it, a host wait that
+	 * went to sleep (the work outlasted its spin) sleeps to its deadline
+	 */
+	accel_prep_irq(&rec[BODY_ADDS]);
 	ret = accel_buffer_seal(body);
 	if (ret) {
 		fail("seal", ret);
