@@ -101,6 +101,27 @@ void acc_log_fork_child(void);
 /* ACCEL_SPIN_NS: how long host waits spin before they sleep (default 20 us) */
 int64_t acc_spin_ns(void);
 
+/* The device REDUCE dtype (DRM_VACCEL_DTYPE_*) of @d, or -1 if it has none. */
+static inline int acc_reduce_dtype(enum accel_dtype d)
+{
+	switch (d) {
+	case ACCEL_DTYPE_F32:
+		return DRM_VACCEL_DTYPE_F32;
+	case ACCEL_DTYPE_F16:
+		return DRM_VACCEL_DTYPE_F16;
+	case ACCEL_DTYPE_BF16:
+		return DRM_VACCEL_DTYPE_BF16;
+	case ACCEL_DTYPE_I32:
+		return DRM_VACCEL_DTYPE_I32;
+	case ACCEL_DTYPE_I64:
+		return DRM_VACCEL_DTYPE_I64;
+	case ACCEL_DTYPE_U8:
+		return DRM_VACCEL_DTYPE_U8;
+	default:
+		return -1;
+	}
+}
+
 static inline int64_t acc_now_ns(void)
 {
 	struct timespec t;

@@ -12,27 +12,6 @@
 
 #include "coll.h"
 
-/* The device's REDUCE dtype of @dtype, or -1. */
-static int reduce_dtype(enum accel_dtype dtype)
-{
-	switch (dtype) {
-	case ACCEL_DTYPE_F32:
-		return DRM_VACCEL_DTYPE_F32;
-	case ACCEL_DTYPE_F16:
-		return DRM_VACCEL_DTYPE_F16;
-	case ACCEL_DTYPE_BF16:
-		return DRM_VACCEL_DTYPE_BF16;
-	case ACCEL_DTYPE_I32:
-		return DRM_VACCEL_DTYPE_I32;
-	case ACCEL_DTYPE_I64:
-		return DRM_VACCEL_DTYPE_I64;
-	case ACCEL_DTYPE_U8:
-		return DRM_VACCEL_DTYPE_U8;
-	default:
-		return -1;
-	}
-}
-
 static bool overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 {
 	return alen && blen && a < b + blen && b < a + alen;
@@ -77,7 +56,7 @@ static int check_args(struct accel_comm *c, struct accel_queue *q, struct accel_
 	a->esize = (unsigned int)es;
 	a->udtype = dtype;
 	if (reduction) {
-		int d = reduce_dtype(dtype);
+		int d = acc_reduce_dtype(dtype);
 
 		if (d < 0) {
 			acc_err("%s: rank %u: dtype %u cannot be reduced by the device (F32, F16, "
@@ -224,7 +203,6 @@ static int coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queu
 	xq = c->have_last && c->last_q != q &&
 	     acc_comm_queue_alive(c->dev, c->last_q, c->last_qid);
 	need = pl.n + 2 + (c->nranks > 2 ? c->nranks - 1 : 1) + 1 + xq;
-
 	acc_group_lock(g);
 	ret = acc_comm_group_error(g, c->rank);
 	if (ret)
@@ -334,15 +312,23 @@ out:
 	return ret;
 }
 
+/* Every operation's entry: check the arguments (nothing changed if bad), then enqueue. */
+static int coll_issue(struct accel_comm *c, struct acc_args *a, enum accel_dtype dtype,
+		      enum accel_redop op, struct accel_queue *q, struct accel_event *ev)
+{
+	int ret = check_args(c, q, ev, a, dtype, op);
+
+	return ret ? ret : coll_call(c, a, q, ev);
+}
+
 ACCEL_API int accel_allreduce(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,
 			      enum accel_redop op, struct accel_comm *comm,
 			      struct accel_queue *queue, struct accel_event *ev)
 {
 	struct acc_args a = { .op = ACCEL_COMM_OP_ALLREDUCE, .send = send, .recv = recv,
 			      .count = count };
-	int ret = check_args(comm, queue, ev, &a, dtype, op);
 
-	return ret ? ret : coll_call(comm, &a, queue, ev);
+	return coll_issue(comm, &a, dtype, op, queue, ev);
 }
 
 ACCEL_API int accel_reduce(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,
@@ -351,9 +337,8 @@ ACCEL_API int accel_reduce(uint64_t send, uint64_t recv, uint64_t count, enum ac
 {
 	struct acc_args a = { .op = ACCEL_COMM_OP_REDUCE, .send = send, .recv = recv,
 			      .count = count, .root = root };
-	int ret = check_args(comm, queue, ev, &a, dtype, op);
 
-	return ret ? ret : coll_call(comm, &a, queue, ev);
+	return coll_issue(comm, &a, dtype, op, queue, ev);
 }
 
 ACCEL_API int accel_broadcast(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,
@@ -362,9 +347,8 @@ ACCEL_API int accel_broadcast(uint64_t send, uint64_t recv, uint64_t count, enum
 {
 	struct acc_args a = { .op = ACCEL_COMM_OP_BROADCAST, .send = send, .recv = recv,
 			      .count = count, .root = root };
-	int ret = check_args(comm, queue, ev, &a, dtype, ACCEL_REDOP_COUNT);
 
-	return ret ? ret : coll_call(comm, &a, queue, ev);
+	return coll_issue(comm, &a, dtype, ACCEL_REDOP_COUNT, queue, ev);
 }
 
 ACCEL_API int accel_allgather(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,
@@ -373,9 +357,8 @@ ACCEL_API int accel_allgather(uint64_t send, uint64_t recv, uint64_t count, enum
 {
 	struct acc_args a = { .op = ACCEL_COMM_OP_ALLGATHER, .send = send, .recv = recv,
 			      .count = count };
-	int ret = check_args(comm, queue, ev, &a, dtype, ACCEL_REDOP_COUNT);
 
-	return ret ? ret : coll_call(comm, &a, queue, ev);
+	return coll_issue(comm, &a, dtype, ACCEL_REDOP_COUNT, queue, ev);
 }
 
 ACCEL_API int accel_reducescatter(uint64_t send, uint64_t recv, uint64_t count,
@@ -385,9 +368,8 @@ ACCEL_API int accel_reducescatter(uint64_t send, uint64_t recv, uint64_t count,
 {
 	struct acc_args a = { .op = ACCEL_COMM_OP_REDUCESCATTER, .send = send, .recv = recv,
 			      .count = count };
-	int ret = check_args(comm, queue, ev, &a, dtype, op);
 
-	return ret ? ret : coll_call(comm, &a, queue, ev);
+	return coll_issue(comm, &a, dtype, op, queue, ev);
 }
 
 ACCEL_API int accel_alltoall(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,
@@ -396,16 +378,14 @@ ACCEL_API int accel_alltoall(uint64_t send, uint64_t recv, uint64_t count, enum 
 {
 	struct acc_args a = { .op = ACCEL_COMM_OP_ALLTOALL, .send = send, .recv = recv,
 			      .count = count };
-	int ret = check_args(comm, queue, ev, &a, dtype, ACCEL_REDOP_COUNT);
 
-	return ret ? ret : coll_call(comm, &a, queue, ev);
+	return coll_issue(comm, &a, dtype, ACCEL_REDOP_COUNT, queue, ev);
 }
 
 ACCEL_API int accel_barrier(struct accel_comm *comm, struct accel_queue *queue,
 			    struct accel_event *ev)
 {
 	struct acc_args a = { .op = ACCEL_COMM_OP_BARRIER };
-	int ret = check_args(comm, queue, ev, &a, ACCEL_DTYPE_U8, ACCEL_REDOP_COUNT);
 
-	return ret ? ret : coll_call(comm, &a, queue, ev);
+	return coll_issue(comm, &a, ACCEL_DTYPE_U8, ACCEL_REDOP_COUNT, queue, ev);
 }

@@ -134,7 +134,7 @@ int tg_lower_task(struct tg_lower *lw, uint32_t op, const struct tg_arg *a, uint
 	case ACCEL_TASK_REDUCE:
 		if (!tg_nelems(t[0]))
 			break;
-		dt = tg_reduce_dtype(t[0]->dtype);
+		dt = acc_reduce_dtype(t[0]->dtype);
 		ret = addr3(lw, a, &c, &x, &y);
 		if (ret)
 			return ret;
@@ -158,7 +158,7 @@ int tg_lower_task(struct tg_lower *lw, uint32_t op, const struct tg_arg *a, uint
 		ret = lw->desc(lw, &m, &x);
 		if (ret)
 			return ret;
-		dt = tg_reduce_dtype(t[1]->dtype);
+		dt = acc_reduce_dtype(t[1]->dtype);
 		accel_prep_matmul(&out[n++], x, (unsigned int)dt,
 				  u0 ? DRM_VACCEL_MATMUL_F_ACCUMULATE : 0);
 		break;

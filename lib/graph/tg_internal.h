@@ -366,26 +366,6 @@ struct accel_graph_exec {
 	struct accel_buffer *tstamps[ACCEL_TG_MAX_DEVICES];
 };
 
-static inline int tg_reduce_dtype(enum accel_dtype d)
-{
-	switch (d) {
-	case ACCEL_DTYPE_F32:
-		return DRM_VACCEL_DTYPE_F32;
-	case ACCEL_DTYPE_F16:
-		return DRM_VACCEL_DTYPE_F16;
-	case ACCEL_DTYPE_BF16:
-		return DRM_VACCEL_DTYPE_BF16;
-	case ACCEL_DTYPE_I32:
-		return DRM_VACCEL_DTYPE_I32;
-	case ACCEL_DTYPE_I64:
-		return DRM_VACCEL_DTYPE_I64;
-	case ACCEL_DTYPE_U8:
-		return DRM_VACCEL_DTYPE_U8;
-	default:
-		return -1;
-	}
-}
-
 static inline uint64_t tg_nelems(const struct accel_tensor *t)
 {
 	uint64_t n = 1;

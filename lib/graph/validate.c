@@ -263,7 +263,7 @@ int tg_validate_op(uint32_t op, uint32_t nargs, const struct accel_tensor *const
 			goto few;
 		if (!tg_writes(access[0]) || !tg_reads(access[1]) || !tg_reads(access[2]))
 			goto acc;
-		if (u0 > DRM_VACCEL_REDOP_MAX || tg_reduce_dtype(t[0]->dtype) < 0 ||
+		if (u0 > DRM_VACCEL_REDOP_MAX || acc_reduce_dtype(t[0]->dtype) < 0 ||
 		    t[1]->dtype != t[0]->dtype || t[2]->dtype != t[0]->dtype) {
 			acc_err("%s: reduce: bad operation or dtype (all three of one of f32, f16, bf16, i32, i64, u8)",
 				tg_nm(name));

@@ -708,6 +708,35 @@ static void aborted(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *self,
 	comm_free(comms, 4);
 }
 
+/*
+ * A call on a queue that faulted for its own reasons fails at the call
+ * with -EIO and takes no sequence number: with a new queue, the next
+ * call of that rank still matches its peers' (it would be one ahead and
+ * fail -EPROTO, or time out, had the failed call taken one).
+ */
+TEST_F(comm, faulted_queue_fails_the_call_only)
+{
+	struct accel_comm *comms[NDEV];
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 8192 };
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	struct accel_event ev;
+	struct accel_comm_error e;
+
+	ASSERT_EQ(0, comm_make(self, 3, 0, 10000, comms));
+	/* fault rank 0's queue: a COPY from an address nothing maps */
+	accel_prep_copy(accel_queue_get_packet(self->q[0]), 0x10, accel_buffer_va(self->rbuf[0]), 8);
+	ASSERT_LE(0, accel_queue_submit(self->q[0]));
+	EXPECT_EQ(-EIO, accel_queue_sync(self->q[0], WAIT_NS));
+	EXPECT_EQ(-EIO, issue(self, comms[0], 0, &run, &ev));
+	EXPECT_EQ(0, accel_comm_get_async_error(comms[0], &e, sizeof(e)));
+	accel_queue_destroy(self->q[0]);
+	self->q[0] = NULL;
+	ASSERT_EQ(0, accel_queue_create(self->dev[0], &qp, &self->q[0]));
+	EXPECT_EQ(0, run_check(_metadata, self, comms, 3, &run));
+	comm_free(comms, 3);
+}
+
 TEST_F(comm, abort_ring) { aborted(_metadata, self, ACCEL_COMM_ALGO_RING); }
 TEST_F(comm, abort_oneshot) { aborted(_metadata, self, ACCEL_COMM_ALGO_ONESHOT); }
 
