@@ -260,6 +260,7 @@ struct accel_device {
 	unsigned int npages;
 	struct list buffers, internal, signals, queues, sigimports, imported_pages;
 	struct accel_buffer *by_handle[ACC_BY_HANDLE];
+	atomic_bool warned_no_irq;	/* acc_wait_events()' warning, once */
 };
 
 enum acc_fr_op {

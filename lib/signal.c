@@ -446,6 +446,13 @@ err_free:
 
 #define SLICE_MIN_NS	1000000ll	/* sliced waits: 1 ms, doubling */
 #define SLICE_MAX_NS	32000000ll	/* to 32 ms */
+/*
+ * The longest sleep of any wait: a signal set by a packet without the IRQ
+ * bit wakes no host waiter (the uAPI's rule, on both backends), so a wait
+ * for it would otherwise sleep to its deadline. The backstop finds it
+ * within this time, and the first such find on a device is logged.
+ */
+#define BACKSTOP_NS	100000000ll	/* 100 ms */
 
 /* The queues whose faults matter: the events' producers and @queues. */
 struct domain {
@@ -564,6 +571,7 @@ int acc_wait_events(const struct accel_event *evs, unsigned int n, bool all, int
 	unsigned int i, nc, pending = 0, base;
 	uint32_t f = 0, flags;
 	enum wait_mode mode;
+	bool unwoken = false;
 	uint64_t va;
 	int r, err, ret;
 
@@ -607,6 +615,14 @@ int acc_wait_events(const struct accel_event *evs, unsigned int n, bool all, int
 		if (err)
 			return err;
 		if (r >= 0) {
+			if (unwoken && !atomic_exchange(&w->warned_no_irq, true))
+				acc_warn("wait: %s: signal 0x%llx reached %llu without waking its "
+					 "waiter: the packet that set it had no IRQ bit "
+					 "(accel_prep_irq()); such values are found by polling every "
+					 "%lld ms (logged once per device)", w->path,
+					 (unsigned long long)evs[r > 0 && !all ? r : 0].signal->va,
+					 (unsigned long long)evs[r > 0 && !all ? r : 0].value,
+					 BACKSTOP_NS / 1000000);
 			if (first)
 				*first = (unsigned int)r;
 			return 0;
@@ -656,12 +672,20 @@ int acc_wait_events(const struct accel_event *evs, unsigned int n, bool all, int
 			if (slice < deadline - now)
 				d = now + slice;
 			slice = slice * 2 > SLICE_MAX_NS ? SLICE_MAX_NS : slice * 2;
+		} else if (BACKSTOP_NS < deadline - now) {
+			d = now + BACKSTOP_NS;
 		}
 		do {
 			ret = tp_wait_signals(&w->tp, conds, nc, flags, d, &f);
 		} while (ret == -EINTR);	/* the deadline is absolute: restart */
+		/*
+		 * Slept to its end (the device's wait re-checks the conditions
+		 * then, so it may return 0 or -ETIME): not woken by an update.
+		 * The loop's poll decides, also at the deadline.
+		 */
+		unwoken = (!ret || ret == -ETIME) && acc_now_ns() >= d;
 		if (ret == -ETIME)
-			ret = d < deadline ? 0 : -ETIMEDOUT;
+			ret = 0;
 		if (ret == -EIO && mode == WAIT_PLAIN) {
 			ret = domain_check(&dom);
 			if (ret)

@@ -176,6 +176,80 @@ TEST_F(two, wait_sleeps_until_device)
 	accel_queue_destroy(q);
 }
 
+/* the library's warnings, captured (the waiting thread logs them) */
+static char noirq_log[4096];
+static unsigned int noirq_lines;
+
+static void noirq_log_fn(int level, const char *msg, void *arg)
+{
+	size_t len = strlen(noirq_log);
+
+	(void)arg;
+	fprintf(stderr, "# log: %s\n", msg);
+	if (level > ACCEL_LOG_WARN || !strstr(msg, "no IRQ bit"))
+		return;
+	noirq_lines++;
+	snprintf(noirq_log + len, sizeof(noirq_log) - len, "%s\n", msg);
+}
+
+/* a DELAY, then a SIGNAL ADD 1 of @s, with or without the IRQ bit */
+static int delayed_signal(struct accel_queue *q, struct accel_signal *s, int irq)
+{
+	struct drm_vaccel_packet *p;
+
+	p = accel_queue_get_packet(q);
+	accel_prep_delay(p, 250000000);		/* 250 ms: the waiter sleeps */
+	p = accel_queue_get_packet(q);
+	accel_prep_signal(p, accel_signal_va(s), DRM_VACCEL_SIGNAL_ADD, 1);
+	if (irq)
+		accel_prep_irq(p);
+	return accel_queue_submit(q);
+}
+
+/*
+ * A packet without the IRQ bit wakes no host waiter (the uAPI's rule, on
+ * both backends). A host wait for the value it sets used to sleep to its
+ * deadline (and then fail -ETIMEDOUT); now the wait's 100 ms backstop
+ * finds it, and the first such find on a device says why in a warning
+ * that names the device and the signal. The second one is quiet; with
+ * the IRQ bit nothing is logged.
+ */
+TEST_F(two, wait_finds_a_signal_set_without_irq)
+{
+	struct accel_signal *s;
+	struct accel_queue *q;
+	struct accel_event ev;
+	int round, level = accel_log_get_level();
+	char want[64];
+	uint64_t t0, dt;
+
+	ASSERT_EQ(0, accel_queue_create(self->a, NULL, &q));
+	ASSERT_EQ(0, accel_signal_create(self->a, &s));
+	noirq_log[0] = 0;
+	noirq_lines = 0;
+	accel_log_set_level(ACCEL_LOG_WARN);
+	accel_log_set_handler(noirq_log_fn, NULL);
+	for (round = 0; round < 3; round++) {
+		ev.signal = s;
+		ev.value = accel_signal_read(s) + 1;
+		ASSERT_EQ(2, delayed_signal(q, s, round == 2));
+		t0 = vaccel_now_ms();
+		EXPECT_EQ(0, accel_events_wait(&ev, 1, 0, 10 * SEC, NULL));
+		dt = vaccel_now_ms() - t0;
+		EXPECT_LE(240, dt);
+		EXPECT_GT(3000, dt) TH_LOG("round %d: the wait took %llu ms", round,
+					   (unsigned long long)dt);
+		EXPECT_EQ(0, accel_queue_sync(q, 10 * SEC));
+	}
+	accel_log_set_handler(NULL, NULL);
+	accel_log_set_level(level);
+	EXPECT_EQ(1, noirq_lines) TH_LOG("%s", noirq_log);
+	snprintf(want, sizeof(want), "signal 0x%llx", (unsigned long long)accel_signal_va(s));
+	EXPECT_NE(NULL, strstr(noirq_log, want));
+	accel_signal_destroy(s);
+	accel_queue_destroy(q);
+}
+
 /*
  * Across devices: B's queue waits for an event of A's signal; nothing on
  * B runs until the host completes it. Then the other way round, device
