@@ -39,6 +39,8 @@ int acc_comm_group_error(struct acc_group *g, unsigned int rank)
 		return -EPROTO;
 	case ACC_FAIL_TIMEOUT:
 		return -ETIMEDOUT;
+	case ACC_FAIL_DEAD:
+		return -ECONNRESET;
 	}
 	return 0;
 }
@@ -238,7 +240,8 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 			}
 		}
 		if (rep.error) {
-			if (atomic_load(&g->fail) == ACC_FAIL_ABORT)
+			if (atomic_load(&g->fail) == ACC_FAIL_ABORT ||
+			    atomic_load(&g->fail) == ACC_FAIL_DEAD)
 				rep.peer = g->fail_rank;
 			if (atomic_load(&g->fail) == ACC_FAIL_PROTO) {
 				rep.peer = g->fail_ranks[1] == (int)comm->rank ? g->fail_ranks[0] :
