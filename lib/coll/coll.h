@@ -318,6 +318,8 @@ void acc_mp_ranks_free(struct acc_group *g);
 int acc_mp_monitor_start(struct acc_group *g);
 /* Stop and join it (never waits for a peer). */
 void acc_mp_monitor_stop(struct acc_group *g);
+/* " (pid N)" of rank @peer of a multi-process group, in @buf; "" otherwise. */
+const char *acc_mp_peer_pid(const struct acc_group *g, int peer, char *buf, size_t len);
 /* Peer @p died (@how: what showed it): fail the group with -ECONNRESET, once. */
 void acc_mp_peer_died(struct acc_group *g, unsigned int p, const char *how);
 

@@ -30,6 +30,14 @@
 #define SYS_pidfd_open 434
 #endif
 
+const char *acc_mp_peer_pid(const struct acc_group *g, int peer, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (g->mp && peer >= 0 && (unsigned int)peer < g->nranks)
+		snprintf(buf, len, " (pid %d)", (int)g->pids[peer]);
+	return buf;
+}
+
 void acc_mp_peer_died(struct acc_group *g, unsigned int p, const char *how)
 {
 	bool first = false;
@@ -59,6 +67,7 @@ static void *monitor_main(void *arg)
 	struct pollfd pf[1 + 2 * ACCEL_COMM_MAX_RANKS];
 	unsigned int who[1 + 2 * ACCEL_COMM_MAX_RANKS], n, i, p;
 	bool conn_on[ACCEL_COMM_MAX_RANKS], pid_on[ACCEL_COMM_MAX_RANKS];
+	bool seen[ACCEL_COMM_MAX_RANKS] = { false };	/* deaths this process logged */
 
 	for (p = 0; p < mp->nranks; p++) {
 		conn_on[p] = mp->conn[p] >= 0;
@@ -111,8 +120,9 @@ static void *monitor_main(void *arg)
 				conn_on[p] = pid_on[p] = false;
 				continue;
 			}
-			if (atomic_load(&g->fail) == ACC_FAIL_DEAD && g->fail_rank == (int)p)
+			if (seen[p])
 				continue;	/* seen through the other fd already */
+			seen[p] = true;
 			acc_mp_peer_died(g, p, pidfd ? "its process exited (pidfd)" :
 					 "its bootstrap connection closed");
 		}
