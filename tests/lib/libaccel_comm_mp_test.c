@@ -945,6 +945,71 @@ TEST_F_TIMEOUT(mp, abort_in_one_process, 60)
 	run_job(_metadata, 3, &p, rank_abort, 0, NULL, 30000);
 }
 
+/* Rank 1 calls with count + 1: every rank fails with -EPROTO, through the shared state. */
+static void rank_call_mismatch(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	struct accel_comm_error err;
+	struct accel_event ev;
+	struct accel_comm *c;
+	int ret;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	RCHECK_EQ(0, run_one(x, c, &run));
+	if (x->rank == 1) {
+		run.count++;
+		usleep(200000);	/* the others have called: this call finds the mismatch */
+	}
+	ret = issue(x, c, &run, &ev);
+	if (!ret)
+		ret = accel_comm_wait(c, &ev, WAIT_NS);
+	RCHECK_EQ(-EPROTO, ret);
+	RCHECK_EQ(-EPROTO, accel_comm_get_async_error(c, &err, sizeof(err)));
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, call_mismatch_fails_every_rank, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	run_job(_metadata, 3, &p, rank_call_mismatch, 0, NULL, 30000);
+}
+
+/* Rank 2 skips a call: the others fail with -ETIMEDOUT within the timeout + 1 s, naming it. */
+static void rank_skips(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_F32,
+			   .redop = ACCEL_REDOP_SUM, .count = 7 };
+	struct accel_comm_error err;
+	struct accel_event ev;
+	struct accel_comm *c;
+	int64_t t0;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->rank == 2) {
+		usleep(2500000);	/* alive, but never calls */
+		accel_comm_destroy(c);
+		return;
+	}
+	t0 = now_ns();
+	RCHECK_EQ(0, issue(x, c, &run, &ev));
+	RCHECK_EQ(-ETIMEDOUT, accel_comm_wait(c, &ev, WAIT_NS));
+	RCHECK(now_ns() - t0 < 2 * SEC);
+	RCHECK_EQ(-ETIMEDOUT, accel_comm_get_async_error(c, &err, sizeof(err)));
+	RCHECK_EQ(1ull << 2, err.missing);
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, a_rank_that_skips_a_call_times_out, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 1000 };
+
+	run_job(_metadata, 3, &p, rank_skips, 0, NULL, 30000);
+}
+
 /* --- resources --- */
 
 static int count_dir(const char *path)
