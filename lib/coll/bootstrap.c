@@ -573,6 +573,13 @@ static int host_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 			if (len == -ETIMEDOUT)
 				continue;	/* nothing yet after all */
 			pend[i] = pend[--npend];
+			if (len < 0) {
+				acc_warn("comm_init_rank: rank 0: @%s: a connection closed "
+					 "before its hello (%s); still waiting for the ranks",
+					 bx->id->name, strerror((int)-len));
+				close(fd);
+				continue;
+			}
 			if (len != (ssize_t)sizeof(h) || h.magic != BS_MAGIC || h.type != BS_HELLO) {
 				acc_warn("comm_init_rank: rank 0: @%s: a foreign connection (%zd "
 					 "bytes, magic %#x) dropped; still waiting for the ranks",
@@ -1073,6 +1080,7 @@ int acc_mp_bootstrap(struct acc_group **out, const struct acc_group *set,
 	mp->wake = -1;
 	mp->rank = rank;
 	mp->nranks = nranks;
+	mp->pid = getpid();
 	ret = pending_add(&pend);
 	if (ret) {
 		free(mp);

@@ -11,6 +11,8 @@
 #ifndef ACCEL_COLL_H
 #define ACCEL_COLL_H
 
+#include <sys/types.h>
+
 #include "../internal.h"
 
 #define ACC_COMM_CHANNELS	1	/* channels per ordered pair of ranks */
@@ -296,6 +298,7 @@ int acc_comm_settings(struct acc_group *g, const struct accel_comm_params *param
  */
 struct acc_mp {
 	unsigned int rank, nranks;
+	pid_t pid;			/* the process that made it (fork: not a child) */
 	int conn[ACCEL_COMM_MAX_RANKS];
 	int pidfd[ACCEL_COMM_MAX_RANKS];
 	int wake;			/* eventfd: destroy stops the monitor */

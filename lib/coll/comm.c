@@ -260,6 +260,15 @@ static void mp_destroy(struct accel_comm *comm)
 {
 	struct acc_group *g = comm->g;
 
+	if (g->mp->pid != getpid()) {
+		/* a forked child: the rank and the monitor are the parent's; free the copies */
+		g->mp->have_monitor = false;
+		acc_mp_monitor_stop(g);
+		acc_mp_ranks_free(g);
+		free(g->mp);
+		acc_mp_group_unmap(g);
+		return;
+	}
 	atomic_fetch_or(&g->left, 1ull << comm->rank);	/* peers: a normal end */
 	acc_mp_monitor_stop(g);
 	acc_group_lock(g);

@@ -1010,6 +1010,58 @@ TEST_F_TIMEOUT(mp, a_rank_that_skips_a_call_times_out, 60)
 	run_job(_metadata, 3, &p, rank_skips, 0, NULL, 30000);
 }
 
+/*
+ * A child forked by rank 0 destroys its copy of the communicator and exits:
+ * nothing of the parent's changes (its rank has not left: when rank 0 then
+ * dies, rank 1 still sees a death, -ECONNRESET, not a normal end).
+ */
+static void rank_forks(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	struct accel_comm *c;
+	pid_t pid;
+	int st;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->rank == 0) {
+		pid = fork();
+		if (pid == 0) {
+			accel_comm_destroy(c);
+			_exit(0);
+		}
+		RCHECK(pid > 0);
+		RCHECK_EQ(pid, waitpid(pid, &st, 0));
+		RCHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	usleep(300000);	/* the child's exit is seen by nobody as a death */
+	RCHECK_EQ(0, run_one(x, c, &run));
+	RCHECK_EQ(0, accel_comm_get_async_error(c, NULL, 0));
+	if (x->rank == 0)
+		raise(SIGKILL);
+	usleep(300000);
+	{
+		struct accel_event ev;
+		int64_t t0 = now_ns();
+		int ret = issue(x, c, &run, &ev);
+
+		if (!ret)
+			ret = accel_comm_wait(c, &ev, WAIT_NS);
+		RCHECK_EQ(-ECONNRESET, ret);
+		RCHECK(now_ns() - t0 < 2 * SEC);
+	}
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, destroy_in_a_forked_child, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+	int want[2] = { 128 + SIGKILL, 0 };
+
+	run_job(_metadata, 2, &p, rank_forks, 0, want, 30000);
+}
+
 /* --- resources --- */
 
 static int count_dir(const char *path)
