@@ -316,6 +316,15 @@ static int bs_send(struct bs_ctx *bx, int fd, const void *buf, size_t len, const
 			continue;
 		if (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)
 			return -ECONNRESET;
+		if (errno == ETOOMANYREFS) {
+			/* too many fds in flight for this user: the receivers drain them */
+			struct timespec ts = { 0, 1000000 };
+
+			if (acc_now_ns() >= bx->deadline)
+				return -ETIMEDOUT;
+			nanosleep(&ts, NULL);
+			continue;
+		}
 		if (errno != EAGAIN)
 			return -errno;
 		ret = bs_wait(bx, fd, POLLOUT, bx->deadline);
@@ -572,7 +581,8 @@ static int host_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 			len = bs_recv(bx, fd, &h, sizeof(h), NULL, 0, NULL, 0);
 			if (len == -ETIMEDOUT)
 				continue;	/* nothing yet after all */
-			pend[i] = pend[--npend];
+			memmove(&pend[i], &pend[i + 1], (npend - i - 1) * sizeof(pend[0]));
+			npend--;	/* oldest first stays true */
 			if (len < 0) {
 				acc_warn("comm_init_rank: rank 0: @%s: a connection closed "
 					 "before its hello (%s); still waiting for the ranks",
@@ -630,11 +640,13 @@ static int host_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 					break;
 				}
 				if (npend == BS_PENDING_MAX) {
+					/* the oldest silent one goes: silence cannot crowd out ranks */
 					acc_warn("comm_init_rank: rank 0: @%s: %u connections have "
-						 "not said hello: one more dropped", bx->id->name,
+						 "not said hello: the oldest dropped", bx->id->name,
 						 npend);
-					close(fd);
-					continue;
+					close(pend[0]);
+					memmove(pend, pend + 1, (npend - 1) * sizeof(pend[0]));
+					npend--;
 				}
 				pend[npend++] = fd;
 			}
@@ -981,62 +993,67 @@ static int exchange_peer(struct bs_ctx *bx, struct acc_group *g, int conn0, char
 	return ret ? ret : type < 0 ? (type == -ECONNRESET ? -ECONNABORTED : type) : -EPROTO;
 }
 
-/* Rank 0: collect every rank's exports, relay them, import, then gather and send the result. */
+/*
+ * Rank 0: send its exports to every rank, then take each rank's in turn,
+ * relay it to every other rank and import it here: one set of fds at a
+ * time, so rank 0 holds O(nranks) fds, not every rank's at once. Then
+ * gather every rank's result and send the verdict.
+ */
 static int exchange_host(struct bs_ctx *bx, struct acc_group *g, const int *conn, char *why,
 			 size_t wlen)
 {
 	struct accel_comm *c = g->ranks[0];
 	unsigned int n = bx->nranks, r, p, from;
-	struct acc_export *all;
+	struct acc_export e;
 	struct bs_status s;
-	int ret = 0, type;
+	int ret, type;
 
-	all = calloc(n, sizeof(*all));
-	if (!all) {
-		snprintf(why, wlen, "rank 0 is out of memory");
-		ret = -ENOMEM;
-		goto done;
-	}
-	ret = acc_rank_export(c, &all[0]);
+	ret = acc_rank_export(c, &e);
 	if (ret)
 		snprintf(why, wlen, "rank 0 could not export its staging and signals");
 	for (r = 1; !ret && r < n; r++) {
-		type = msg_recv(bx, conn[r], &all[r], &from, &s);
-		if (type == BS_EXPORT && from == r)
-			continue;
-		if (type == BS_STATUS && s.status) {
-			snprintf(why, wlen, "%s", s.why);
-			ret = s.status;
-		} else {
-			snprintf(why, wlen, "rank 0 got no exports from rank %u (pid %d)", r,
-				 (int)g->pids[r]);
-			ret = type < 0 ? (type == -ECONNRESET ? -ECONNABORTED : type) : -EPROTO;
-		}
+		ret = export_send(bx, conn[r], 0, &e);
+		if (ret)
+			snprintf(why, wlen, "rank 0 could not send its exports to rank %u (pid %d)",
+				 r, (int)g->pids[r]);
 	}
-	for (r = 1; !ret && r < n; r++)
-		for (p = 0; !ret && p < n; p++) {
+	acc_export_close(&e);
+	for (r = 1; !ret && r < n; r++) {
+		type = msg_recv(bx, conn[r], &e, &from, &s);
+		if (type != BS_EXPORT || from != r) {
+			acc_export_close(&e);
+			if (type == BS_STATUS && s.status) {
+				snprintf(why, wlen, "%s", s.why);
+				ret = s.status;
+			} else {
+				snprintf(why, wlen, "rank 0 got no exports from rank %u (pid %d)", r,
+					 (int)g->pids[r]);
+				ret = type < 0 ? (type == -ECONNRESET ? -ECONNABORTED : type) :
+				      -EPROTO;
+			}
+			break;
+		}
+		for (p = 1; !ret && p < n; p++) {
 			if (p == r)
 				continue;
-			ret = export_send(bx, conn[r], p, &all[p]);
+			ret = export_send(bx, conn[p], r, &e);
 			if (ret)
 				snprintf(why, wlen, "rank 0 could not send rank %u's exports to "
-					 "rank %u (pid %d)", p, r, (int)g->pids[r]);
+					 "rank %u (pid %d)", r, p, (int)g->pids[p]);
 		}
-	for (p = 1; !ret && p < n; p++) {
-		ret = acc_rank_import(c, p, &all[p], g->ranks[p]);
-		if (ret)
-			snprintf(why, wlen, "rank 0 could not import rank %u's staging and signals",
-				 p);
+		if (!ret) {
+			ret = acc_rank_import(c, r, &e, g->ranks[r]);
+			if (ret)
+				snprintf(why, wlen, "rank 0 could not import rank %u's staging and "
+					 "signals", r);
+		}
+		acc_export_close(&e);
 	}
-	for (r = 0; r < n; r++)
-		acc_export_close(&all[r]);
-	free(all);
 	for (r = 1; !ret && r < n; r++) {
-		struct acc_export e;
-
 		type = msg_recv(bx, conn[r], &e, &from, &s);
 		if (type == BS_STATUS && !s.status)
 			continue;
+		acc_export_close(&e);
 		if (type == BS_STATUS) {
 			snprintf(why, wlen, "%s", s.why);
 			ret = s.status;
@@ -1046,7 +1063,6 @@ static int exchange_host(struct bs_ctx *bx, struct acc_group *g, const int *conn
 			ret = type < 0 ? (type == -ECONNRESET ? -ECONNABORTED : type) : -EPROTO;
 		}
 	}
-done:
 	for (r = 1; r < n; r++)
 		status_send(bx, conn[r], BS_DONE, ret, ret ? why : "");
 	return ret;
