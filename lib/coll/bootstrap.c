@@ -720,6 +720,8 @@ static int peer_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 			return ret;
 	}
 	ret = bs_send(bx, fd, mine, sizeof(*mine), NULL, 0);
+	if (ret == -ECONNRESET)
+		ret = -ECONNABORTED;	/* rank 0 closed it: as below */
 	if (!ret) {
 		/* rank 0 names the missing ranks at its deadline: give it a moment past ours */
 		len = bs_recv(bx, fd, v, sizeof(*v), memfd, 1, &nfds,
