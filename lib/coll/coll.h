@@ -11,6 +11,8 @@
 #ifndef ACCEL_COLL_H
 #define ACCEL_COLL_H
 
+#include <sys/types.h>
+
 #include "../internal.h"
 
 #define ACC_COMM_CHANNELS	1	/* channels per ordered pair of ranks */
@@ -73,14 +75,39 @@ struct acc_arrival {
 	bool used;
 };
 
-/* Sticky failures recorded in the group (group->lock). */
-enum acc_fail { ACC_FAIL_NONE, ACC_FAIL_ABORT, ACC_FAIL_PROTO, ACC_FAIL_TIMEOUT };
+/* Sticky failures recorded in the group (group->lock). DEAD: a peer process died. */
+enum acc_fail { ACC_FAIL_NONE, ACC_FAIL_ABORT, ACC_FAIL_PROTO, ACC_FAIL_TIMEOUT, ACC_FAIL_DEAD };
 
+struct acc_mp;
+
+/* Bytes of a group that stay in the process (see struct acc_group). */
+#define ACC_GROUP_LOCAL_BYTES	4096
+
+/*
+ * The group. Its first %ACC_GROUP_LOCAL_BYTES are the process's own
+ * (@ranks, @live, @mp); everything from @lock on is the state the ranks
+ * share. accel_comm_init_all() allocates it as one object. A
+ * multi-process communicator (accel_comm_init_rank(), bootstrap.c) maps a
+ * private page followed by a MAP_SHARED memfd that rank 0 created, so the
+ * shared part is the same memory in every process and @lock is a
+ * process-shared robust mutex. Hence: nothing from @lock on may hold a
+ * pointer or anything else that only means something in one process
+ * (fail_field only ever points at string literals and is never read);
+ * process-local fields go into the anonymous structure of the local part.
+ */
 struct acc_group {
+	union {
+		struct {
+			struct accel_comm **ranks;	/* rank i (NULL once destroyed) */
+			unsigned int live;		/* ranks not destroyed yet */
+			/* multi-process: this process's bootstrap state (NULL: init_all) */
+			struct acc_mp *mp;
+		};
+		char local_part[ACC_GROUP_LOCAL_BYTES];
+	};
+	/* --- shared from here on --- */
 	pthread_mutex_t lock;
 	unsigned int nranks;
-	unsigned int live;		/* ranks not destroyed yet */
-	struct accel_comm **ranks;	/* rank i (NULL once destroyed) */
 	/* settings every rank agreed on */
 	uint32_t algo;			/* forced, or AUTO */
 	uint64_t timeout_ns;
@@ -97,6 +124,10 @@ struct acc_group {
 	int fail_ranks[2];
 	const char *fail_field;
 	struct accel_comm_error fail_report;	/* TIMEOUT: the first rank's report */
+	/* multi-process (bootstrap.c) */
+	int32_t pids[ACCEL_COMM_MAX_RANKS];	/* every rank's process */
+	_Atomic uint64_t left;		/* ranks whose process destroyed its rank */
+	int32_t lock_owner;		/* the rank holding @lock (EOWNERDEAD names it) */
 };
 
 /* What a rank remembers of one of its operations. */
@@ -145,6 +176,36 @@ struct accel_comm {
 
 /* --- transport.c --- */
 int acc_comm_transport_init(struct acc_group *g);
+
+/*
+ * One rank's staging buffer and counters as dma-buf fds, in this order:
+ * staging, go, abort, then ready[q] and credit[q] of every peer q in rank
+ * order; @base: each counter's epoch-0 value. accel_comm_init_all() passes
+ * them from rank to rank in the process, accel_comm_init_rank() over the
+ * bootstrap sockets (SCM_RIGHTS): one import path for both.
+ */
+#define ACC_EXPORT_MAX	(3 + 2 * (ACCEL_COMM_MAX_RANKS - 1))
+#define acc_export_count(nranks)	((nranks) < 2 ? 0u : 3 + 2 * ((nranks) - 1))
+struct acc_export {
+	unsigned int n;
+	int fd[ACC_EXPORT_MAX];
+	uint64_t off[ACC_EXPORT_MAX];
+	uint64_t base[ACC_EXPORT_MAX];
+};
+
+/* @c's staging, scratch and counters (c->g's settings). */
+int acc_rank_alloc(struct accel_comm *c);
+/* @c's exports (none for 1 rank); nothing left open on failure. */
+int acc_rank_export(struct accel_comm *c, struct acc_export *e);
+void acc_export_close(struct acc_export *e);
+/*
+ * Import into @c what it writes of peer @p (from @p's exports @e); with
+ * @proxy (multi-process: the stand-in of @p in this process's
+ * group->ranks[p]), every counter of @p too, so that a failure found here
+ * releases @p's queues (acc_comm_poison()). The fds stay the caller's.
+ */
+int acc_rank_import(struct accel_comm *c, unsigned int p, const struct acc_export *e,
+		    struct accel_comm *proxy);
 void acc_comm_transport_fini(struct accel_comm *c);
 /* The counter a channel key names, and its owner's rank. */
 const struct acc_ctr *acc_chan_ctr(const struct acc_group *g, struct acc_chan_key key,
@@ -222,5 +283,47 @@ bool acc_comm_queue_alive(struct accel_device *dev, struct accel_queue *q, uint3
 /* --- comm.c --- */
 void acc_group_lock(struct acc_group *g);
 void acc_group_unlock(struct acc_group *g);
+/* The settings of @params (then the environment, then the defaults) into @g. */
+int acc_comm_settings(struct acc_group *g, const struct accel_comm_params *params);
+
+/* --- multi-process communicators (bootstrap.c, monitor.c) --- */
+
+/*
+ * What one process keeps of a multi-process communicator (group->mp):
+ * the bootstrap connections (rank 0: one per peer; others: conn[0] to
+ * rank 0), a pidfd of every peer's process (-1 where pidfd_open() is not
+ * available: then rank 0's sockets still see every death and rank 0
+ * fails the group for all), and the monitor thread that watches them.
+ * Written by init_rank() and destroy only; the monitor reads it.
+ */
+struct acc_mp {
+	unsigned int rank, nranks;
+	pid_t pid;			/* the process that made it (fork: not a child) */
+	int conn[ACCEL_COMM_MAX_RANKS];
+	int pidfd[ACCEL_COMM_MAX_RANKS];
+	int wake;			/* eventfd: destroy stops the monitor */
+	pthread_t monitor;
+	bool have_monitor;
+};
+
+/*
+ * The rendezvous, the shared group and the exchange of accel_comm_init_rank():
+ * *@out is the mapped group with this process's rank and its peers'
+ * stand-ins in ->ranks (@set: this rank's settings).
+ */
+int acc_mp_bootstrap(struct acc_group **out, const struct acc_group *set,
+		     const struct accel_comm_id *id, unsigned int nranks, unsigned int rank,
+		     struct accel_device *dev);
+void acc_mp_group_unmap(struct acc_group *g);
+/* Free every entry of group->ranks (this rank and the stand-ins) and the array. */
+void acc_mp_ranks_free(struct acc_group *g);
+/* Start the monitor of @g (pidfds, the wake eventfd, the thread). */
+int acc_mp_monitor_start(struct acc_group *g);
+/* Stop and join it (never waits for a peer). */
+void acc_mp_monitor_stop(struct acc_group *g);
+/* " (pid N)" of rank @peer of a multi-process group, in @buf; "" otherwise. */
+const char *acc_mp_peer_pid(const struct acc_group *g, int peer, char *buf, size_t len);
+/* Peer @p died (@how: what showed it): fail the group with -ECONNRESET, once. */
+void acc_mp_peer_died(struct acc_group *g, unsigned int p, const char *how);
 
 #endif /* ACCEL_COLL_H */

@@ -8,14 +8,37 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll.h"
 
 uint64_t acc_comm_test_base;
 
+/*
+ * The group's lock. Multi-process: a robust process-shared mutex; if its
+ * holder died (EOWNERDEAD), the state is made consistent and the group
+ * fails with the holder's death (-ECONNRESET), as its monitor would find.
+ */
 void acc_group_lock(struct acc_group *g)
 {
-	pthread_mutex_lock(&g->lock);
+	int ret = pthread_mutex_lock(&g->lock);
+
+	if (ret == EOWNERDEAD) {
+		int dead = g->lock_owner;
+
+		pthread_mutex_consistent(&g->lock);
+		if (dead >= 0 && (unsigned int)dead < g->nranks &&
+		    atomic_load(&g->fail) == ACC_FAIL_NONE) {
+			atomic_store(&g->fail, ACC_FAIL_DEAD);
+			g->fail_rank = dead;
+			acc_comm_poison(g, 4);
+		}
+		acc_err("comm %p: rank %d (pid %d) died holding the communicator's lock",
+			(void *)g, dead, dead >= 0 && dead < ACCEL_COMM_MAX_RANKS ?
+			(int)g->pids[dead] : -1);
+	}
+	if (g->mp)
+		g->lock_owner = (int32_t)g->mp->rank;
 }
 
 void acc_group_unlock(struct acc_group *g)
@@ -24,7 +47,7 @@ void acc_group_unlock(struct acc_group *g)
 }
 
 /* The settings: the caller's, then the environment's, then the defaults. */
-static int comm_settings(struct acc_group *g, const struct accel_comm_params *params)
+int acc_comm_settings(struct acc_group *g, const struct accel_comm_params *params)
 {
 	struct accel_comm_params p;
 	const char *env;
@@ -133,7 +156,7 @@ ACCEL_API int accel_comm_init_all(struct accel_comm **comms, unsigned int ndevs,
 	}
 	pthread_mutex_init(&g->lock, NULL);
 	g->nranks = ndevs;
-	ret = comm_settings(g, params);
+	ret = acc_comm_settings(g, params);
 	if (ret)
 		goto fail;
 	g->seq0 = acc_comm_test_base;
@@ -171,6 +194,90 @@ fail:
 	return ret;
 }
 
+void acc_mp_ranks_free(struct acc_group *g)
+{
+	unsigned int p;
+
+	if (!g->ranks)
+		return;
+	for (p = 0; p < g->nranks; p++)
+		if (g->ranks[p])
+			comm_free(g->ranks[p]);
+	free(g->ranks);
+	g->ranks = NULL;
+}
+
+ACCEL_API int accel_comm_init_rank(struct accel_comm **comm, unsigned int nranks,
+				   const struct accel_comm_id *id, unsigned int rank,
+				   struct accel_device *dev, const struct accel_comm_params *params)
+{
+	struct acc_group *set, *g;
+	int ret;
+
+	if (!comm || !id || !dev || !nranks || nranks > ACCEL_COMM_MAX_RANKS || rank >= nranks) {
+		acc_err("comm_init_rank: rank %u of %u ranks (1 to %u), NULL comm, id or device",
+			rank, nranks, ACCEL_COMM_MAX_RANKS);
+		return -EINVAL;
+	}
+	ret = acc_check_dev(dev, "comm_init_rank");
+	if (ret)
+		return ret;
+	set = calloc(1, sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	ret = acc_comm_settings(set, params);
+	set->seq0 = acc_comm_test_base;
+	if (!ret)
+		ret = acc_mp_bootstrap(&g, set, id, nranks, rank, dev);
+	free(set);
+	if (ret)
+		return ret;
+	ret = acc_mp_monitor_start(g);
+	if (ret) {
+		/* the peers' init succeeded: fail the communicator for them too */
+		acc_err("comm_init_rank: rank %u: no monitor thread: %s; the communicator is "
+			"aborted on every rank", rank, strerror(-ret));
+		accel_comm_abort(g->ranks[rank]);
+		atomic_fetch_or(&g->left, 1ull << rank);
+		acc_mp_monitor_stop(g);
+		acc_group_lock(g);
+		acc_mp_ranks_free(g);
+		acc_group_unlock(g);
+		free(g->mp);
+		acc_mp_group_unmap(g);
+		return ret;
+	}
+	*comm = g->ranks[rank];
+	acc_info("comm %p: rank %u of %u (pid %d), algorithm %s, chunk %llu bytes x %u slots, "
+		 "one-shot up to %llu bytes, timeout %llu ms", (void *)g, rank, nranks,
+		 (int)getpid(), acc_algo_name(g->algo), (unsigned long long)g->chunk, g->slots,
+		 (unsigned long long)g->oneshot_max, (unsigned long long)(g->timeout_ns / 1000000));
+	return 0;
+}
+
+/* Multi-process: this process's rank goes, and with it the process's view of the group. */
+static void mp_destroy(struct accel_comm *comm)
+{
+	struct acc_group *g = comm->g;
+
+	if (g->mp->pid != getpid()) {
+		/* a forked child: the rank and the monitor are the parent's; free the copies */
+		g->mp->have_monitor = false;
+		acc_mp_monitor_stop(g);
+		acc_mp_ranks_free(g);
+		free(g->mp);
+		acc_mp_group_unmap(g);
+		return;
+	}
+	atomic_fetch_or(&g->left, 1ull << comm->rank);	/* peers: a normal end */
+	acc_mp_monitor_stop(g);
+	acc_group_lock(g);
+	acc_mp_ranks_free(g);
+	acc_group_unlock(g);
+	free(g->mp);
+	acc_mp_group_unmap(g);
+}
+
 ACCEL_API void accel_comm_destroy(struct accel_comm *comm)
 {
 	struct acc_group *g;
@@ -179,6 +286,10 @@ ACCEL_API void accel_comm_destroy(struct accel_comm *comm)
 	if (!comm)
 		return;
 	g = comm->g;
+	if (g->mp) {
+		mp_destroy(comm);
+		return;
+	}
 	acc_group_lock(g);
 	g->ranks[comm->rank] = NULL;
 	last = --g->live == 0;

@@ -39,6 +39,8 @@ int acc_comm_group_error(struct acc_group *g, unsigned int rank)
 		return -EPROTO;
 	case ACC_FAIL_TIMEOUT:
 		return -ETIMEDOUT;
+	case ACC_FAIL_DEAD:
+		return -ECONNRESET;
 	}
 	return 0;
 }
@@ -175,7 +177,7 @@ static bool find_fault(struct accel_comm *c, struct accel_comm_error *rep)
 static void log_report(struct accel_comm *c, const struct accel_comm_error *rep)
 {
 	const struct acc_hist *h = NULL;
-	char miss[ACCEL_COMM_MAX_RANKS * 4 + 1] = "", call[160] = "?";
+	char miss[ACCEL_COMM_MAX_RANKS * 4 + 1] = "", call[160] = "?", ppid[32];
 	uint64_t i = c->nhist > ACC_COMM_HISTORY ? c->nhist - ACC_COMM_HISTORY : 0;
 	unsigned int r;
 	size_t at = 0;
@@ -188,10 +190,11 @@ static void log_report(struct accel_comm *c, const struct accel_comm_error *rep)
 	for (r = 0; r < c->nranks; r++)
 		if (rep->missing & (1ull << r))
 			at += (size_t)snprintf(miss + at, sizeof(miss) - at, "%s%u", at ? "," : "", r);
-	acc_err("comm %p rank %u/%u: %s seq %llu, algorithm %s, failed: %s in phase %s, peer %d; "
+	acc_err("comm %p rank %u/%u: %s seq %llu, algorithm %s, failed: %s in phase %s, peer %d%s; "
 		"ranks that had not called it: %s (pid %d)", (void *)c->g, c->rank, c->nranks, call,
 		(unsigned long long)rep->seq, acc_algo_name(rep->algo), strerror(-rep->error),
-		phase_name(rep->phase), rep->peer, at ? miss : "none", (int)getpid());
+		phase_name(rep->phase), rep->peer, acc_mp_peer_pid(c->g, rep->peer, ppid, sizeof(ppid)),
+		at ? miss : "none", (int)getpid());
 }
 
 ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_comm_error *err,
@@ -238,7 +241,8 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 			}
 		}
 		if (rep.error) {
-			if (atomic_load(&g->fail) == ACC_FAIL_ABORT)
+			if (atomic_load(&g->fail) == ACC_FAIL_ABORT ||
+			    atomic_load(&g->fail) == ACC_FAIL_DEAD)
 				rep.peer = g->fail_rank;
 			if (atomic_load(&g->fail) == ACC_FAIL_PROTO) {
 				rep.peer = g->fail_ranks[1] == (int)comm->rank ? g->fail_ranks[0] :

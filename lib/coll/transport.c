@@ -48,19 +48,6 @@ static int ctr_new(struct accel_comm *c, struct acc_ctr *ctr)
 	return 0;
 }
 
-/* Import @peer's @ctr into @c's device. */
-static int ctr_import(struct accel_comm *c, const struct acc_ctr *ctr, struct accel_signal **out)
-{
-	uint64_t off;
-	int fd, ret = accel_signal_export(ctr->sig, &fd, &off);
-
-	if (ret)
-		return ret;
-	ret = accel_signal_import(c->dev, fd, off, out);
-	close(fd);
-	return ret;
-}
-
 uint64_t acc_slot_offset(const struct acc_group *g, unsigned int src, unsigned int dst,
 			 uint64_t k)
 {
@@ -84,7 +71,7 @@ const struct acc_ctr *acc_chan_ctr(const struct acc_group *g, struct acc_chan_ke
 	return key.dir == ACC_DIR_DATA ? &c->ready[key.src] : &c->credit[key.dst];
 }
 
-static int rank_alloc(struct accel_comm *c)
+int acc_rank_alloc(struct accel_comm *c)
 {
 	struct acc_group *g = c->g;
 	unsigned int n = c->nranks, p;
@@ -123,44 +110,134 @@ static int rank_alloc(struct accel_comm *c)
 	return ret;
 }
 
-static int rank_import(struct accel_comm *c)
+/* Index in rank @p's exports of its ready[@q] (credit[@q] follows). */
+static unsigned int export_index(unsigned int p, unsigned int q)
 {
-	struct acc_group *g = c->g;
-	unsigned int p;
-	int ret = 0, fd;
+	return 3 + 2 * (q < p ? q : q - 1);
+}
 
-	for (p = 0; !ret && p < c->nranks; p++) {
-		struct accel_comm *o = g->ranks[p];
+void acc_export_close(struct acc_export *e)
+{
+	unsigned int i;
 
-		if (p == c->rank)
+	for (i = 0; i < e->n; i++)
+		if (e->fd[i] >= 0)
+			close(e->fd[i]);
+	e->n = 0;
+}
+
+static int export_ctr(struct acc_export *e, const struct acc_ctr *ctr)
+{
+	unsigned int i = e->n++;
+	int ret;
+
+	e->fd[i] = -1;
+	e->base[i] = ctr->base;
+	ret = accel_signal_export(ctr->sig, &e->fd[i], &e->off[i]);
+	if (ret)
+		e->fd[i] = -1;
+	return ret;
+}
+
+int acc_rank_export(struct accel_comm *c, struct acc_export *e)
+{
+	unsigned int q;
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	if (c->nranks < 2)
+		return 0;	/* nothing to share */
+	e->n = 1;
+	e->fd[0] = -1;
+	ret = accel_buffer_export(c->staging, 0, &e->fd[0]);
+	if (ret)
+		e->fd[0] = -1;
+	if (!ret)
+		ret = export_ctr(e, &c->go);
+	if (!ret)
+		ret = export_ctr(e, &c->abort);
+	for (q = 0; !ret && q < c->nranks; q++) {
+		if (q == c->rank)
 			continue;
-		ret = accel_buffer_export(o->staging, 0, &fd);
-		if (ret)
-			break;
-		ret = accel_buffer_import(c->dev, fd, 0, &c->peer_staging[p]);
-		close(fd);
+		ret = export_ctr(e, &c->ready[q]);
 		if (!ret)
-			ret = ctr_import(c, &o->go, &c->imp_go[p]);
+			ret = export_ctr(e, &c->credit[q]);
+	}
+	if (ret)
+		acc_export_close(e);
+	return ret;
+}
+
+static int import_ctr(struct accel_device *dev, const struct acc_export *e, unsigned int i,
+		      struct acc_ctr *ctr)
+{
+	int ret = accel_signal_import(dev, e->fd[i], e->off[i], &ctr->sig);
+
+	if (ret)
+		return ret;
+	ctr->base = e->base[i];
+	ctr->va = accel_signal_va(ctr->sig);
+	return 0;
+}
+
+int acc_rank_import(struct accel_comm *c, unsigned int p, const struct acc_export *e,
+		    struct accel_comm *proxy)
+{
+	unsigned int i = export_index(p, c->rank), q;
+	struct acc_ctr ctr;
+	int ret;
+
+	if (e->n != acc_export_count(c->nranks))
+		return -EPROTO;
+	ret = accel_buffer_import(c->dev, e->fd[0], 0, &c->peer_staging[p]);
+	if (!ret)
+		ret = import_ctr(c->dev, e, 1, &ctr);
+	if (ret)
+		return ret;
+	c->imp_go[p] = ctr.sig;
+	c->peer_go_base[p] = ctr.base;
+	ret = import_ctr(c->dev, e, i, &ctr);
+	if (ret)
+		return ret;
+	c->imp_ready[p] = ctr.sig;
+	c->peer_ready_base[p] = ctr.base;
+	ret = import_ctr(c->dev, e, i + 1, &ctr);
+	if (ret)
+		return ret;
+	c->imp_credit[p] = ctr.sig;
+	c->peer_credit_base[p] = ctr.base;
+	if (!proxy)
+		return 0;
+	/* every counter of @p, for releasing its queues (acc_comm_poison()) */
+	ret = import_ctr(c->dev, e, 1, &proxy->go);
+	if (!ret)
+		ret = import_ctr(c->dev, e, 2, &proxy->abort);
+	for (q = 0; !ret && q < c->nranks; q++) {
+		if (q == p)
+			continue;
+		ret = import_ctr(c->dev, e, export_index(p, q), &proxy->ready[q]);
 		if (!ret)
-			ret = ctr_import(c, &o->ready[c->rank], &c->imp_ready[p]);
-		if (!ret)
-			ret = ctr_import(c, &o->credit[c->rank], &c->imp_credit[p]);
-		c->peer_go_base[p] = o->go.base;
-		c->peer_ready_base[p] = o->ready[c->rank].base;
-		c->peer_credit_base[p] = o->credit[c->rank].base;
+			ret = import_ctr(c->dev, e, export_index(p, q) + 1, &proxy->credit[q]);
 	}
 	return ret;
 }
 
 int acc_comm_transport_init(struct acc_group *g)
 {
-	unsigned int i;
+	struct acc_export e;
+	unsigned int i, p;
 	int ret = 0;
 
 	for (i = 0; !ret && i < g->nranks; i++)
-		ret = rank_alloc(g->ranks[i]);
-	for (i = 0; !ret && i < g->nranks; i++)
-		ret = rank_import(g->ranks[i]);
+		ret = acc_rank_alloc(g->ranks[i]);
+	/* one path with accel_comm_init_rank(): rank p's exports, imported by every peer */
+	for (p = 0; !ret && p < g->nranks && g->nranks > 1; p++) {
+		ret = acc_rank_export(g->ranks[p], &e);
+		for (i = 0; !ret && i < g->nranks; i++)
+			if (i != p)
+				ret = acc_rank_import(g->ranks[i], p, &e, NULL);
+		acc_export_close(&e);
+	}
 	if (ret)
 		acc_err("comm_init_all: staging and signals of %u ranks (%llu bytes x %u slots "
 			"per peer): %s", g->nranks, (unsigned long long)g->chunk, g->slots,

@@ -227,12 +227,13 @@ enum accel_comm_phase {
  * struct accel_comm_error - why a communicator failed
  * @error: 0, or -ETIMEDOUT, -ECANCELED (this rank aborted),
  *	-ECONNABORTED (@peer aborted), -EPROTO (the ranks called different
- *	operations), -EIO (a queue fault of another kind)
+ *	operations), -EIO (a queue fault of another kind), -ECONNRESET (the
+ *	process of rank @peer died: multi-process communicators)
  * @op: &enum accel_comm_op of the failed operation
  * @seq: its sequence number
  * @rank: the rank this report is for
- * @peer: the rank that aborted, that called a different operation, or
- *	whose data or slot did not come; -1 if none
+ * @peer: the rank that aborted, died, that called a different operation,
+ *	or whose data or slot did not come; -1 if none
  * @phase: &enum accel_comm_phase
  * @algo: &enum accel_comm_algo the operation used
  * @missing: -ETIMEDOUT: bit i set if rank i had not called @seq when the
@@ -419,6 +420,109 @@ int accel_alltoall(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtyp
  * everything before its barrier.
  */
 int accel_barrier(struct accel_comm *comm, struct accel_queue *queue, struct accel_event *ev);
+
+/* --- multi-process communicators (LIBACCEL_1.3) --- */
+
+/**
+ * DOC: multi-process communicators
+ *
+ * One rank per process, NCCL's shape: one process calls
+ * accel_comm_get_unique_id() and hands the id to every process of the job
+ * by any means (a file, a pipe, fork(), MPI); each process then calls
+ * accel_comm_init_rank() with its own rank and device. Rank 0's call hosts
+ * the rendezvous: it listens on the abstract Unix socket the id names
+ * until every other rank has said hello (with the id's nonce), checks
+ * that every rank agrees on the library version and every setting that
+ * changes the protocol, and relays each rank's staging buffer and
+ * counters (dma-buf fds over SCM_RIGHTS) to every peer, which imports
+ * them into its own device. The communicator then runs every operation
+ * of this header, unchanged. See Documentation/collectives.rst,
+ * "Communicators and bootstrap".
+ *
+ * After init each process keeps its bootstrap connection(s) and a pidfd
+ * of every peer, watched by one thread per communicator: a peer process
+ * that dies (without accel_comm_destroy()) fails the communicator on
+ * every surviving rank with -ECONNRESET, releasing their queued work, and
+ * the log names the rank and its pid; accel_comm_abort() in one process
+ * fails the others with -ECONNABORTED naming it.
+ */
+
+/* Bytes of a &struct accel_comm_id. */
+#define ACCEL_COMM_ID_BYTES	128
+
+/**
+ * struct accel_comm_id - where and how the ranks of a job meet
+ * @internal: opaque (an abstract socket name and a random nonce)
+ *
+ * Plain bytes: copy it, write it to a file or a pipe. One id names one
+ * communicator's rendezvous; an id may be reused for another
+ * communicator once the previous init_rank() calls with it returned.
+ */
+struct accel_comm_id {
+	unsigned char internal[ACCEL_COMM_ID_BYTES];
+};
+
+/**
+ * accel_comm_get_unique_id() - a new id for accel_comm_init_rank()
+ * @id: filled with a random abstract socket name and a random 256-bit
+ *	nonce (getrandom())
+ *
+ * Opens nothing: the caller need not be rank 0 (rank 0's
+ * accel_comm_init_rank() listens on the name).
+ *
+ * Return: 0; -EINVAL for NULL; getrandom()'s error. One syscall.
+ */
+int accel_comm_get_unique_id(struct accel_comm_id *id);
+
+/**
+ * accel_comm_init_rank() - this process's rank of a multi-process communicator
+ * @comm: the new rank, on success
+ * @nranks: ranks of the communicator, 1 to %ACCEL_COMM_MAX_RANKS (the same in every process)
+ * @id: from accel_comm_get_unique_id(), the same in every process
+ * @rank: this process's rank, below @nranks, each once
+ * @dev: this rank's device (opened in this process)
+ * @params: NULL for the defaults; as accel_comm_init_all()
+ *
+ * Blocks until every rank has joined, at most the communicator's timeout
+ * (@params->timeout_ms, else ACCEL_COMM_TIMEOUT_MS, else 10 s; other
+ * ranks get up to 0.5 s more to hear rank 0's verdict). Rank 0 binds the
+ * id's name and keeps waiting through foreign connections, hellos of
+ * another size or magic and wrong nonces (each dropped and logged); the
+ * other ranks retry connecting until rank 0 listens. Every rank returns
+ * the same error when init fails after the rendezvous. Restarted after
+ * signals (EINTR); accel_comm_init_abort() stops it from another thread.
+ *
+ * Return: 0; -EINVAL for bad arguments; -EADDRINUSE on rank 0 if the
+ * id's name is already bound (another communicator with this id is
+ * initializing: every id is for one communicator at a time); -EEXIST if
+ * another process has joined as @rank already; -ETIMEDOUT when ranks did
+ * not join in time (logged with the missing ranks); -EPROTO when the
+ * ranks differ in the library version, the number of ranks, the backend
+ * or a setting (algorithm, chunk bytes, slots, one-shot threshold,
+ * timeout), logged on every rank with the setting, both values and both
+ * ranks; -ECONNABORTED when a rank left or was stopped during init
+ * (names it); -ECANCELED if accel_comm_init_abort() stopped this call;
+ * the device's errors (-ENOMEM, -ENOSPC, -ENODEV). Nothing is left
+ * allocated on failure. Many syscalls.
+ */
+int accel_comm_init_rank(struct accel_comm **comm, unsigned int nranks,
+			 const struct accel_comm_id *id, unsigned int rank,
+			 struct accel_device *dev, const struct accel_comm_params *params);
+
+/**
+ * accel_comm_init_abort() - stop this process's accel_comm_init_rank() calls with an id
+ * @id: the id they were called with
+ *
+ * accel_comm_abort() needs a communicator, which init_rank() has not
+ * returned yet: this is the abort of an init in progress (ncclCommAbort()
+ * of a nonblocking init). Safe from any thread (not from a signal
+ * handler). The stopped calls return -ECANCELED; their peers' calls fail
+ * with -ECONNABORTED (or -ETIMEDOUT if they had not reached rank 0 yet).
+ *
+ * Return: 0 if at least one call was stopped; -ENOENT if none was in
+ * progress; -EINVAL for NULL. A few syscalls.
+ */
+int accel_comm_init_abort(const struct accel_comm_id *id);
 
 #ifdef __cplusplus
 }

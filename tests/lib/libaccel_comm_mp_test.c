@@ -1,0 +1,1166 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libaccel collectives across processes (accel_comm_get_unique_id(),
+ * accel_comm_init_rank()), on both backends: 2, 3 and 4 forked processes,
+ * one rank each on its own device (opened after the fork), every
+ * operation on a few dtypes and counts against a host computation; the
+ * bootstrap keeps waiting through a foreign connection, garbage and a
+ * wrong nonce; a settings mismatch fails every rank with -EPROTO naming
+ * the setting; a rank that never joins: -ETIMEDOUT within the timeout
+ * + 1 s naming it; a duplicate rank (-EEXIST), a busy name (-EADDRINUSE),
+ * accel_comm_init_abort() (-ECANCELED); SIGKILL of one rank before,
+ * during (a large ring allreduce in flight) and after an operation: the
+ * survivors fail with -ECONNRESET within 2 s naming the rank and its pid;
+ * an abort in one process: -ECONNABORTED in the others; 100 rounds of
+ * init_rank/use/destroy return fds, threads and device memory to the
+ * baseline.
+ *
+ * Assertions inside the ranks end the rank's process with a message; a
+ * rank that ends early makes its peers fail (that is the feature under
+ * test), and the parent reaps every rank with a bounded wait, killing
+ * leftovers, and reports each rank's status.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "libaccel_test.h"
+
+#define NMAX		4
+#define ID0		984
+#define CHUNK		4096
+#define BUFSZ		(1u << 20)
+#define WAIT_NS		(20 * SEC)
+
+/* --- host values and the oracle (as libaccel_comm_test.c) --- */
+
+/*
+ * IEEE half precision by double arithmetic (the ThreadSanitizer build's
+ * clang has no half-precision type on x86-64). Decoding is exact;
+ * encoding rounds to nearest even.
+ */
+static double f16_to_d(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f;
+	double m = h & 0x3ff, v;
+
+	if (e == 0x1f)
+		v = m ? NAN : INFINITY;
+	else if (e == 0)
+		v = ldexp(m, -24);
+	else
+		v = ldexp(m + 1024, e - 25);
+	return h & 0x8000 ? -v : v;
+}
+
+static uint16_t d_to_f16(double v)
+{
+	uint16_t s = signbit(v) ? 0x8000 : 0;
+	double m, q;
+	int e;
+
+	v = fabs(v);
+	if (isnan(v))
+		return s | 0x7e00;
+	if (isinf(v))
+		return s | 0x7c00;
+	if (v == 0)
+		return s;
+	m = frexp(v, &e);			/* v = m * 2^e, 0.5 <= m < 1 */
+	if (e - 1 < -14)			/* subnormal: units of 2^-24 */
+		return s | (uint16_t)nearbyint(ldexp(v, 24));
+	q = nearbyint(ldexp(m, 11));		/* 1024 .. 2048 */
+	if (q == 2048) {
+		q = 1024;
+		e++;
+	}
+	if (e - 1 > 15)
+		return s | 0x7c00;
+	return s | (uint16_t)((e - 1 + 15) << 10) | ((uint16_t)q & 0x3ff);
+}
+
+static double get(const void *base, enum accel_dtype t, uint64_t i)
+{
+	const unsigned char *p = base;
+
+	switch (t) {
+	case ACCEL_DTYPE_F32: { float f; memcpy(&f, p + 4 * i, 4); return f; }
+	case ACCEL_DTYPE_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); return f16_to_d(h); }
+	case ACCEL_DTYPE_BF16: {
+		uint16_t b; uint32_t u; float f;
+
+		memcpy(&b, p + 2 * i, 2);
+		u = (uint32_t)b << 16;
+		memcpy(&f, &u, 4);
+		return f;
+	}
+	case ACCEL_DTYPE_I32: { int32_t v; memcpy(&v, p + 4 * i, 4); return v; }
+	case ACCEL_DTYPE_I64: { int64_t v; memcpy(&v, p + 8 * i, 8); return (double)v; }
+	case ACCEL_DTYPE_U8: return p[i];
+	default: return 0;
+	}
+}
+
+/* small integers: exact in every dtype (bf16 holds integers up to 256) */
+static void put(void *base, enum accel_dtype t, uint64_t i, double v)
+{
+	unsigned char *p = base;
+
+	switch (t) {
+	case ACCEL_DTYPE_F32: { float f = (float)v; memcpy(p + 4 * i, &f, 4); break; }
+	case ACCEL_DTYPE_F16: { uint16_t h = d_to_f16(v); memcpy(p + 2 * i, &h, 2); break; }
+	case ACCEL_DTYPE_BF16: {
+		float f = (float)v; uint32_t u; uint16_t b;
+
+		memcpy(&u, &f, 4);
+		b = (uint16_t)(u >> 16);	/* exact for these values */
+		memcpy(p + 2 * i, &b, 2);
+		break;
+	}
+	case ACCEL_DTYPE_I32: { int32_t x = (int32_t)v; memcpy(p + 4 * i, &x, 4); break; }
+	case ACCEL_DTYPE_I64: { int64_t x = (int64_t)v; memcpy(p + 8 * i, &x, 8); break; }
+	case ACCEL_DTYPE_U8: p[i] = (uint8_t)(int)v; break;
+	default: break;
+	}
+}
+
+/* Input element @i of rank @r: exact products and sums in every dtype. */
+static double value(unsigned int r, uint64_t i, enum accel_redop op, enum accel_dtype t)
+{
+	static const double prod[] = { 1, 2, -1, -2, 1, 1 };
+	unsigned int h = (unsigned int)((r * 2654435761u) ^ (i * 40503u) ^ (i >> 3));
+
+	if (op == ACCEL_REDOP_PROD)
+		return t == ACCEL_DTYPE_U8 ? (double)(h % 3 + 1) : prod[h % 6];
+	if (t == ACCEL_DTYPE_U8)
+		return h % 60;
+	return (double)(h % 21) - 10;
+}
+
+static double combine(double a, double b, enum accel_redop op, enum accel_dtype t)
+{
+	double v;
+
+	switch (op) {
+	case ACCEL_REDOP_PROD: v = a * b; break;
+	case ACCEL_REDOP_MIN: v = a < b ? a : b; break;
+	case ACCEL_REDOP_MAX: v = a > b ? a : b; break;
+	default: v = a + b; break;
+	}
+	return t == ACCEL_DTYPE_U8 ? (double)((unsigned int)v & 0xff) : v;
+}
+
+/* The reduction over ranks of element @i (AVG: the sum divided). */
+static double reduced(unsigned int n, uint64_t i, enum accel_redop op, enum accel_dtype t)
+{
+	double v = value(0, i, op, t);
+	unsigned int r;
+
+	for (r = 1; r < n; r++)
+		v = combine(v, value(r, i, op, t), op == ACCEL_REDOP_AVG ? ACCEL_REDOP_SUM : op, t);
+	return op == ACCEL_REDOP_AVG ? v / n : v;
+}
+
+/*
+ * Stated tolerance: exact, except AVG, which multiplies the exact sum by
+ * 1/n rounded to the dtype, then rounds the product: relative error at
+ * most 2^-22 (f32), 2^-9 (f16), 2^-7 (bf16).
+ */
+static bool close_enough(double got, double want, enum accel_redop op, enum accel_dtype t)
+{
+	double tol;
+
+	if (op != ACCEL_REDOP_AVG)
+		return got == want;
+	tol = t == ACCEL_DTYPE_F32 ? 0x1p-22 : t == ACCEL_DTYPE_F16 ? 0x1p-9 : 0x1p-7;
+	return fabs(got - want) <= tol * (fabs(want) > 1 ? fabs(want) : 1);
+}
+
+/* --- ranks in processes --- */
+
+struct rank_ctx {
+	unsigned int rank, n;
+	struct accel_comm_id id;
+	struct accel_comm_params params;
+	struct accel_device *dev;
+	struct accel_queue *q;
+	struct accel_buffer *sb, *rb;
+	void *s, *r;
+	int logfd;		/* this rank's stderr (the library's log), or -1 */
+	int arg;
+};
+
+typedef void (*rank_fn)(struct rank_ctx *x);
+
+static int rank_stderr = -1;	/* the test's stderr, kept by each rank */
+
+/* A failed check in a rank: its log (the library's messages) goes to the test's stderr. */
+static void rank_fail(struct rank_ctx *x, int code)
+{
+	char buf[4096];
+	off_t off = 0;
+	ssize_t n;
+
+	if (x->logfd >= 0 && rank_stderr >= 0)
+		while ((n = pread(x->logfd, buf, sizeof(buf), off)) > 0) {
+			if (write(rank_stderr, buf, (size_t)n) != n)
+				break;
+			off += n;
+		}
+	_exit(code);
+}
+
+/* In a rank: fail the process with a message (its peers then see it go). */
+#define RCHECK(cond) do {							\
+	if (!(cond)) {								\
+		fprintf(stderr, "rank %u (pid %d): %s:%d: check failed: %s\n",	\
+			x->rank, (int)getpid(), __FILE__, __LINE__, #cond);	\
+		rank_fail(x, 20);						\
+	}									\
+} while (0)
+
+#define RCHECK_EQ(want, got) do {						\
+	long long _w = (long long)(want), _g = (long long)(got);		\
+	if (_w != _g) {								\
+		fprintf(stderr, "rank %u (pid %d): %s:%d: %s is %lld, not %lld\n", \
+			x->rank, (int)getpid(), __FILE__, __LINE__, #got, _g, _w); \
+		rank_fail(x, 21);						\
+	}									\
+} while (0)
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+/* Does this rank's log (its stderr so far) contain @s? */
+static bool log_has(struct rank_ctx *x, const char *s)
+{
+	static char buf[1 << 16];
+	ssize_t n;
+
+	if (x->logfd < 0)
+		return false;
+	n = pread(x->logfd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return strstr(buf, s) != NULL;
+}
+
+static void make_devices(struct __test_metadata *_metadata, unsigned int n)
+{
+	char spec[64];
+	unsigned int i;
+
+	for (i = 0; i < NMAX; i++)
+		lib_del_device(ID0 + i);
+	for (i = 0; i < n; i++) {
+		snprintf(spec, sizeof(spec), "%u memory=64M", ID0 + i);
+		ASSERT_EQ(0, lib_new_device(spec));
+	}
+}
+
+static void del_devices(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < NMAX; i++)
+		lib_del_device(ID0 + i);
+}
+
+/* The rank's process: its device (rank @dev_of), queue, buffers, then @fn. */
+static pid_t spawn(const struct rank_ctx *tmpl, unsigned int rank, unsigned int dev_of,
+		   rank_fn fn)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	{
+		struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 8192 };
+		struct rank_ctx ctx = *tmpl, *x = &ctx;
+		char path[300];
+
+		x->rank = rank;
+		rank_stderr = dup(2);
+		x->logfd = memfd_create("rank-log", 0);
+		if (x->logfd >= 0) {
+			/* the log goes to a file the rank reads back, and is echoed at exit */
+			dup2(x->logfd, 2);
+		}
+		accel_log_set_level(ACCEL_LOG_WARN);	/* what the checks read back */
+		RCHECK_EQ(0, lib_node_path(ID0 + dev_of, path, sizeof(path)));
+		RCHECK_EQ(0, accel_device_open_path(path, &x->dev));
+		RCHECK_EQ(0, accel_queue_create(x->dev, &qp, &x->q));
+		RCHECK_EQ(0, accel_buffer_create(x->dev, BUFSZ, ACCEL_BUFFER_HOST, &x->sb));
+		RCHECK_EQ(0, accel_buffer_create(x->dev, BUFSZ, ACCEL_BUFFER_HOST, &x->rb));
+		x->s = accel_buffer_host(x->sb);
+		x->r = accel_buffer_host(x->rb);
+		fn(x);
+		accel_queue_destroy(x->q);
+		accel_buffer_destroy(x->sb);
+		accel_buffer_destroy(x->rb);
+		accel_device_close(x->dev);
+		_exit(0);
+	}
+}
+
+/*
+ * Wait at most @ms for every process of @pids; kill the ones left; their
+ * statuses in @st (exit code, or 128 + signal, or -1 if killed here).
+ * Prints each rank's log (its stderr file) if @show or it failed.
+ */
+static void reap(pid_t *pids, unsigned int n, unsigned int ms, int *st)
+{
+	int64_t end = now_ns() + (int64_t)ms * 1000000;
+	unsigned int left = n, i;
+	int s;
+
+	for (i = 0; i < n; i++)
+		st[i] = -1;
+	while (left && now_ns() < end) {
+		for (i = 0; i < n; i++) {
+			if (st[i] != -1 || !pids[i])
+				continue;
+			if (waitpid(pids[i], &s, WNOHANG) == pids[i]) {
+				st[i] = WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
+				left--;
+			}
+		}
+		usleep(2000);
+	}
+	for (i = 0; i < n; i++) {
+		if (st[i] != -1 || !pids[i])
+			continue;
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], &s, 0);
+		st[i] = -1;
+	}
+}
+
+/* Run @fn on @n ranks (rank i on device i) and expect every one to end with @want[i] (0 if NULL). */
+static void run_job(struct __test_metadata *_metadata, unsigned int n,
+		    const struct accel_comm_params *p, rank_fn fn, int arg, const int *want,
+		    unsigned int ms)
+{
+	struct rank_ctx t;
+	pid_t pids[NMAX];
+	int st[NMAX];
+	unsigned int i;
+
+	memset(&t, 0, sizeof(t));
+	t.n = n;
+	t.arg = arg;
+	if (p)
+		t.params = *p;
+	else
+		t.params = (struct accel_comm_params){ .size = sizeof(t.params),
+						       .chunk_bytes = CHUNK };
+	ASSERT_EQ(0, accel_comm_get_unique_id(&t.id));
+	for (i = 0; i < n; i++)
+		pids[i] = spawn(&t, i, i, fn);
+	reap(pids, n, ms, st);
+	for (i = 0; i < n; i++) {
+		if ((want ? want[i] : 0) != st[i])
+			TH_LOG("rank %u of %u ended with %d, not %d", i, n, st[i],
+			       want ? want[i] : 0);
+		EXPECT_EQ(want ? want[i] : 0, st[i]);
+	}
+}
+
+/* Init this rank of x->id; the error is the caller's to check. */
+static int rank_init(struct rank_ctx *x, struct accel_comm **c)
+{
+	return accel_comm_init_rank(c, x->n, &x->id, x->rank, x->dev, &x->params);
+}
+
+/* --- every operation --- */
+
+struct run {
+	enum accel_comm_op op;
+	enum accel_dtype t;
+	enum accel_redop redop;
+	uint64_t count;
+	int root;
+	bool in_place;
+};
+
+static void addrs(struct rank_ctx *x, const struct run *run, uint64_t *send, uint64_t *recv)
+{
+	uint64_t es = (uint64_t)accel_dtype_size(run->t), bytes = run->count * es;
+
+	*send = accel_buffer_va(x->sb);
+	*recv = accel_buffer_va(x->rb);
+	if (!run->in_place)
+		return;
+	switch (run->op) {
+	case ACCEL_COMM_OP_ALLGATHER:
+		*send = *recv + x->rank * bytes;
+		break;
+	case ACCEL_COMM_OP_REDUCESCATTER:
+		*recv = *send + x->rank * bytes;
+		break;
+	default:
+		*send = *recv;
+		break;
+	}
+}
+
+static void *host_of(struct rank_ctx *x, uint64_t va)
+{
+	uint64_t sb = accel_buffer_va(x->sb);
+
+	if (va >= sb && va < sb + BUFSZ)
+		return (char *)x->s + (va - sb);
+	return (char *)x->r + (va - accel_buffer_va(x->rb));
+}
+
+static int issue(struct rank_ctx *x, struct accel_comm *c, const struct run *run,
+		 struct accel_event *ev)
+{
+	uint64_t s, d;
+
+	addrs(x, run, &s, &d);
+	switch (run->op) {
+	case ACCEL_COMM_OP_ALLREDUCE:
+		return accel_allreduce(s, d, run->count, run->t, run->redop, c, x->q, ev);
+	case ACCEL_COMM_OP_REDUCE:
+		return accel_reduce(s, d, run->count, run->t, run->redop, run->root, c, x->q, ev);
+	case ACCEL_COMM_OP_BROADCAST:
+		return accel_broadcast(s, d, run->count, run->t, run->root, c, x->q, ev);
+	case ACCEL_COMM_OP_ALLGATHER:
+		return accel_allgather(s, d, run->count, run->t, c, x->q, ev);
+	case ACCEL_COMM_OP_REDUCESCATTER:
+		return accel_reducescatter(s, d, run->count, run->t, run->redop, c, x->q, ev);
+	case ACCEL_COMM_OP_ALLTOALL:
+		return accel_alltoall(s, d, run->count, run->t, c, x->q, ev);
+	default:
+		return accel_barrier(c, x->q, ev);
+	}
+}
+
+static double expected(unsigned int n, unsigned int r, uint64_t i, const struct run *run)
+{
+	uint64_t c = run->count;
+
+	switch (run->op) {
+	case ACCEL_COMM_OP_ALLREDUCE:
+	case ACCEL_COMM_OP_REDUCE:
+		return reduced(n, i, run->redop, run->t);
+	case ACCEL_COMM_OP_REDUCESCATTER:
+		return reduced(n, r * c + i, run->redop, run->t);
+	case ACCEL_COMM_OP_BROADCAST:
+		return value((unsigned int)run->root, i, run->redop, run->t);
+	case ACCEL_COMM_OP_ALLGATHER:
+		return value((unsigned int)(i / c), i % c, run->redop, run->t);
+	default:
+		return value((unsigned int)(i / c), r * c + i % c, run->redop, run->t);
+	}
+}
+
+/* This rank's part of @run, checked against the host's computation; 0 or why not. */
+static int run_one(struct rank_ctx *x, struct accel_comm *c, const struct run *run)
+{
+	uint64_t per, i, s, d, outn;
+	struct accel_event ev;
+	const void *o;
+	int ret;
+
+	per = run->op == ACCEL_COMM_OP_REDUCESCATTER || run->op == ACCEL_COMM_OP_ALLTOALL ?
+	      x->n * run->count : run->count;
+	addrs(x, run, &s, &d);
+	memset(x->r, 0x5a, BUFSZ);
+	memset(x->s, 0x5a, BUFSZ);
+	for (i = 0; i < per; i++)
+		put(host_of(x, s), run->t, i, value(x->rank, i, run->redop, run->t));
+	ret = issue(x, c, run, &ev);
+	if (!ret)
+		ret = accel_comm_wait(c, &ev, WAIT_NS);
+	if (ret)
+		return ret;
+	if (run->op == ACCEL_COMM_OP_REDUCE && (int)x->rank != run->root)
+		return 0;
+	if (run->op == ACCEL_COMM_OP_BARRIER)
+		return 0;
+	o = host_of(x, d);
+	outn = run->op == ACCEL_COMM_OP_ALLGATHER || run->op == ACCEL_COMM_OP_ALLTOALL ?
+	       x->n * run->count : run->count;
+	for (i = 0; i < outn; i++) {
+		double got = get(o, run->t, i), want = expected(x->n, x->rank, i, run);
+
+		if (!close_enough(got, want, run->redop, run->t)) {
+			fprintf(stderr, "rank %u of %u: op %u dtype %u redop %u count %llu root %d%s: "
+				"element %llu is %g, not %g\n", x->rank, x->n, run->op, run->t,
+				run->redop, (unsigned long long)run->count, run->root,
+				run->in_place ? " in place" : "", (unsigned long long)i, got, want);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+static void rank_ops(struct rank_ctx *x)
+{
+	static const enum accel_comm_op ops[] = {
+		ACCEL_COMM_OP_ALLREDUCE, ACCEL_COMM_OP_REDUCE, ACCEL_COMM_OP_REDUCESCATTER,
+		ACCEL_COMM_OP_BROADCAST, ACCEL_COMM_OP_ALLGATHER, ACCEL_COMM_OP_ALLTOALL,
+		ACCEL_COMM_OP_BARRIER,
+	};
+	static const enum accel_dtype dts[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_BF16, ACCEL_DTYPE_I32,
+						ACCEL_DTYPE_U8 };
+	static const uint64_t cnts[] = { 0, 1, 7, 1031, 5003 };
+	struct accel_comm *c;
+	unsigned int o, d, k, runs = 0;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	RCHECK_EQ(x->n, accel_comm_count(c));
+	RCHECK_EQ(x->rank, accel_comm_rank(c));
+	RCHECK(accel_comm_device(c) == x->dev);
+	for (o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+		for (d = 0; d < sizeof(dts) / sizeof(dts[0]); d++)
+			for (k = 0; k < sizeof(cnts) / sizeof(cnts[0]); k++) {
+				struct run run = {
+					.op = ops[o], .t = dts[d], .count = cnts[k],
+					.redop = (enum accel_redop)((o + d + k) %
+						 (dts[d] == ACCEL_DTYPE_F32 ? ACCEL_REDOP_COUNT :
+						  ACCEL_REDOP_AVG)),
+					.root = (int)((k + d) % x->n), .in_place = (k + o) & 1,
+				};
+
+				if (x->params.algo == ACCEL_COMM_ALGO_RING &&
+				    run.op == ACCEL_COMM_OP_ALLTOALL)
+					continue;
+				RCHECK_EQ(0, run_one(x, c, &run));
+				runs++;
+			}
+	RCHECK_EQ(0, accel_comm_get_async_error(c, NULL, 0));
+	accel_comm_destroy(c);
+	fprintf(stdout, "rank %u of %u: %u operations checked\n", x->rank, x->n, runs);
+}
+
+FIXTURE(mp) {
+	struct vaccel_counts counts;
+};
+
+FIXTURE_SETUP(mp)
+{
+	if (!lib_present())
+		SKIP(return, "vaccel is not loaded");
+	del_devices();
+	lib_counts_read(&self->counts);
+	make_devices(_metadata, NMAX);
+}
+
+FIXTURE_TEARDOWN(mp)
+{
+	if (!lib_present())
+		return;
+	del_devices();
+	EXPECT_LIB_COUNTS_BACK(&self->counts, 5000);
+}
+
+static void ops_job(struct __test_metadata *_metadata, unsigned int n, uint32_t algo)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK, .algo = algo };
+
+	run_job(_metadata, n, &p, rank_ops, 0, NULL, 300000);
+}
+
+TEST_F_TIMEOUT(mp, ops_2_ranks_ring, 400) { ops_job(_metadata, 2, ACCEL_COMM_ALGO_RING); }
+TEST_F_TIMEOUT(mp, ops_3_ranks_oneshot, 400) { ops_job(_metadata, 3, ACCEL_COMM_ALGO_ONESHOT); }
+TEST_F_TIMEOUT(mp, ops_4_ranks_auto, 400) { ops_job(_metadata, 4, ACCEL_COMM_ALGO_AUTO); }
+TEST_F_TIMEOUT(mp, ops_4_ranks_ring, 400) { ops_job(_metadata, 4, ACCEL_COMM_ALGO_RING); }
+
+/* --- the rendezvous --- */
+
+/* Abstract name inside an id (the layout of lib/coll/bootstrap.c's struct bs_id). */
+#define ID_NONCE_OFF	8
+#define ID_NAME_OFF	40
+
+static socklen_t id_sockaddr(const struct accel_comm_id *id, struct sockaddr_un *a)
+{
+	const char *name = (const char *)id->internal + ID_NAME_OFF;
+	size_t len = strnlen(name, 64);
+
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	memcpy(a->sun_path + 1, name, len);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len);
+}
+
+/* A connection to @id's rendezvous, once rank 0 listens (10 s at most); -1 if never. */
+static int connect_by_hand(const struct accel_comm_id *id)
+{
+	struct sockaddr_un a;
+	socklen_t len = id_sockaddr(id, &a);
+	int64_t end = now_ns() + 10 * SEC;
+
+	while (now_ns() < end) {
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&a, len))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		usleep(5000);
+	}
+	return -1;
+}
+
+static void rank_allreduce_once(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	struct accel_comm *c;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	RCHECK_EQ(0, run_one(x, c, &run));
+	accel_comm_destroy(c);
+}
+
+/* Rank 0 of the test below: it logged what it dropped. */
+static void rank_host_drops(struct rank_ctx *x)
+{
+	rank_allreduce_once(x);
+	RCHECK(log_has(x, "a foreign connection (13 bytes"));
+	RCHECK(log_has(x, "not said hello: the oldest dropped"));
+	RCHECK(log_has(x, "a hello with a wrong nonce (rank 1"));
+}
+
+/* The wrong-nonce process: a rank 1 of another job at this name. Its hello is dropped. */
+static void rank_wrong_nonce(struct rank_ctx *x)
+{
+	struct accel_comm *c;
+	int ret;
+
+	x->id.internal[ID_NONCE_OFF + 3] ^= 0x40;
+	ret = rank_init(x, &c);
+	RCHECK(ret == -ECONNABORTED || ret == -ETIMEDOUT);
+}
+
+/*
+ * Rank 0 listens; a garbage message, a silent connection and a hello with a
+ * wrong nonce come first; rank 1 joins last: the communicator works.
+ */
+TEST_F_TIMEOUT(mp, bootstrap_drops_foreign_and_wrong_nonce, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 8000 };
+	struct rank_ctx t = { .n = 2, .params = p };
+	pid_t pids[3];
+	int st[3], garbage, silent[80], i;
+
+	ASSERT_EQ(0, accel_comm_get_unique_id(&t.id));
+	pids[0] = spawn(&t, 0, 0, rank_host_drops);
+	garbage = connect_by_hand(&t.id);
+	ASSERT_LE(0, garbage);
+	EXPECT_EQ(13, send(garbage, "not a hello!", 13, MSG_NOSIGNAL));
+	usleep(200000);	/* read and dropped before the crowd below comes */
+	/* more silent connections than rank 0 keeps pending: the oldest go */
+	for (i = 0; i < 80; i++) {
+		silent[i] = connect_by_hand(&t.id);
+		ASSERT_LE(0, silent[i]);
+	}
+	pids[2] = spawn(&t, 1, 1, rank_wrong_nonce);
+	usleep(300000);
+	pids[1] = spawn(&t, 1, 1, rank_allreduce_once);
+	reap(pids, 3, 30000, st);
+	EXPECT_EQ(0, st[0]) TH_LOG("rank 0");
+	EXPECT_EQ(0, st[1]) TH_LOG("rank 1");
+	EXPECT_EQ(0, st[2]) TH_LOG("the wrong-nonce process");
+	close(garbage);
+	for (i = 0; i < 80; i++)
+		close(silent[i]);
+}
+
+/* Rank 1 runs another chunk size: every rank fails with -EPROTO, naming it. */
+static void rank_mismatch(struct rank_ctx *x)
+{
+	struct accel_comm *c;
+	int64_t t0 = now_ns();
+
+	if (x->rank == 1)
+		x->params.chunk_bytes = 2 * CHUNK;
+	RCHECK_EQ(-EPROTO, rank_init(x, &c));
+	RCHECK(now_ns() - t0 < 5 * SEC);	/* at once, not at the timeout */
+	RCHECK(log_has(x, "chunk bytes (params.chunk_bytes) differs: rank 0"));
+	RCHECK(log_has(x, "rank 1 (pid"));
+}
+
+TEST_F_TIMEOUT(mp, settings_mismatch_fails_every_rank, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 10000 };
+
+	run_job(_metadata, 3, &p, rank_mismatch, 0, NULL, 30000);
+}
+
+/* Rank 2 never joins: ranks 0 and 1 fail with -ETIMEDOUT within the timeout + 1 s, naming it. */
+static void rank_timeout(struct rank_ctx *x)
+{
+	struct accel_comm *c;
+	int64_t t0 = now_ns(), dt;
+
+	if (x->rank == 2)
+		return;	/* never joins */
+	RCHECK_EQ(-ETIMEDOUT, rank_init(x, &c));
+	dt = now_ns() - t0;
+	RCHECK(dt >= 900 * 1000000ll && dt <= 2000 * 1000000ll);
+	RCHECK(log_has(x, "rank(s) 2 did not join in time"));
+}
+
+TEST_F_TIMEOUT(mp, a_rank_that_never_joins_times_out, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 1000 };
+
+	run_job(_metadata, 3, &p, rank_timeout, 0, NULL, 30000);
+}
+
+/* Rank 0 never comes: rank 1 times out naming it. */
+static void rank_no_host(struct rank_ctx *x)
+{
+	struct accel_comm *c;
+	int64_t t0 = now_ns(), dt;
+
+	if (x->rank == 0)
+		return;
+	RCHECK_EQ(-ETIMEDOUT, rank_init(x, &c));
+	dt = now_ns() - t0;
+	RCHECK(dt >= 900 * 1000000ll && dt <= 2000 * 1000000ll);
+	RCHECK(log_has(x, "rank 0 (the rendezvous host) did not join in time"));
+}
+
+TEST_F_TIMEOUT(mp, rank_0_never_comes, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 1000 };
+
+	run_job(_metadata, 2, &p, rank_no_host, 0, NULL, 30000);
+}
+
+/* Two processes claim rank 1: the second gets -EEXIST; rank 2 joins after it; the job completes. */
+static void rank_dup(struct rank_ctx *x)
+{
+	struct accel_comm *c;
+
+	RCHECK_EQ(-EEXIST, rank_init(x, &c));
+}
+
+TEST_F_TIMEOUT(mp, duplicate_rank_and_busy_name, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 8000 };
+	struct rank_ctx t = { .n = 3, .params = p };
+	pid_t pids[4];
+	int st[4], fd;
+
+	ASSERT_EQ(0, accel_comm_get_unique_id(&t.id));
+	pids[0] = spawn(&t, 0, 0, rank_allreduce_once);
+	fd = connect_by_hand(&t.id);	/* rank 0 listens */
+	ASSERT_LE(0, fd);
+	close(fd);
+	pids[1] = spawn(&t, 1, 1, rank_allreduce_once);
+	usleep(300000);
+	pids[2] = spawn(&t, 1, 3, rank_dup);
+	usleep(300000);
+	pids[3] = spawn(&t, 2, 2, rank_allreduce_once);
+	reap(pids, 4, 30000, st);
+	EXPECT_EQ(0, st[0]);
+	EXPECT_EQ(0, st[1]);
+	EXPECT_EQ(0, st[2]) TH_LOG("the second rank 1");
+	EXPECT_EQ(0, st[3]);
+	t.n = 2;
+
+	/* the name is bound while rank 0 waits: a second rank 0 gets -EADDRINUSE */
+	{
+		struct accel_device *d;
+		struct accel_comm *c;
+		char path[300];
+
+		ASSERT_EQ(0, accel_comm_get_unique_id(&t.id));
+		pids[0] = spawn(&t, 0, 0, rank_allreduce_once);
+		fd = connect_by_hand(&t.id);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, lib_node_path(ID0 + 3, path, sizeof(path)));
+		ASSERT_EQ(0, accel_device_open_path(path, &d));
+		EXPECT_EQ(-EADDRINUSE, accel_comm_init_rank(&c, 2, &t.id, 0, d, &p));
+		accel_device_close(d);
+		close(fd);
+		kill(pids[0], SIGKILL);
+		reap(pids, 1, 5000, st);
+	}
+}
+
+/* accel_comm_init_abort() from another thread stops an init in progress. */
+struct init_thread {
+	struct accel_comm_id id;
+	struct accel_device *dev;
+	unsigned int rank;
+	int ret;
+	int64_t ns;
+};
+
+static void *init_in_thread(void *arg)
+{
+	struct init_thread *it = arg;
+	struct accel_comm_params p = { .size = sizeof(p), .timeout_ms = 20000 };
+	struct accel_comm *c = NULL;
+	int64_t t0 = now_ns();
+
+	it->ret = accel_comm_init_rank(&c, 2, &it->id, it->rank, it->dev, &p);
+	it->ns = now_ns() - t0;
+	if (!it->ret)
+		accel_comm_destroy(c);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(mp, init_abort_stops_a_waiting_init, 60)
+{
+	struct init_thread it;
+	char path[300];
+	unsigned int r;
+	pthread_t th;
+
+	ASSERT_EQ(0, lib_node_path(ID0, path, sizeof(path)));
+	for (r = 0; r < 2; r++) {	/* the host waiting for rank 1; rank 1 waiting for the host */
+		memset(&it, 0, sizeof(it));
+		it.rank = r;
+		ASSERT_EQ(0, accel_comm_get_unique_id(&it.id));
+		EXPECT_EQ(-ENOENT, accel_comm_init_abort(&it.id));
+		ASSERT_EQ(0, accel_device_open_path(path, &it.dev));
+		ASSERT_EQ(0, pthread_create(&th, NULL, init_in_thread, &it));
+		usleep(300000);
+		EXPECT_EQ(0, accel_comm_init_abort(&it.id));
+		pthread_join(th, NULL);
+		EXPECT_EQ(-ECANCELED, it.ret) TH_LOG("rank %u", r);
+		EXPECT_GT(2 * SEC, it.ns);
+		accel_device_close(it.dev);
+	}
+	EXPECT_EQ(-EINVAL, accel_comm_init_abort(NULL));
+}
+
+/* --- peer death and abort --- */
+
+#define BIG	(240u << 10)	/* f32 elements: 960 KiB, a ring of many 4 KiB chunks */
+
+/*
+ * arg: when rank n-1 dies: 0 before any operation, 1 during a large ring
+ * allreduce, 2 after one. The survivors' calls fail with -ECONNRESET
+ * within 2 s, naming rank n-1 and its pid.
+ */
+static void rank_killed(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_F32,
+			   .redop = ACCEL_REDOP_SUM, .count = BIG };
+	unsigned int victim = x->n - 1;
+	struct accel_comm_error err;
+	struct accel_event ev;
+	struct accel_comm *c;
+	char who[64];
+	int64_t t0;
+	int ret;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->arg == 2) {
+		run.count = 1031;
+		RCHECK_EQ(0, run_one(x, c, &run));
+		run.count = BIG;
+	}
+	if (x->rank == victim && x->arg != 1) {
+		usleep(100000);
+		raise(SIGKILL);
+	}
+	if (x->arg != 1)
+		usleep(300000);	/* the victim is gone by now */
+	t0 = now_ns();
+	ret = issue(x, c, &run, &ev);
+	if (x->rank == victim) {	/* during: die with the operation in flight */
+		RCHECK_EQ(0, ret);
+		usleep(20000);
+		raise(SIGKILL);
+	}
+	if (!ret)
+		ret = accel_comm_wait(c, &ev, WAIT_NS);
+	RCHECK_EQ(-ECONNRESET, ret);
+	RCHECK(now_ns() - t0 < 2 * SEC + (x->arg == 1 ? 100000000 : 0));
+	RCHECK_EQ(-ECONNRESET, accel_comm_get_async_error(c, &err, sizeof(err)));
+	RCHECK_EQ(victim, err.peer);
+	/* later calls fail at once */
+	RCHECK_EQ(-ECONNRESET, issue(x, c, &run, &ev));
+	/* the report names the rank and its pid */
+	RCHECK(log_has(x, "Connection reset by peer"));
+	snprintf(who, sizeof(who), ", peer %u (pid ", victim);
+	RCHECK(log_has(x, who));
+	t0 = now_ns();
+	accel_comm_destroy(c);	/* does not wait for the dead peer */
+	RCHECK(now_ns() - t0 < SEC);
+}
+
+static void kill_job(struct __test_metadata *_metadata, unsigned int n, int when)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .algo = ACCEL_COMM_ALGO_RING, .timeout_ms = 20000 };
+	int want[NMAX] = { 0 };
+
+	want[n - 1] = 128 + SIGKILL;
+	run_job(_metadata, n, &p, rank_killed, when, want, 30000);
+}
+
+TEST_F_TIMEOUT(mp, sigkill_before_an_operation, 60) { kill_job(_metadata, 3, 0); }
+TEST_F_TIMEOUT(mp, sigkill_during_a_ring_allreduce, 60) { kill_job(_metadata, 4, 1); }
+TEST_F_TIMEOUT(mp, sigkill_after_an_operation, 60) { kill_job(_metadata, 2, 2); }
+
+/* Rank 1 aborts while the others wait in an allreduce for it: -ECONNABORTED naming rank 1. */
+static void rank_abort(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_F32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	struct accel_comm_error err;
+	struct accel_event ev;
+	struct accel_comm *c;
+	int64_t t0;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->rank == 1) {
+		usleep(300000);
+		RCHECK_EQ(0, accel_comm_abort(c));
+		RCHECK_EQ(-ECANCELED, accel_comm_get_async_error(c, NULL, 0));
+		RCHECK_EQ(-ECANCELED, issue(x, c, &run, &ev));
+		accel_comm_destroy(c);
+		return;
+	}
+	t0 = now_ns();
+	RCHECK_EQ(0, issue(x, c, &run, &ev));
+	RCHECK_EQ(-ECONNABORTED, accel_comm_wait(c, &ev, WAIT_NS));
+	RCHECK(now_ns() - t0 < 2 * SEC);
+	RCHECK_EQ(-ECONNABORTED, accel_comm_get_async_error(c, &err, sizeof(err)));
+	RCHECK_EQ(1, err.peer);
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, abort_in_one_process, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	run_job(_metadata, 3, &p, rank_abort, 0, NULL, 30000);
+}
+
+/* Rank 1 calls with count + 1: every rank fails with -EPROTO, through the shared state. */
+static void rank_call_mismatch(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	struct accel_comm_error err;
+	struct accel_event ev;
+	struct accel_comm *c;
+	int ret;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	RCHECK_EQ(0, run_one(x, c, &run));
+	if (x->rank == 1) {
+		run.count++;
+		usleep(200000);	/* the others have called: this call finds the mismatch */
+	}
+	ret = issue(x, c, &run, &ev);
+	if (!ret)
+		ret = accel_comm_wait(c, &ev, WAIT_NS);
+	RCHECK_EQ(-EPROTO, ret);
+	RCHECK_EQ(-EPROTO, accel_comm_get_async_error(c, &err, sizeof(err)));
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, call_mismatch_fails_every_rank, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	run_job(_metadata, 3, &p, rank_call_mismatch, 0, NULL, 30000);
+}
+
+/* Rank 2 skips a call: the others fail with -ETIMEDOUT within the timeout + 1 s, naming it. */
+static void rank_skips(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_F32,
+			   .redop = ACCEL_REDOP_SUM, .count = 7 };
+	struct accel_comm_error err;
+	struct accel_event ev;
+	struct accel_comm *c;
+	int64_t t0;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->rank == 2) {
+		usleep(2500000);	/* alive, but never calls */
+		accel_comm_destroy(c);
+		return;
+	}
+	t0 = now_ns();
+	RCHECK_EQ(0, issue(x, c, &run, &ev));
+	RCHECK_EQ(-ETIMEDOUT, accel_comm_wait(c, &ev, WAIT_NS));
+	RCHECK(now_ns() - t0 < 2 * SEC);
+	RCHECK_EQ(-ETIMEDOUT, accel_comm_get_async_error(c, &err, sizeof(err)));
+	RCHECK_EQ(1ull << 2, err.missing);
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, a_rank_that_skips_a_call_times_out, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 1000 };
+
+	run_job(_metadata, 3, &p, rank_skips, 0, NULL, 30000);
+}
+
+/*
+ * A child forked by rank 0 destroys its copy of the communicator and exits:
+ * nothing of the parent's changes (its rank has not left: when rank 0 then
+ * dies, rank 1 still sees a death, -ECONNRESET, not a normal end).
+ */
+static void rank_forks(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	struct accel_comm *c;
+	pid_t pid;
+	int st;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->rank == 0) {
+		pid = fork();
+		if (pid == 0) {
+			accel_comm_destroy(c);
+			_exit(0);
+		}
+		RCHECK(pid > 0);
+		RCHECK_EQ(pid, waitpid(pid, &st, 0));
+		RCHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	usleep(300000);	/* the child's exit is seen by nobody as a death */
+	RCHECK_EQ(0, run_one(x, c, &run));
+	RCHECK_EQ(0, accel_comm_get_async_error(c, NULL, 0));
+	if (x->rank == 0)
+		raise(SIGKILL);
+	usleep(300000);
+	{
+		struct accel_event ev;
+		int64_t t0 = now_ns();
+		int ret = issue(x, c, &run, &ev);
+
+		if (!ret)
+			ret = accel_comm_wait(c, &ev, WAIT_NS);
+		RCHECK_EQ(-ECONNRESET, ret);
+		RCHECK(now_ns() - t0 < 2 * SEC);
+	}
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, destroy_in_a_forked_child, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+	int want[2] = { 128 + SIGKILL, 0 };
+
+	run_job(_metadata, 2, &p, rank_forks, 0, want, 30000);
+}
+
+/* --- resources --- */
+
+static int count_dir(const char *path)
+{
+	struct dirent *e;
+	DIR *d = opendir(path);
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* x->arg rounds of init_rank, an allreduce, destroy, with one id reused. */
+static void rank_rounds(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 7 };
+	uint64_t mem0, mem;
+	int fds0, thr0, i;
+
+	RCHECK_EQ(0, accel_device_memory_used(x->dev, &mem0));
+	fds0 = count_dir("/proc/self/fd");
+	thr0 = count_dir("/proc/self/task");
+	for (i = 0; i < x->arg; i++) {
+		struct accel_comm *c;
+
+		RCHECK_EQ(0, rank_init(x, &c));
+		RCHECK_EQ(0, run_one(x, c, &run));
+		accel_comm_destroy(c);
+	}
+	/*
+	 * This rank's staging lives on while a peer still holds its import of
+	 * the last round (module: the dma-buf keeps the object): the peers'
+	 * destroys come within moments; 5 s at most.
+	 */
+	for (i = 0; i < 500; i++) {
+		RCHECK_EQ(0, accel_device_memory_used(x->dev, &mem));
+		if (mem == mem0)
+			break;
+		usleep(10000);
+	}
+	RCHECK_EQ(mem0, mem);
+	RCHECK_EQ(fds0, count_dir("/proc/self/fd"));
+	RCHECK_EQ(thr0, count_dir("/proc/self/task"));
+}
+
+TEST_F_TIMEOUT(mp, init_use_destroy_100_rounds, 300)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	run_job(_metadata, 3, &p, rank_rounds, 100, NULL, 250000);
+}
+
+/* Bad arguments change nothing. */
+TEST_F(mp, bad_arguments)
+{
+	struct accel_comm_id id, bad;
+	struct accel_device *d;
+	struct accel_comm *c = NULL;
+	char path[300];
+
+	ASSERT_EQ(0, lib_node_path(ID0, path, sizeof(path)));
+	ASSERT_EQ(0, accel_device_open_path(path, &d));
+	ASSERT_EQ(0, accel_comm_get_unique_id(&id));
+	EXPECT_EQ(-EINVAL, accel_comm_get_unique_id(NULL));
+	EXPECT_EQ(-EINVAL, accel_comm_init_rank(NULL, 2, &id, 0, d, NULL));
+	EXPECT_EQ(-EINVAL, accel_comm_init_rank(&c, 0, &id, 0, d, NULL));
+	EXPECT_EQ(-EINVAL, accel_comm_init_rank(&c, 65, &id, 0, d, NULL));
+	EXPECT_EQ(-EINVAL, accel_comm_init_rank(&c, 2, &id, 2, d, NULL));
+	EXPECT_EQ(-EINVAL, accel_comm_init_rank(&c, 2, NULL, 0, d, NULL));
+	EXPECT_EQ(-EINVAL, accel_comm_init_rank(&c, 2, &id, 0, NULL, NULL));
+	memset(&bad, 0, sizeof(bad));
+	EXPECT_EQ(-EINVAL, accel_comm_init_rank(&c, 2, &bad, 0, d, NULL));
+	EXPECT_EQ(NULL, c);
+	/* a 1-rank communicator: no peers, no wait */
+	ASSERT_EQ(0, accel_comm_init_rank(&c, 1, &id, 0, d, NULL));
+	EXPECT_EQ(1, accel_comm_count(c));
+	accel_comm_destroy(c);
+	accel_device_close(d);
+}
+
+TEST_HARNESS_MAIN
