@@ -101,6 +101,8 @@ struct acc_group {
 	struct accel_comm_error fail_report;	/* TIMEOUT: the first rank's report */
 	/* commops: posted sends and receives not matched yet (p2p.c; lock) */
 	struct acc_p2p *p2p;
+	/* commops: the split in progress (split.c; lock) */
+	struct acc_split *split;
 };
 
 /* What a rank remembers of one of its operations. */
@@ -242,6 +244,11 @@ int acc_p2p_gate_check(struct acc_group *g, uint64_t seq);
 /* Record a failed match (g->lock): the communicator fails -EPROTO everywhere. */
 void acc_comm_fail_proto(struct acc_group *g, const struct acc_call *ref, int ref_rank,
 			 const struct acc_call *call, int rank, const char *field);
+/* split.c: free the split state; the splits recorded in this thread's group */
+void acc_split_fini(struct acc_group *g);
+int acc_split_group_end(void);
+/* p2p.c: this thread's group depth */
+unsigned int acc_group_depth(void);
 /* Free what the operations of commops keep in @g (the group is going). */
 void acc_comm_ops_fini(struct acc_group *g);
 

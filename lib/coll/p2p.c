@@ -61,10 +61,16 @@ static _Thread_local struct {
 	unsigned int n, cap;
 } tl;
 
+unsigned int acc_group_depth(void)
+{
+	return tl.depth;
+}
+
 void acc_comm_ops_fini(struct acc_group *g)
 {
 	unsigned int i;
 
+	acc_split_fini(g);
 	free(g->p2p);
 	g->p2p = NULL;
 	for (i = 0; i < ACC_COMM_WINDOW; i++) {
@@ -438,7 +444,7 @@ ACCEL_API int accel_group_start(void)
 
 ACCEL_API int accel_group_end(void)
 {
-	int ret;
+	int ret, r2;
 
 	if (!tl.depth) {
 		acc_err("group_end: no group was started on this thread");
@@ -448,7 +454,8 @@ ACCEL_API int accel_group_end(void)
 		return 0;
 	ret = group_flush();
 	group_clear();
-	return ret;
+	r2 = acc_split_group_end();
+	return ret ? ret : r2;
 }
 
 static int p2p_call(bool send, uint64_t buf, uint64_t count, enum accel_dtype dtype, int peer,

@@ -556,8 +556,9 @@ static void msgs_oracle(FIXTURE_DATA(ops) *self, const struct msgs *ms)
  * one group, or each call a group of its own. 0, or the first call's
  * error (@fail_at: the index of the call that failed).
  */
-static int msgs_issue(FIXTURE_DATA(ops) *self, struct accel_comm **comms, unsigned int n,
-		      const struct msgs *ms, bool group, struct accel_event *ev, bool *has)
+static int msgs_issue_on(FIXTURE_DATA(ops) *self, struct accel_comm **comms, unsigned int n,
+			 const unsigned int *map, const struct msgs *ms, bool group,
+			 struct accel_event *ev, bool *has)
 {
 	unsigned int r, i;
 	int ret = 0, ret2;
@@ -569,14 +570,16 @@ static int msgs_issue(FIXTURE_DATA(ops) *self, struct accel_comm **comms, unsign
 		for (i = 0; i < ms->n && !ret; i++) {
 			const struct msg *m = &ms->m[i];
 
+			unsigned int d = map ? map[r] : r;
+
 			if (m->src == r) {
-				ret = accel_send(accel_buffer_va(self->sbuf[r]) + m->soff, m->count,
-						 m->t, (int)m->dst, comms[r], self->q[r], &ev[r]);
+				ret = accel_send(accel_buffer_va(self->sbuf[d]) + m->soff, m->count,
+						 m->t, (int)m->dst, comms[r], self->q[d], &ev[r]);
 				has[r] = true;
 			}
 			if (!ret && m->dst == r) {
-				ret = accel_recv(accel_buffer_va(self->rbuf[r]) + m->roff, m->count,
-						 m->t, (int)m->src, comms[r], self->q[r], &ev[r]);
+				ret = accel_recv(accel_buffer_va(self->rbuf[d]) + m->roff, m->count,
+						 m->t, (int)m->src, comms[r], self->q[d], &ev[r]);
 				has[r] = true;
 			}
 		}
@@ -585,6 +588,12 @@ static int msgs_issue(FIXTURE_DATA(ops) *self, struct accel_comm **comms, unsign
 		ret = ret ? ret : ret2;
 	}
 	return ret;
+}
+
+static int msgs_issue(FIXTURE_DATA(ops) *self, struct accel_comm **comms, unsigned int n,
+		      const struct msgs *ms, bool group, struct accel_event *ev, bool *has)
+{
+	return msgs_issue_on(self, comms, n, NULL, ms, group, ev, has);
 }
 
 static int msgs_run(struct __test_metadata *_metadata, FIXTURE_DATA(ops) *self,
@@ -958,6 +967,307 @@ TEST_F(ops, p2p_bad_arguments)
 	msg_add(&ms, 0, 1, 1031, ACCEL_DTYPE_F32);
 	msg_add(&ms, 1, 0, 7, ACCEL_DTYPE_U8);
 	ASSERT_EQ(0, msgs_run(_metadata, self, comms, 2, &ms, true));
+	comm_free(comms, 2);
+}
+
+/* --- split --- */
+
+/* A ring both ways and every pair on child @kids (@m ranks, rank j on device map[j]). */
+static int child_check(struct __test_metadata *_metadata, FIXTURE_DATA(ops) *self,
+		       struct accel_comm **kids, unsigned int m, const unsigned int *map)
+{
+	struct accel_event ev[NDEV];
+	struct msgs ms, dev;
+	bool has[NDEV];
+	unsigned int i, j;
+	int ret;
+
+	memset(&ms, 0, sizeof(ms));
+	for (i = 0; i < m; i++)
+		for (j = 0; j < m; j++)
+			msg_add(&ms, i, j, pick_count(), pick_dtype());
+	/* the oracle in device space */
+	dev = ms;
+	for (i = 0; i < ms.n; i++) {
+		dev.m[i].src = map[ms.m[i].src];
+		dev.m[i].dst = map[ms.m[i].dst];
+	}
+	fill(self, NDEV);
+	msgs_oracle(self, &dev);
+	ret = msgs_issue_on(self, kids, m, map, &ms, true, ev, has);
+	for (i = 0; i < m && !ret; i++)
+		if (has[i])
+			ret = accel_comm_wait(kids[i], &ev[i], WAIT_NS);
+	for (i = 0; i < m && !ret; i++) {	/* and a barrier */
+		ret = accel_barrier(kids[i], self->q[map[i]], &ev[i]);
+	}
+	for (i = 0; i < m && !ret; i++)
+		ret = accel_comm_wait(kids[i], &ev[i], WAIT_NS);
+	return ret ? ret : compare(_metadata, self, NDEV, "split child");
+}
+
+/* The members of color @c by (key, parent rank): their parent ranks in @map; how many. */
+static unsigned int members(const int *color, const int *key, int c, unsigned int *map)
+{
+	unsigned int m = 0, r, k;
+
+	for (r = 0; r < 4; r++) {
+		if (color[r] != c)
+			continue;
+		for (k = m++; k > 0 && key[map[k - 1]] > key[r]; k--)
+			map[k] = map[k - 1];
+		map[k] = r;
+	}
+	return m;
+}
+
+static const unsigned int ident[NDEV] = { 0, 1, 2, 3 };
+
+/*
+ * Split 4 ranks by @color[r] and @key[r] from one thread in a group: every
+ * child's ranks (ordered by (key, parent rank)) and devices, operations on
+ * each child and on the parent beside them against the oracle; the
+ * resources: the split takes exactly what new communicators of the same
+ * devices take (nothing of the parent is imported again), and destroying
+ * parent and children, the parent first if @parent_first, gets device
+ * memory and objects back to the baseline.
+ */
+static void split_case(struct __test_metadata *_metadata, FIXTURE_DATA(ops) *self,
+		       const int *color, const int *key, bool parent_first)
+{
+	struct accel_comm *comms[NDEV], *kids[NDEV], *member[NDEV];
+	unsigned int r, j, m, map[NDEV];
+	uint64_t memA[NDEV], mem0[NDEV], mem1[NDEV], dsplit[NDEV], mem;
+	long bosA, bos0, bos1;
+	int c;
+
+	seed_rng("split");
+	for (r = 0; r < NDEV; r++)
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &memA[r]));
+	bosA = lib_objects("bos");
+	ASSERT_EQ(0, comm_make(self, 4, 0, 0, comms));
+	for (r = 0; r < NDEV; r++)
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem0[r]));
+	bos0 = lib_objects("bos");
+	ASSERT_EQ(0, accel_group_start());
+	for (r = 0; r < 4; r++)
+		ASSERT_EQ(0, accel_comm_split(comms[r], color[r], key[r], &kids[r]));
+	ASSERT_EQ(0, accel_group_end());
+	for (r = 0; r < NDEV; r++) {
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem1[r]));
+		dsplit[r] = mem1[r] - mem0[r];
+	}
+	bos1 = lib_objects("bos");
+	for (r = 0; r < 4; r++)
+		if (color[r] == ACCEL_COMM_SPLIT_NOCOLOR)
+			EXPECT_EQ(NULL, kids[r]);
+	for (c = 0; c < 4; c++) {
+		m = members(color, key, c, map);
+		for (j = 0; j < m; j++) {
+			member[j] = kids[map[j]];
+			ASSERT_NE(NULL, member[j]);
+			EXPECT_EQ((int)m, accel_comm_count(member[j]));
+			EXPECT_EQ((int)j, accel_comm_rank(member[j]));
+			EXPECT_EQ(self->dev[map[j]], accel_comm_device(member[j]));
+		}
+		if (m)
+			ASSERT_EQ(0, child_check(_metadata, self, member, m, map)) TH_LOG("color %d", c);
+	}
+	ASSERT_EQ(0, child_check(_metadata, self, comms, 4, ident));	/* the parent too */
+	if (parent_first) {
+		comm_free(comms, 4);
+		for (c = 0; c < 4; c++) {	/* the children go on without it */
+			m = members(color, key, c, map);
+			for (j = 0; j < m; j++)
+				member[j] = kids[map[j]];
+			if (m)
+				ASSERT_EQ(0, child_check(_metadata, self, member, m, map));
+		}
+		comm_free(kids, 4);
+	} else {
+		comm_free(kids, 4);
+		ASSERT_EQ(0, child_check(_metadata, self, comms, 4, ident));
+		comm_free(comms, 4);
+	}
+	for (r = 0; r < NDEV; r++) {
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem));
+		EXPECT_EQ(memA[r], mem) TH_LOG("device %u", r);
+	}
+	EXPECT_EQ(bosA, lib_objects_wait("bos", bosA, 5000));
+
+	/*
+	 * New communicators of each color's devices, all at once, beside a
+	 * parent like the first: they take what the split took. Without the
+	 * parent they take more objects: the split's signals land on signal
+	 * pages the parent's ranks already have imported into their peers, and
+	 * the library imports a page once per device (printed, not asserted).
+	 */
+	{
+		struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK };
+		struct accel_comm *fresh[NDEV] = { NULL };
+		struct accel_device *devs[NDEV];
+		unsigned int nf = 0, pass;
+		long b0, b1[2];
+
+		for (pass = 0; pass < 2; pass++) {
+			if (pass == 1)
+				ASSERT_EQ(0, comm_make(self, 4, 0, 0, comms));
+			for (r = 0; r < NDEV; r++)
+				ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem0[r]));
+			b0 = lib_objects("bos");
+			for (nf = 0, c = 0; c < 4; c++) {
+				m = members(color, key, c, map);
+				for (j = 0; j < m; j++)
+					devs[j] = self->dev[map[j]];
+				if (m)
+					ASSERT_EQ(0, accel_comm_init_all(fresh + nf, m, devs, &p));
+				nf += m;
+			}
+			b1[pass] = lib_objects("bos") - b0;
+			for (r = 0; r < NDEV; r++) {
+				ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem));
+				EXPECT_EQ(dsplit[r], mem - mem0[r]) TH_LOG("device %u", r);
+			}
+			comm_free(fresh, nf);
+			if (pass == 1)
+				comm_free(comms, 4);
+		}
+		ksft_print_msg("split: %ld new objects; the same communicators beside a parent: "
+			       "%ld, without one: %ld\n", bos1 - bos0, b1[1], b1[0]);
+		EXPECT_EQ(bos1 - bos0, b1[1]);
+		EXPECT_EQ(bosA, lib_objects_wait("bos", bosA, 5000));
+	}
+}
+
+TEST_F_TIMEOUT(ops, split_2x2, 300)
+{
+	static const int color[] = { 0, 0, 1, 1 }, key[] = { 0, 0, 0, 0 };
+
+	split_case(_metadata, self, color, key, false);
+	split_case(_metadata, self, color, key, true);
+}
+
+TEST_F_TIMEOUT(ops, split_odd_even_reversed, 300)
+{
+	static const int color[] = { 0, 1, 0, 1 }, key[] = { 5, 5, -2, 1 };
+
+	split_case(_metadata, self, color, key, true);
+	split_case(_metadata, self, color, key, false);
+}
+
+TEST_F_TIMEOUT(ops, split_nocolor, 300)
+{
+	static const int color[] = { 3, ACCEL_COMM_SPLIT_NOCOLOR, 3, 3 }, key[] = { 2, 0, 1, 0 };
+
+	split_case(_metadata, self, color, key, false);
+}
+
+struct splitter {
+	struct accel_comm *comm, *out;
+	int color, key, ret;
+};
+
+static void *split_thread(void *arg)
+{
+	struct splitter *s = arg;
+
+	s->ret = accel_comm_split(s->comm, s->color, s->key, &s->out);
+	return NULL;
+}
+
+/*
+ * Outside a group: a thread per rank, each call returns once every rank
+ * called. A rank that never calls: the others fail -ETIMEDOUT after the
+ * parent's timeout, nothing is made, and the parent goes on (a split then
+ * works). An abort ends a waiting split at once.
+ */
+TEST_F_TIMEOUT(ops, split_threads_timeout_abort, 300)
+{
+	struct accel_comm *comms[NDEV];
+	struct splitter sp[NDEV];
+	pthread_t th[NDEV];
+	struct aborter ab = { .ret = 1 };
+	pthread_t ath;
+	unsigned int r;
+	uint64_t t0, dt;
+
+	seed_rng("split_threads_timeout_abort");
+	ASSERT_EQ(0, comm_make(self, 4, 0, 300, comms));
+	for (r = 0; r < 4; r++) {
+		sp[r] = (struct splitter){ .comm = comms[r], .color = (int)(r % 2), .key = 0,
+					   .ret = 1 };
+		ASSERT_EQ(0, pthread_create(&th[r], NULL, split_thread, &sp[r]));
+	}
+	for (r = 0; r < 4; r++)
+		pthread_join(th[r], NULL);
+	for (r = 0; r < 4; r++) {
+		EXPECT_EQ(0, sp[r].ret);
+		EXPECT_EQ(2, accel_comm_count(sp[r].out));
+		EXPECT_EQ((int)(r / 2), accel_comm_rank(sp[r].out));
+	}
+	for (r = 0; r < 4; r++)
+		accel_comm_destroy(sp[r].out);
+
+	/* rank 3 never calls */
+	t0 = vaccel_now_ms();
+	for (r = 0; r < 3; r++) {
+		sp[r] = (struct splitter){ .comm = comms[r], .color = 0, .ret = 1 };
+		ASSERT_EQ(0, pthread_create(&th[r], NULL, split_thread, &sp[r]));
+	}
+	for (r = 0; r < 3; r++)
+		pthread_join(th[r], NULL);
+	dt = vaccel_now_ms() - t0;
+	for (r = 0; r < 3; r++) {
+		EXPECT_EQ(-ETIMEDOUT, sp[r].ret);
+		EXPECT_EQ(NULL, sp[r].out);
+	}
+	EXPECT_GT(1300, dt) TH_LOG("after %llu ms", (unsigned long long)dt);
+	EXPECT_EQ(0, accel_comm_get_async_error(comms[0], NULL, 0));	/* not sticky */
+	{
+		struct accel_comm *kids[NDEV];
+
+		ASSERT_EQ(0, accel_group_start());
+		for (r = 0; r < 4; r++)
+			ASSERT_EQ(0, accel_comm_split(comms[r], 0, 0, &kids[r]));
+		ASSERT_EQ(0, accel_group_end());
+		ASSERT_EQ(0, child_check(_metadata, self, kids, 4, ident));
+		comm_free(kids, 4);
+	}
+	comm_free(comms, 4);
+
+	/* an abort while ranks 0 and 1 wait */
+	ASSERT_EQ(0, comm_make(self, 4, 0, 30000, comms));
+	t0 = vaccel_now_ms();
+	for (r = 0; r < 2; r++) {
+		sp[r] = (struct splitter){ .comm = comms[r], .color = 0, .ret = 1 };
+		ASSERT_EQ(0, pthread_create(&th[r], NULL, split_thread, &sp[r]));
+	}
+	ab.comm = comms[2];
+	ASSERT_EQ(0, pthread_create(&ath, NULL, abort_later, &ab));
+	pthread_join(ath, NULL);
+	for (r = 0; r < 2; r++)
+		pthread_join(th[r], NULL);
+	EXPECT_EQ(0, ab.ret);
+	for (r = 0; r < 2; r++)
+		EXPECT_EQ(-ECONNABORTED, sp[r].ret);
+	EXPECT_GT(5000, vaccel_now_ms() - t0);
+	comm_free(comms, 4);
+}
+
+TEST_F(ops, split_bad_arguments)
+{
+	struct accel_comm *comms[NDEV], *kid;
+
+	ASSERT_EQ(0, comm_make(self, 2, 0, 300, comms));
+	EXPECT_EQ(-EINVAL, accel_comm_split(NULL, 0, 0, &kid));
+	EXPECT_EQ(-EINVAL, accel_comm_split(comms[0], 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, accel_comm_split(comms[0], -2, 0, &kid));
+	/* twice in one group before the other rank: -EINVAL at the end for the second */
+	ASSERT_EQ(0, accel_group_start());
+	EXPECT_EQ(0, accel_comm_split(comms[0], 0, 0, &kid));
+	EXPECT_EQ(0, accel_comm_split(comms[0], 0, 0, &kid));
+	EXPECT_EQ(-EINVAL, accel_group_end());	/* the first arrival then times out alone */
+	EXPECT_EQ(NULL, kid);
 	comm_free(comms, 2);
 }
 

@@ -530,6 +530,33 @@ int accel_send(uint64_t send, uint64_t count, enum accel_dtype dtype, int peer,
 int accel_recv(uint64_t recv, uint64_t count, enum accel_dtype dtype, int peer,
 	       struct accel_comm *comm, struct accel_queue *queue, struct accel_event *ev);
 
+/* accel_comm_split()'s color of a rank that joins no new communicator (NCCL_SPLIT_NOCOLOR) */
+#define ACCEL_COMM_SPLIT_NOCOLOR	(-1)
+
+/**
+ * accel_comm_split() - new communicators of the ranks of each color
+ * @comm: a rank of the parent
+ * @color: this rank's color (0 or more), or %ACCEL_COMM_SPLIT_NOCOLOR
+ * @key: orders the new ranks: by (key, parent rank)
+ * @newcomm: this rank's new communicator; NULL for NOCOLOR
+ *
+ * Collective over the parent: every rank of @comm calls it once. Outside
+ * a group the call returns once every rank has called (a thread per
+ * rank), or after the parent's timeout (-ETIMEDOUT) or its failure;
+ * inside a group (accel_group_start()) it only arrives and the outermost
+ * accel_group_end() completes it, so one thread can split every rank of
+ * an accel_comm_init_all() communicator. The new communicators use the
+ * parent's devices and settings (algorithm, timeout, chunk, slots,
+ * one-shot threshold) and have staging and counters of their own, so
+ * parent and children work at the same time (Documentation/
+ * collectives.rst, "Split"). Destroy them in any order with the parent.
+ *
+ * Return: 0; -EINVAL for NULL, a color below -1, or a rank calling twice
+ * before every rank called once; -ETIMEDOUT; the parent's error; what
+ * accel_comm_init_all() returns (then no rank gets a new communicator).
+ */
+int accel_comm_split(struct accel_comm *comm, int color, int key, struct accel_comm **newcomm);
+
 /* --- end of 1.3 (commops) --- */
 
 #ifdef __cplusplus
