@@ -141,8 +141,8 @@ static int check_overlaps(const struct accel_comm *c, const struct acc_args *a)
 				return -EINVAL;
 			}
 			if (q > p && overlap(ra, rl, ob, ol)) {
-				acc_err("alltoallv: rank %u: recv blocks of ranks %u [%#llx, %#llx) "
-					"and %u [%#llx, %#llx) overlap", c->rank, p,
+				acc_err("alltoallv: rank %u: recv blocks of ranks %u "
+					"[%#llx, %#llx) and %u [%#llx, %#llx) overlap", c->rank, p,
 					(unsigned long long)ra, (unsigned long long)(ra + rl), q,
 					(unsigned long long)ob, (unsigned long long)(ob + ol));
 				return -EINVAL;

@@ -227,9 +227,9 @@ static int batch_plan(struct acc_plan *pl, struct accel_comm *c)
 			break;
 		if (hs != hr || sb != rb || tl.ops[so.op].dtype != tl.ops[si.op].dtype ||
 		    tl.ops[so.op].count != tl.ops[si.op].count) {
-			acc_err("group: rank %u: its sends to itself and its receives from itself "
-				"in this group differ in number, dtype or count (each send to itself "
-				"needs its receive in the same group)", r);
+			acc_err("group: rank %u: its sends to itself and its receives from "
+				"itself in this group differ in number, dtype or count (each send "
+				"to itself needs its receive in the same group)", r);
 			ret = -EINVAL;
 			goto out;
 		}
@@ -488,7 +488,8 @@ static int p2p_call(bool send, uint64_t buf, uint64_t count, enum accel_dtype dt
 	}
 	es = accel_dtype_size(dtype);
 	if (count > (UINT64_MAX >> 16) / (uint64_t)es) {
-		acc_err("%s: rank %u: count %llu too large", fn, c->rank, (unsigned long long)count);
+		acc_err("%s: rank %u: count %llu too large", fn, c->rank,
+			(unsigned long long)count);
 		return -EINVAL;
 	}
 	if (count && (buf % es || buf + count * es < buf)) {

@@ -49,7 +49,8 @@ static int make_children(struct acc_group *g, struct acc_split *s)
 {
 	struct accel_comm_params p = {
 		.size = sizeof(p), .algo = g->algo,
-		.timeout_ms = (uint32_t)(g->timeout_ns / 1000000), .chunk_bytes = (uint32_t)g->chunk,
+		.timeout_ms = (uint32_t)(g->timeout_ns / 1000000),
+		.chunk_bytes = (uint32_t)g->chunk,
 		.slots = g->slots, .oneshot_max = g->oneshot_max,
 	};
 	unsigned int n = g->nranks, i, j, m, order[ACCEL_COMM_MAX_RANKS];

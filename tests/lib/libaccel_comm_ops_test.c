@@ -553,8 +553,8 @@ static void msgs_oracle(FIXTURE_DATA(ops) *self, const struct msgs *ms)
 /*
  * Issue every rank's sends and receives (each rank in turn, its calls in
  * the list's order, so every pair's order is the same on both ends); in
- * one group, or each call a group of its own. 0, or the first call's
- * error (@fail_at: the index of the call that failed).
+ * one group, or each call a group of its own; rank r on device @map[r]
+ * (NULL: r). 0, or the first call's error.
  */
 static int msgs_issue_on(FIXTURE_DATA(ops) *self, struct accel_comm **comms, unsigned int n,
 			 const unsigned int *map, const struct msgs *ms, bool group,
@@ -618,7 +618,7 @@ static enum accel_dtype pick_dtype(void)
 	return dtypes[rnd() % (sizeof(dtypes) / sizeof(dtypes[0]))];
 }
 
-/* A ring both ways in one group, 2 to 4 ranks, random sizes (several chunks, more than the slots). */
+/* A ring both ways in one group, 2 to 4 ranks, random sizes (up to more chunks than slots). */
 TEST_F_TIMEOUT(ops, p2p_ring_both_directions, 600)
 {
 	struct accel_comm *comms[NDEV];
@@ -725,7 +725,8 @@ TEST_F(ops, p2p_without_group_and_collectives)
 		msg_add(&ms, 0, 1, pick_count(), ACCEL_DTYPE_I32);
 		msg_add(&ms, 2, 0, pick_count(), ACCEL_DTYPE_I32);
 		msg_add(&ms, 1, 2, pick_count(), ACCEL_DTYPE_I32);
-		ASSERT_EQ(0, msgs_run(_metadata, self, comms, 3, &ms, false)) TH_LOG("round %u", it);
+		ASSERT_EQ(0, msgs_run(_metadata, self, comms, 3, &ms, false))
+			TH_LOG("round %u", it);
 		vplan_random(&v, 3);
 		ASSERT_EQ(0, vplan_run(_metadata, self, comms, 3, &v)) TH_LOG("round %u", it);
 	}
@@ -759,7 +760,8 @@ TEST_F_TIMEOUT(ops, p2p_bidirectional_exchange, 900)
 				TH_LOG("iteration %u", it);
 			continue;
 		}
-		ASSERT_EQ(0, msgs_issue(self, comms, 2, &ms, true, ev, has)) TH_LOG("iteration %u", it);
+		ASSERT_EQ(0, msgs_issue(self, comms, 2, &ms, true, ev, has))
+			TH_LOG("iteration %u", it);
 		pending = true;
 		if (it % 100 == 0) {
 			for (r = 0; r < 2; r++)
@@ -998,9 +1000,8 @@ static int child_check(struct __test_metadata *_metadata, FIXTURE_DATA(ops) *sel
 	for (i = 0; i < m && !ret; i++)
 		if (has[i])
 			ret = accel_comm_wait(kids[i], &ev[i], WAIT_NS);
-	for (i = 0; i < m && !ret; i++) {	/* and a barrier */
+	for (i = 0; i < m && !ret; i++)	/* and a barrier */
 		ret = accel_barrier(kids[i], self->q[map[i]], &ev[i]);
-	}
 	for (i = 0; i < m && !ret; i++)
 		ret = accel_comm_wait(kids[i], &ev[i], WAIT_NS);
 	return ret ? ret : compare(_metadata, self, NDEV, "split child");
@@ -1071,7 +1072,8 @@ static void split_case(struct __test_metadata *_metadata, FIXTURE_DATA(ops) *sel
 			EXPECT_EQ(self->dev[map[j]], accel_comm_device(member[j]));
 		}
 		if (m)
-			ASSERT_EQ(0, child_check(_metadata, self, member, m, map)) TH_LOG("color %d", c);
+			ASSERT_EQ(0, child_check(_metadata, self, member, m, map))
+				TH_LOG("color %d", c);
 	}
 	ASSERT_EQ(0, child_check(_metadata, self, comms, 4, ident));	/* the parent too */
 	if (parent_first) {
