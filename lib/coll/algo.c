@@ -27,16 +27,16 @@ const char *acc_op_name(uint32_t op)
 {
 	static const char *const names[] = {
 		"none", "allreduce", "reduce", "broadcast", "allgather", "reducescatter",
-		"alltoall", "barrier",
+		"alltoall", "barrier", "alltoallv", "send", "recv",
 	};
 
 	return op < sizeof(names) / sizeof(names[0]) ? names[op] : "?";
 }
 
-/* The ring runs everything but alltoall (which is direct by nature). */
+/* The ring runs everything but alltoall and alltoallv (direct by nature). */
 static bool ring_can(uint32_t op)
 {
-	return op != ACCEL_COMM_OP_ALLTOALL;
+	return op != ACCEL_COMM_OP_ALLTOALL && op != ACCEL_COMM_OP_ALLTOALLV;
 }
 
 int acc_algo_select(const struct acc_group *g, const struct acc_args *a, uint32_t *algo)

@@ -73,6 +73,12 @@ struct acc_arrival {
 	unsigned int first;	/* the rank whose call is @ref */
 	struct acc_call ref;
 	bool used;
+	/*
+	 * alltoallv's counts, 2 nranks x nranks (rank r: sendcounts,
+	 * recvcounts): a pointer, so of init_all communicators only (a
+	 * multi-process one refuses alltoallv and leaves it NULL)
+	 */
+	uint64_t *vc;
 };
 
 /* Sticky failures recorded in the group (group->lock). DEAD: a peer process died. */
@@ -102,6 +108,14 @@ struct acc_group {
 			unsigned int live;		/* ranks not destroyed yet */
 			/* multi-process: this process's bootstrap state (NULL: init_all) */
 			struct acc_mp *mp;
+			/*
+			 * Sends and receives posted, not matched yet (p2p.c), and
+			 * the split in progress (split.c); both under @lock and
+			 * only of init_all communicators: alltoallv, send/recv
+			 * and split refuse multi-process ones (-EOPNOTSUPP).
+			 */
+			struct acc_p2p *p2p;
+			struct acc_split *split;
 		};
 		char local_part[ACC_GROUP_LOCAL_BYTES];
 	};
@@ -259,6 +273,9 @@ struct acc_args {
 	bool avg;
 	int root;
 	bool in_place;
+	/* commops: alltoallv's arrays (copies, nranks entries each) */
+	const uint64_t *scounts, *sdispls, *rcounts, *rdispls;
+	uint64_t *vspare;	/* 2 nranks^2 entries for the arrival, or NULL */
 };
 
 void acc_ring_plan(struct acc_plan *pl, const struct acc_args *a);
@@ -279,6 +296,30 @@ void acc_call_describe(const struct acc_call *call, char *buf, size_t len);
 
 /* Is @q (a queue of @dev seen before) still alive? Its work is abandoned if not. */
 bool acc_comm_queue_alive(struct accel_device *dev, struct accel_queue *q, uint32_t id);
+
+/* --- commops: alltoallv.c, p2p.c --- */
+/* The call's packets (a->op ALLTOALLV) and the matching of its counts (g->lock). */
+void acc_alltoallv_plan(struct acc_plan *pl, const struct acc_args *a);
+const char *acc_alltoallv_match(struct acc_group *g, struct acc_arrival *w,
+				const struct accel_comm *c, struct acc_args *a);
+/* Enqueue a checked call: the sequence number, matching, gate (ops.c). */
+int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *q,
+		  struct accel_event *ev);
+/*
+ * The gate of @seq opens (g->lock): fails (-EPROTO, logged) if a send or
+ * receive posted before collective @seq is still unmatched.
+ */
+int acc_p2p_gate_check(struct acc_group *g, uint64_t seq);
+/* Record a failed match (g->lock): the communicator fails -EPROTO everywhere. */
+void acc_comm_fail_proto(struct acc_group *g, const struct acc_call *ref, int ref_rank,
+			 const struct acc_call *call, int rank, const char *field);
+/* split.c: free the split state; the splits recorded in this thread's group */
+void acc_split_fini(struct acc_group *g);
+int acc_split_group_end(void);
+/* p2p.c: this thread's group depth */
+unsigned int acc_group_depth(void);
+/* Free what the operations of commops keep in @g (the group is going). */
+void acc_comm_ops_fini(struct acc_group *g);
 
 /* --- comm.c --- */
 void acc_group_lock(struct acc_group *g);

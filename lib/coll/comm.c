@@ -107,6 +107,7 @@ bad:
 
 static void group_free(struct acc_group *g)
 {
+	acc_comm_ops_fini(g);
 	pthread_mutex_destroy(&g->lock);
 	free(g->ranks);
 	free(g);

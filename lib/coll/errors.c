@@ -168,6 +168,9 @@ static bool find_fault(struct accel_comm *c, struct accel_comm_error *rep)
 		if (rep->phase != ACCEL_COMM_PHASE_FAULT) {
 			rep->error = -ETIMEDOUT;
 			rep->missing = missing_of(g, rep->seq);
+			/* commops: a send or receive waits for its peer alone */
+			if (h->call.op == ACCEL_COMM_OP_SEND || h->call.op == ACCEL_COMM_OP_RECV)
+				rep->missing = rep->peer >= 0 ? 1ull << rep->peer : 0;
 		}
 		return true;
 	}

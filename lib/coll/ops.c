@@ -141,8 +141,8 @@ static const char *call_differs(const struct acc_call *x, const struct acc_call 
 		return "operation";
 	if (x->dtype != y->dtype)
 		return "dtype";
-	if (x->count != y->count)
-		return "count";
+	if (x->count != y->count && x->op != ACCEL_COMM_OP_ALLTOALLV)
+		return "count";	/* alltoallv: its counts are compared pairwise */
 	if (x->redop != y->redop)
 		return "reduction";
 	if (x->root != y->root)
@@ -159,9 +159,22 @@ static void plan_local(struct acc_plan *pl, const struct acc_args *a)
 		acc_plan_copy(pl, a->recv, a->send, bytes);
 }
 
+void acc_comm_fail_proto(struct acc_group *g, const struct acc_call *ref, int ref_rank,
+			 const struct acc_call *call, int rank, const char *field)
+{
+	atomic_store(&g->fail, ACC_FAIL_PROTO);
+	g->fail_rank = ref_rank;
+	g->fail_call[0] = *ref;
+	g->fail_call[1] = *call;
+	g->fail_ranks[0] = ref_rank;
+	g->fail_ranks[1] = rank;
+	g->fail_field = field;
+	acc_comm_poison(g, 2);
+}
+
 /* Enqueue the call; the caller has checked the arguments. */
-static int coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *q,
-		     struct accel_event *ev)
+int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *q,
+		  struct accel_event *ev)
 {
 	struct acc_group *g = c->g;
 	struct acc_arrival *w;
@@ -182,7 +195,9 @@ static int coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queu
 	ret = acc_plan_init(&pl, c);
 	if (ret)
 		return ret;
-	if (c->nranks == 1)
+	if (a->op == ACCEL_COMM_OP_ALLTOALLV)
+		acc_alltoallv_plan(&pl, a);
+	else if (c->nranks == 1)
 		plan_local(&pl, a);
 	else if (algo == ACCEL_COMM_ALGO_RING)
 		acc_ring_plan(&pl, a);
@@ -231,19 +246,23 @@ static int coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queu
 		w->arrived = 0;
 		w->first = c->rank;
 		w->ref = call;
+		if (a->op == ACCEL_COMM_OP_ALLTOALLV)
+			acc_alltoallv_match(g, w, c, a);	/* records this rank's counts */
 	} else {
 		field = call_differs(&w->ref, &call);
+		if (!field && a->op == ACCEL_COMM_OP_ALLTOALLV) {
+			field = acc_alltoallv_match(g, w, c, a);
+			if (field) {	/* logged with both ranks and counts */
+				acc_comm_fail_proto(g, &w->ref, (int)w->first, &call,
+						    (int)c->rank, field);
+				ret = -EPROTO;
+				goto unlock;
+			}
+		}
 		if (field) {
 			char x[160], y[160];
 
-			atomic_store(&g->fail, ACC_FAIL_PROTO);
-			g->fail_rank = (int)w->first;
-			g->fail_call[0] = w->ref;
-			g->fail_call[1] = call;
-			g->fail_ranks[0] = (int)w->first;
-			g->fail_ranks[1] = (int)c->rank;
-			g->fail_field = field;
-			acc_comm_poison(g, 2);
+			acc_comm_fail_proto(g, &w->ref, (int)w->first, &call, (int)c->rank, field);
 			acc_call_describe(&w->ref, x, sizeof(x));
 			acc_call_describe(&call, y, sizeof(y));
 			acc_err("comm %p: seq %llu: rank %u called %s, rank %u called %s: the %s "
@@ -253,9 +272,14 @@ static int coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queu
 			goto unlock;
 		}
 	}
+	last = (w->arrived | 1ull << c->rank) == all;
+	if (last && g->p2p) {
+		ret = acc_p2p_gate_check(g, seq);	/* a send or receive left behind */
+		if (ret)
+			goto unlock;
+	}
 	w->arrived |= 1ull << c->rank;
 	g->next_seq[c->rank] = seq + 1;
-	last = w->arrived == all;
 	acc_group_unlock(g);
 
 	/* commit: the packets, then the event */
@@ -318,7 +342,7 @@ static int coll_issue(struct accel_comm *c, struct acc_args *a, enum accel_dtype
 {
 	int ret = check_args(c, q, ev, a, dtype, op);
 
-	return ret ? ret : coll_call(c, a, q, ev);
+	return ret ? ret : acc_coll_call(c, a, q, ev);
 }
 
 ACCEL_API int accel_allreduce(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,

@@ -109,6 +109,9 @@ enum accel_comm_algo {
  * @ACCEL_COMM_OP_REDUCESCATTER: accel_reducescatter()
  * @ACCEL_COMM_OP_ALLTOALL: accel_alltoall()
  * @ACCEL_COMM_OP_BARRIER: accel_barrier()
+ * @ACCEL_COMM_OP_ALLTOALLV: accel_alltoallv()
+ * @ACCEL_COMM_OP_SEND: accel_send()
+ * @ACCEL_COMM_OP_RECV: accel_recv()
  */
 enum accel_comm_op {
 	ACCEL_COMM_OP_NONE,
@@ -119,6 +122,10 @@ enum accel_comm_op {
 	ACCEL_COMM_OP_REDUCESCATTER,
 	ACCEL_COMM_OP_ALLTOALL,
 	ACCEL_COMM_OP_BARRIER,
+	/* 1.3 (commops) */
+	ACCEL_COMM_OP_ALLTOALLV,
+	ACCEL_COMM_OP_SEND,
+	ACCEL_COMM_OP_RECV,
 };
 
 /**
@@ -523,6 +530,141 @@ int accel_comm_init_rank(struct accel_comm **comm, unsigned int nranks,
  * progress; -EINVAL for NULL. A few syscalls.
  */
 int accel_comm_init_abort(const struct accel_comm_id *id);
+/* --- 1.3 (commops): alltoallv, send/recv and groups, split --- */
+
+/**
+ * accel_alltoallv() - rank i's @sendcounts[j] elements at @sdispls[j] go to rank j's @rdispls[i]
+ * @send: the send buffer (device address)
+ * @sendcounts: nranks entries: elements this rank sends to each rank
+ * @sdispls: nranks entries: where (elements from @send) each rank's block starts
+ * @recv: the receive buffer (device address)
+ * @recvcounts: nranks entries: elements this rank receives from each rank
+ * @rdispls: nranks entries: where (elements from @recv) each rank's block goes
+ * @dtype: element type (any: the data is only moved)
+ * @comm: the rank
+ * @queue: a queue of the rank's device
+ * @ev: the event
+ *
+ * MPI_Alltoallv's shape (NCCL has none). The four arrays are read at the
+ * call only. What rank i sends to rank j must be what rank j receives
+ * from rank i: the counts are compared across ranks where the calls are
+ * matched, and a difference fails the operation on every rank with
+ * -EPROTO, the log naming both ranks and both counts (this rank's own
+ * block, @sendcounts[rank] against @recvcounts[rank], is checked at the
+ * call: -EINVAL). No range of @recv may overlap another range of @recv
+ * or any range of @send (no in-place form): -EINVAL naming both ranges.
+ * Zero counts move nothing. Always the direct algorithm (a forced ring
+ * is -EINVAL). Otherwise as the other operations, except that
+ * multi-process communicators (accel_comm_init_rank()) do not have it
+ * yet: -EOPNOTSUPP.
+ */
+int accel_alltoallv(uint64_t send, const uint64_t *sendcounts, const uint64_t *sdispls,
+		    uint64_t recv, const uint64_t *recvcounts, const uint64_t *rdispls,
+		    enum accel_dtype dtype, struct accel_comm *comm, struct accel_queue *queue,
+		    struct accel_event *ev);
+
+/**
+ * accel_group_start() - start (or nest) a group of sends and receives
+ *
+ * Thread-local, as ncclGroupStart(): until the matching outermost
+ * accel_group_end() of this thread, accel_send() and accel_recv() only
+ * check their arguments and record the operation. Collectives called
+ * inside a group are issued at once (they need no group; see
+ * Documentation/collectives.rst, "Send and receive").
+ *
+ * Return: 0; -EINVAL when nested 2^20 deep. No syscall.
+ */
+int accel_group_start(void);
+
+/**
+ * accel_group_end() - end a group; the outermost one issues its sends and receives
+ *
+ * For every rank with operations in the group, in the order the ranks
+ * first appear: matches each send and receive with the peer's (the k-th
+ * send from rank i to rank j with the k-th receive of j from i; dtype,
+ * count and the collective sequence number they follow must agree),
+ * then appends the rank's part to its queue, interleaved chunk by chunk
+ * so that no pairing of the group's sends and receives can deadlock.
+ * Every event given to the group's calls of one rank is the completion
+ * of that rank's whole part of the group.
+ *
+ * Return: 0; -EINVAL without a group started; -EAGAIN or -E2BIG as the
+ * collectives (nothing issued, for any rank); -ENOMEM; -EPROTO when a
+ * send and its receive differ (the communicator fails on every rank);
+ * the communicator's error. On an error the group is over (nothing of it
+ * is kept).
+ */
+int accel_group_end(void);
+
+/**
+ * accel_send() - send @count elements at @send to rank @peer
+ * @send: device address in the rank's device
+ * @count: elements (0: a message with no data, still matched)
+ * @dtype: element type
+ * @peer: the receiving rank (this rank: a copy to its own accel_recv() of
+ *	the same group)
+ * @comm: the rank
+ * @queue: a queue of the rank's device; one queue per rank within a group
+ * @ev: the event: the rank's part of the group is done (for a send:
+ *	the peer has received the data)
+ *
+ * Outside a group a send is a group of its own. A send completes when the
+ * peer has consumed it, so a send and its receive issued as separate
+ * groups on two ranks that also wait for each other may deadlock, and
+ * then fail with -ETIMEDOUT naming the peer (NCCL needs a group there
+ * too).
+ *
+ * Return: 0; -EINVAL for a bad argument (logged); -EOPNOTSUPP on a
+ * multi-process communicator (not yet); as accel_group_end() outside a
+ * group.
+ */
+int accel_send(uint64_t send, uint64_t count, enum accel_dtype dtype, int peer,
+	       struct accel_comm *comm, struct accel_queue *queue, struct accel_event *ev);
+
+/**
+ * accel_recv() - receive @count elements from rank @peer into @recv
+ * @recv: device address in the rank's device
+ * @count: elements; must be the send's count
+ * @dtype: element type; must be the send's
+ * @peer: the sending rank
+ * @comm: the rank
+ * @queue: a queue of the rank's device; one queue per rank within a group
+ * @ev: the event (as accel_send())
+ *
+ * Return: as accel_send().
+ */
+int accel_recv(uint64_t recv, uint64_t count, enum accel_dtype dtype, int peer,
+	       struct accel_comm *comm, struct accel_queue *queue, struct accel_event *ev);
+
+/* accel_comm_split()'s color of a rank that joins no new communicator (NCCL_SPLIT_NOCOLOR) */
+#define ACCEL_COMM_SPLIT_NOCOLOR	(-1)
+
+/**
+ * accel_comm_split() - new communicators of the ranks of each color
+ * @comm: a rank of the parent
+ * @color: this rank's color (0 or more), or %ACCEL_COMM_SPLIT_NOCOLOR
+ * @key: orders the new ranks: by (key, parent rank)
+ * @newcomm: this rank's new communicator; NULL for NOCOLOR
+ *
+ * Collective over the parent: every rank of @comm calls it once. Outside
+ * a group the call returns once every rank has called (a thread per
+ * rank), or after the parent's timeout (-ETIMEDOUT) or its failure;
+ * inside a group (accel_group_start()) it only arrives and the outermost
+ * accel_group_end() completes it, so one thread can split every rank of
+ * an accel_comm_init_all() communicator. The new communicators use the
+ * parent's devices and settings (algorithm, timeout, chunk, slots,
+ * one-shot threshold) and have staging and counters of their own, so
+ * parent and children work at the same time (Documentation/
+ * collectives.rst, "Split"). Destroy them in any order with the parent.
+ *
+ * Return: 0; -EINVAL for NULL, a color below -1, or a rank calling twice
+ * before every rank called once; -EOPNOTSUPP on a multi-process
+ * communicator (not yet); -ETIMEDOUT; the parent's error; what
+ * accel_comm_init_all() returns (then no rank gets a new communicator).
+ */
+int accel_comm_split(struct accel_comm *comm, int color, int key, struct accel_comm **newcomm);
+
+/* --- end of 1.3 (commops) --- */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sends and receives between ranks, and the thread-local groups that
+ * issue them (accel_group_start()/accel_group_end(), NCCL's shape).
+ *
+ * A send or receive takes no sequence number of the communicator (the
+ * ranks not involved do not call): the k-th send from rank i to rank j
+ * matches the k-th receive of j from i, and both must follow the same
+ * collective (the collective sequence number each rank is at, its
+ * "position"), so that the channel's chunk counts agree on both ends.
+ * A difference (dtype, count, position) fails the communicator with
+ * -EPROTO; so does a send or receive still unmatched when the gate of a
+ * later collective opens (ops.c calls acc_p2p_gate_check()).
+ *
+ * At the end of the outermost group each rank's part is issued as chunk
+ * rounds: round t sends chunk t of every outgoing channel's stream, then
+ * receives chunk t of every incoming one, and at the end waits until the
+ * peers consumed what it sent (Documentation/collectives.rst, "Send and
+ * receive": why no pairing inside a group can deadlock).
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+
+#define ACC_P2P_PENDING		1024		/* unmatched posts per communicator */
+#define ACC_GROUP_MAX_DEPTH	(1u << 20)
+
+/* A send or receive posted by one rank, not yet matched by its peer. */
+struct acc_p2p_post {
+	unsigned int src, dst;
+	bool by_send;		/* posted by @src (a send), or by @dst (a receive) */
+	struct acc_call call;	/* op, dtype, count, root = the peer, seq = the position */
+};
+
+struct acc_p2p {
+	unsigned int n;
+	struct acc_p2p_post post[ACC_P2P_PENDING];
+};
+
+/* One call recorded in this thread's group. */
+struct p2p_op {
+	struct accel_comm *c;
+	bool send;
+	uint64_t buf, count;
+	enum accel_dtype dtype;
+	unsigned int esize;
+	unsigned int peer;
+	struct accel_queue *q;
+	struct accel_event *ev;
+};
+
+/* This thread's group: depth and the calls recorded. */
+static _Thread_local struct {
+	unsigned int depth;
+	struct p2p_op *ops;
+	unsigned int n, cap;
+} tl;
+
+unsigned int acc_group_depth(void)
+{
+	return tl.depth;
+}
+
+void acc_comm_ops_fini(struct acc_group *g)
+{
+	unsigned int i;
+
+	acc_split_fini(g);
+	free(g->p2p);
+	g->p2p = NULL;
+	for (i = 0; i < ACC_COMM_WINDOW; i++) {
+		free(g->win[i].vc);
+		g->win[i].vc = NULL;
+	}
+}
+
+static void describe(const struct acc_call *call, unsigned int rank, char *buf, size_t len)
+{
+	snprintf(buf, len, "rank %u's %s %s rank %d (dtype %u, count %llu, before collective "
+		 "seq %llu)", rank, call->op == ACCEL_COMM_OP_SEND ? "send" : "receive",
+		 call->op == ACCEL_COMM_OP_SEND ? "to" : "from", call->root, call->dtype,
+		 (unsigned long long)call->count, (unsigned long long)call->seq);
+}
+
+static void post_describe(const struct acc_p2p_post *pp, char *buf, size_t len)
+{
+	describe(&pp->call, pp->by_send ? pp->src : pp->dst, buf, len);
+}
+
+int acc_p2p_gate_check(struct acc_group *g, uint64_t seq)
+{
+	struct acc_p2p *s = g->p2p;
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct acc_p2p_post *pp = &s->post[i];
+		unsigned int poster = pp->by_send ? pp->src : pp->dst;
+		unsigned int other = pp->by_send ? pp->dst : pp->src;
+		char x[200];
+
+		if ((int64_t)(pp->call.seq - seq) > 0)
+			continue;
+		post_describe(pp, x, sizeof(x));
+		acc_err("comm %p: %s has no matching %s: rank %u called collective seq %llu "
+			"before it; the communicator fails on every rank (-EPROTO)", (void *)g, x,
+			pp->by_send ? "receive" : "send", other, (unsigned long long)seq);
+		acc_comm_fail_proto(g, &pp->call, (int)poster, &pp->call, (int)other,
+				    "send/receive before the collective");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* The field in which a send and its receive differ, or NULL. */
+static const char *p2p_differs(const struct acc_call *x, const struct acc_call *y)
+{
+	if (x->dtype != y->dtype)
+		return "dtype";
+	if (x->count != y->count)
+		return "count";
+	if (x->seq != y->seq)
+		return "collective sequence number before it";
+	return NULL;
+}
+
+/* Match (or post) one call of rank @r at position @pos (g->lock). 0 or -EPROTO. */
+static int p2p_match(struct acc_group *g, const struct p2p_op *o, uint64_t pos)
+{
+	struct acc_p2p *s = g->p2p;
+	unsigned int r = o->c->rank, src = o->send ? r : o->peer, dst = o->send ? o->peer : r, i;
+	struct acc_call call = {
+		.seq = pos, .op = o->send ? ACCEL_COMM_OP_SEND : ACCEL_COMM_OP_RECV,
+		.dtype = o->dtype, .count = o->count, .root = (int32_t)o->peer,
+	};
+	char x[200], y[200];
+	const char *field;
+
+	for (i = 0; i < s->n; i++)
+		if (s->post[i].src == src && s->post[i].dst == dst)
+			break;
+	if (i < s->n && s->post[i].by_send != o->send) {
+		struct acc_p2p_post pp = s->post[i];
+
+		memmove(&s->post[i], &s->post[i + 1], (s->n - i - 1) * sizeof(s->post[0]));
+		s->n--;
+		field = p2p_differs(&pp.call, &call);
+		if (!field)
+			return 0;
+		post_describe(&pp, x, sizeof(x));
+		describe(&call, r, y, sizeof(y));
+		acc_err("comm %p: %s and %s differ in the %s; the communicator fails on every "
+			"rank (-EPROTO)", (void *)g, x, y, field);
+		acc_comm_fail_proto(g, &pp.call, (int)o->peer, &call, (int)r, field);
+		return -EPROTO;
+	}
+	if ((int64_t)(g->next_seq[o->peer] - pos) > 0) {
+		/* the peer is past this position: it can never post the match */
+		describe(&call, r, x, sizeof(x));
+		acc_err("comm %p: %s has no matching %s: rank %u called collective seq %llu "
+			"before it; the communicator fails on every rank (-EPROTO)", (void *)g, x,
+			o->send ? "receive" : "send", o->peer, (unsigned long long)pos);
+		acc_comm_fail_proto(g, &call, (int)r, &call, (int)o->peer,
+				    "send/receive before the collective");
+		return -EPROTO;
+	}
+	s->post[s->n++] = (struct acc_p2p_post){
+		.src = src, .dst = dst, .by_send = o->send, .call = call,
+	};
+	return 0;
+}
+
+/* A position in the stream of a rank's sends to (or receives from) one peer. */
+struct cursor {
+	unsigned int op;	/* index in tl.ops */
+	uint64_t j;		/* chunk of that op */
+};
+
+/*
+ * The next chunk of @c's stream of sends (@send) to, or receives from,
+ * @p: every call is max(1, bytes / chunk rounded up) chunks, so a call of
+ * 0 elements is one empty chunk (still matched, still waited for).
+ */
+static bool next_chunk(const struct accel_comm *c, bool send, unsigned int p, struct cursor *cu,
+		       uint64_t *addr, uint64_t *bytes)
+{
+	uint64_t chunk = c->g->chunk;
+
+	for (; cu->op < tl.n; cu->op++, cu->j = 0) {
+		const struct p2p_op *o = &tl.ops[cu->op];
+		uint64_t len = o->count * o->esize, nch = len ? (len + chunk - 1) / chunk : 1;
+
+		if (o->c != c || o->send != send || o->peer != p || cu->j >= nch)
+			continue;
+		*addr = o->buf + cu->j * chunk;
+		*bytes = len - cu->j * chunk < chunk ? len - cu->j * chunk : chunk;
+		cu->j++;
+		return true;
+	}
+	return false;
+}
+
+/* The packets of @c's part of the group (without the checks around them). 0 or -errno. */
+static int batch_plan(struct acc_plan *pl, struct accel_comm *c)
+{
+	unsigned int n = c->nranks, r = c->rank, i, p;
+	struct cursor *out = calloc(n, sizeof(*out)), *in = calloc(n, sizeof(*in));
+	struct cursor so = { 0 }, si = { 0 };
+	uint64_t sa, sb, ra, rb;
+	bool more = true;
+	int ret = 0;
+
+	if (!out || !in) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* to itself: the k-th send to itself is the k-th receive from itself */
+	for (;;) {
+		bool hs = next_chunk(c, true, r, &so, &sa, &sb);
+		bool hr = next_chunk(c, false, r, &si, &ra, &rb);
+
+		if (!hs && !hr)
+			break;
+		if (hs != hr || sb != rb || tl.ops[so.op].dtype != tl.ops[si.op].dtype ||
+		    tl.ops[so.op].count != tl.ops[si.op].count) {
+			acc_err("group: rank %u: its sends to itself and its receives from "
+				"itself in this group differ in number, dtype or count (each send "
+				"to itself needs its receive in the same group)", r);
+			ret = -EINVAL;
+			goto out;
+		}
+		acc_plan_copy(pl, ra, sa, sb);
+	}
+	while (more) {
+		more = false;
+		for (i = 1; i < n; i++) {
+			p = (r + i) % n;
+			if (next_chunk(c, true, p, &out[p], &sa, &sb)) {
+				acc_plan_send(pl, p, sa, sb);
+				more = true;
+			}
+		}
+		for (i = 1; i < n; i++) {
+			uint64_t slot;
+
+			p = (r + n - i) % n;
+			if (!next_chunk(c, false, p, &in[p], &ra, &rb))
+				continue;
+			slot = acc_plan_recv_wait(pl, p);
+			acc_plan_check(pl);	/* nothing is copied out after a failure */
+			acc_plan_copy(pl, ra, slot, rb);
+			acc_plan_recv_done(pl, p);
+			more = true;
+		}
+	}
+	/* a send is done when its peer consumed it: a receive that never comes times out */
+	for (p = 0; p < n; p++)
+		if (p != r && pl->sent[p] != c->sent[p])
+			accel_prep_wait(acc_plan_add(pl), c->credit[p].va, DRM_VACCEL_WAIT_GE,
+					c->credit[p].base + pl->sent[p], 0, pl->timeout_ns);
+	ret = pl->err;
+out:
+	free(out);
+	free(in);
+	return ret;
+}
+
+/* One rank's part of the group. */
+struct batch {
+	struct accel_comm *c;
+	struct accel_queue *q;
+	struct acc_plan pl;
+	bool xq, planned;
+	unsigned int need, nposts;
+};
+
+static void batch_commit(struct batch *b, uint64_t pos)
+{
+	struct accel_comm *c = b->c;
+	struct acc_group *g = c->g;
+	struct accel_queue *q = b->q;
+	struct accel_event ev;
+	const struct p2p_op *first = NULL;
+	uint64_t ring_first = q->pi;
+	unsigned int i;
+	int ret;
+
+	if (b->xq)
+		accel_prep_wait(accel_queue_get_packet(q), accel_signal_va(c->last_ev.signal),
+				DRM_VACCEL_WAIT_GE, c->last_ev.value, 0, g->timeout_ns);
+	accel_prep_wait(accel_queue_get_packet(q), c->abort.va, DRM_VACCEL_WAIT_EQ, c->abort.base,
+			0, 1);
+	for (i = 0; i < b->pl.n; i++)
+		*accel_queue_get_packet(q) = b->pl.pkts[i];
+	accel_prep_wait(accel_queue_get_packet(q), c->abort.va, DRM_VACCEL_WAIT_EQ, c->abort.base,
+			0, 1);
+	ret = accel_queue_record(q, &ev);
+	if (!ret) {
+		ret = accel_queue_submit(q);
+		ret = ret < 0 ? ret : 0;
+	}
+	memcpy(c->sent, b->pl.sent, c->nranks * sizeof(uint64_t));
+	memcpy(c->recvd, b->pl.recvd, c->nranks * sizeof(uint64_t));
+	for (i = 0; i < tl.n; i++)
+		if (tl.ops[i].c == c) {
+			if (!first)
+				first = &tl.ops[i];
+			*tl.ops[i].ev = ev;
+		}
+	acc_group_lock(g);
+	c->hist[c->nhist % ACC_COMM_HISTORY] = (struct acc_hist){
+		.call = {
+			.seq = pos, .op = first->send ? ACCEL_COMM_OP_SEND : ACCEL_COMM_OP_RECV,
+			.dtype = first->dtype, .count = first->count, .root = (int32_t)first->peer,
+			.algo = ACCEL_COMM_ALGO_ONESHOT,
+		},
+		.q = q, .qid = q->id, .ring_first = ring_first, .ring_end = q->pi,
+	};
+	c->nhist++;
+	acc_group_unlock(g);
+	if (!ret) {
+		c->last_q = q;
+		c->last_qid = q->id;
+		c->last_ev = ev;
+		c->have_last = true;
+	}
+	acc_trace("comm %p rank %u: group of sends and receives before collective seq %llu: %u "
+		  "packets", (void *)g, c->rank, (unsigned long long)pos, b->pl.n);
+}
+
+/* Issue this thread's group: check and plan every rank's part, then commit each. */
+static int group_flush(void)
+{
+	struct batch *b = NULL;
+	unsigned int nb = 0, i, k;
+	int ret = 0;
+
+	if (!tl.n)
+		return 0;
+	b = calloc(tl.n, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < tl.n; i++) {
+		for (k = 0; k < nb && b[k].c != tl.ops[i].c; k++)
+			;
+		if (k == nb) {
+			b[nb].c = tl.ops[i].c;
+			b[nb++].q = tl.ops[i].q;
+		}
+		if (tl.ops[i].peer != tl.ops[i].c->rank)
+			b[k].nposts++;
+	}
+	/* check, compute: nothing is issued for any rank if one fails here */
+	for (k = 0; k < nb && !ret; k++) {
+		struct accel_comm *c = b[k].c;
+		struct acc_group *g = c->g;
+		unsigned int posts = 0, j;
+
+		ret = acc_plan_init(&b[k].pl, c);
+		if (ret)
+			break;
+		b[k].planned = true;
+		ret = batch_plan(&b[k].pl, c);
+		if (ret)
+			break;
+		b[k].xq = c->have_last && c->last_q != b[k].q &&
+			  acc_comm_queue_alive(c->dev, c->last_q, c->last_qid);
+		b[k].need = b[k].pl.n + 2 + b[k].xq + 1;
+		for (j = 0; j <= k; j++)
+			if (b[j].c->g == g)
+				posts += b[j].nposts;
+		acc_group_lock(g);
+		ret = acc_comm_group_error(g, c->rank);
+		if (!ret && !g->p2p) {
+			g->p2p = calloc(1, sizeof(*g->p2p));
+			if (!g->p2p)
+				ret = -ENOMEM;
+		}
+		if (!ret && g->p2p->n + posts > ACC_P2P_PENDING) {
+			acc_err("group: comm %p: %u sends and receives already wait for their "
+				"match; %u more do not fit (%u)", (void *)g, g->p2p->n, posts,
+				ACC_P2P_PENDING);
+			ret = -EAGAIN;
+		}
+		acc_group_unlock(g);
+	}
+	/* room on every queue, for every rank's part on it */
+	for (k = 0; k < nb && !ret; k++) {
+		unsigned int need = 0, j;
+
+		for (j = 0; j < nb; j++)
+			if (b[j].q == b[k].q)
+				need += b[j].need;
+		ret = accel_queue_reserve(b[k].q, need, 0);
+		if (ret == -EINVAL) {
+			acc_err("group: rank %u: %u packets cannot fit the queue's ring: use a "
+				"larger ring or chunk", b[k].c->rank, need);
+			ret = -E2BIG;
+		}
+	}
+	/* commit, rank after rank: match every call, then the packets */
+	for (k = 0; k < nb && !ret; k++) {
+		struct accel_comm *c = b[k].c;
+		struct acc_group *g = c->g;
+		uint64_t pos;
+
+		acc_group_lock(g);
+		ret = acc_comm_group_error(g, c->rank);
+		pos = g->next_seq[c->rank];
+		for (i = 0; i < tl.n && !ret; i++)
+			if (tl.ops[i].c == c && tl.ops[i].peer != c->rank)
+				ret = p2p_match(g, &tl.ops[i], pos);
+		acc_group_unlock(g);
+		if (!ret)
+			batch_commit(&b[k], pos);
+	}
+	for (k = 0; k < nb; k++)
+		if (b[k].planned)
+			acc_plan_fini(&b[k].pl);
+	free(b);
+	return ret;
+}
+
+static void group_clear(void)
+{
+	free(tl.ops);
+	tl.ops = NULL;
+	tl.n = tl.cap = 0;
+}
+
+ACCEL_API int accel_group_start(void)
+{
+	if (tl.depth >= ACC_GROUP_MAX_DEPTH) {
+		acc_err("group_start: nested %u deep", tl.depth);
+		return -EINVAL;
+	}
+	tl.depth++;
+	return 0;
+}
+
+ACCEL_API int accel_group_end(void)
+{
+	int ret, r2;
+
+	if (!tl.depth) {
+		acc_err("group_end: no group was started on this thread");
+		return -EINVAL;
+	}
+	if (--tl.depth)
+		return 0;
+	ret = group_flush();
+	group_clear();
+	r2 = acc_split_group_end();
+	return ret ? ret : r2;
+}
+
+static int p2p_call(bool send, uint64_t buf, uint64_t count, enum accel_dtype dtype, int peer,
+		    struct accel_comm *c, struct accel_queue *q, struct accel_event *ev)
+{
+	const char *fn = send ? "send" : "recv";
+	unsigned int i;
+	int ret, es;
+
+	if (!c || !q || !ev) {
+		acc_err("%s: NULL communicator, queue or event", fn);
+		return -EINVAL;
+	}
+	ret = acc_check_dev(c->dev, fn);
+	if (ret)
+		return ret;
+	if (c->g->mp) {
+		acc_err("%s: rank %u: not on multi-process communicators yet "
+			"(accel_comm_init_rank())", fn, c->rank);
+		return -EOPNOTSUPP;
+	}
+	if (accel_queue_device(q) != c->dev) {
+		acc_err("%s: rank %u: the queue is of another device than the rank's (%s)", fn,
+			c->rank, c->dev->path);
+		return -EINVAL;
+	}
+	if ((unsigned int)dtype >= ACCEL_DTYPE_COUNT) {
+		acc_err("%s: rank %u: dtype %u unknown", fn, c->rank, (unsigned int)dtype);
+		return -EINVAL;
+	}
+	if (peer < 0 || (unsigned int)peer >= c->nranks) {
+		acc_err("%s: rank %u: peer %d out of range (%u ranks)", fn, c->rank, peer,
+			c->nranks);
+		return -EINVAL;
+	}
+	es = accel_dtype_size(dtype);
+	if (count > (UINT64_MAX >> 16) / (uint64_t)es) {
+		acc_err("%s: rank %u: count %llu too large", fn, c->rank,
+			(unsigned long long)count);
+		return -EINVAL;
+	}
+	if (count && (buf % es || buf + count * es < buf)) {
+		acc_err("%s: rank %u: %s %#llx (%llu elements) not aligned to the element size %d "
+			"or wrapping", fn, c->rank, send ? "send" : "recv", (unsigned long long)buf,
+			(unsigned long long)count, es);
+		return -EINVAL;
+	}
+	for (i = 0; i < tl.n; i++)
+		if (tl.ops[i].c == c && tl.ops[i].q != q) {
+			acc_err("%s: rank %u: another queue than its earlier call in this group "
+				"(one queue per rank in a group)", fn, c->rank);
+			return -EINVAL;
+		}
+	if (tl.n == tl.cap) {
+		unsigned int cap = tl.cap ? 2 * tl.cap : 16;
+		struct p2p_op *ops = cap > (1u << 20) ? NULL : realloc(tl.ops, cap * sizeof(*ops));
+
+		if (!ops)
+			return -ENOMEM;
+		tl.ops = ops;
+		tl.cap = cap;
+	}
+	tl.ops[tl.n++] = (struct p2p_op){
+		.c = c, .send = send, .buf = buf, .count = count, .dtype = dtype,
+		.esize = (unsigned int)es, .peer = (unsigned int)peer, .q = q, .ev = ev,
+	};
+	return 0;
+}
+
+/* Outside a group, a call is a group of its own. */
+static int p2p_issue(bool send, uint64_t buf, uint64_t count, enum accel_dtype dtype, int peer,
+		     struct accel_comm *c, struct accel_queue *q, struct accel_event *ev)
+{
+	int ret;
+
+	if (tl.depth)
+		return p2p_call(send, buf, count, dtype, peer, c, q, ev);
+	tl.depth = 1;
+	ret = p2p_call(send, buf, count, dtype, peer, c, q, ev);
+	tl.depth = 0;
+	if (!ret)
+		ret = group_flush();
+	group_clear();
+	return ret;
+}
+
+ACCEL_API int accel_send(uint64_t send, uint64_t count, enum accel_dtype dtype, int peer,
+			 struct accel_comm *comm, struct accel_queue *queue, struct accel_event *ev)
+{
+	return p2p_issue(true, send, count, dtype, peer, comm, queue, ev);
+}
+
+ACCEL_API int accel_recv(uint64_t recv, uint64_t count, enum accel_dtype dtype, int peer,
+			 struct accel_comm *comm, struct accel_queue *queue, struct accel_event *ev)
+{
+	return p2p_issue(false, recv, count, dtype, peer, comm, queue, ev);
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+/*
+ * accel_comm_split(): NCCL's ncclCommSplit. Every rank of the parent
+ * calls it with a color and a key; the ranks of one color form a new
+ * communicator, ordered by (key, parent rank); ACCEL_COMM_SPLIT_NOCOLOR
+ * gives NULL. The rank whose call completes the set makes every child
+ * (accel_comm_init_all() over the parent's devices, with the parent's
+ * settings) and hands each rank its own; the others wait for it, bounded
+ * by the parent's timeout and its abort. Inside a group (p2p.c) the calls
+ * only arrive, and accel_group_end() collects them: so one thread can
+ * split every rank of an accel_comm_init_all() communicator.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coll.h"
+
+/* The split in progress and the last one's results (g->lock). */
+struct acc_split {
+	pthread_cond_t cv;
+	uint64_t gen;			/* splits completed */
+	uint64_t arrived;		/* ranks that called the current one */
+	bool busy;			/* its last rank is making the children */
+	int color[ACCEL_COMM_MAX_RANKS], key[ACCEL_COMM_MAX_RANKS];
+	struct accel_comm *child[ACCEL_COMM_MAX_RANKS];	/* rank r's, until it takes it */
+	int ret;			/* the last completed split's result */
+};
+
+void acc_split_fini(struct acc_group *g)
+{
+	if (!g->split)
+		return;
+	pthread_cond_destroy(&g->split->cv);
+	free(g->split);
+	g->split = NULL;
+}
+
+static uint64_t all_of(unsigned int n)
+{
+	return n == 64 ? ~0ull : (1ull << n) - 1;
+}
+
+/* Make the children of @s's colors (g->lock not held: it was busy). 0 or -errno. */
+static int make_children(struct acc_group *g, struct acc_split *s)
+{
+	struct accel_comm_params p = {
+		.size = sizeof(p), .algo = g->algo,
+		.timeout_ms = (uint32_t)(g->timeout_ns / 1000000),
+		.chunk_bytes = (uint32_t)g->chunk,
+		.slots = g->slots, .oneshot_max = g->oneshot_max,
+	};
+	unsigned int n = g->nranks, i, j, m, order[ACCEL_COMM_MAX_RANKS];
+	struct accel_device *devs[ACCEL_COMM_MAX_RANKS];
+	struct accel_comm *kids[ACCEL_COMM_MAX_RANKS];
+	bool done[ACCEL_COMM_MAX_RANKS] = { false };
+	int ret = 0;
+
+	memset(s->child, 0, sizeof(s->child));
+	for (i = 0; i < n && !ret; i++) {
+		if (done[i] || s->color[i] == ACCEL_COMM_SPLIT_NOCOLOR)
+			continue;
+		/* the ranks of i's color, by (key, parent rank): insertion sort */
+		for (m = 0, j = i; j < n; j++) {
+			unsigned int k;
+
+			if (s->color[j] != s->color[i])
+				continue;
+			done[j] = true;
+			for (k = m++; k > 0 && s->key[order[k - 1]] > s->key[j]; k--)
+				order[k] = order[k - 1];
+			order[k] = j;
+		}
+		for (j = 0; j < m; j++)
+			devs[j] = g->ranks[order[j]]->dev;
+		ret = accel_comm_init_all(kids, m, devs, &p);
+		for (j = 0; !ret && j < m; j++)
+			s->child[order[j]] = kids[j];
+		if (!ret)
+			acc_info("comm %p: split: color %d, %u ranks: comm %p", (void *)g,
+				 s->color[i], m, (void *)kids[0]->g);
+	}
+	if (ret)
+		for (i = 0; i < n; i++) {
+			accel_comm_destroy(s->child[i]);
+			s->child[i] = NULL;
+		}
+	return ret;
+}
+
+/*
+ * Rank @c arrives with @color and @key. The last rank makes the children.
+ * Returns 0 and the generation to wait for, or -errno (nothing changed).
+ */
+static int split_arrive(struct accel_comm *c, int color, int key, uint64_t *gen)
+{
+	struct acc_group *g = c->g;
+	struct acc_split *s;
+	int ret;
+
+	acc_group_lock(g);
+	ret = acc_comm_group_error(g, c->rank);
+	if (ret)
+		goto unlock;
+	if (!g->split) {
+		pthread_condattr_t a;
+
+		s = calloc(1, sizeof(*s));
+		if (!s) {
+			ret = -ENOMEM;
+			goto unlock;
+		}
+		pthread_condattr_init(&a);
+		pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+		pthread_cond_init(&s->cv, &a);
+		pthread_condattr_destroy(&a);
+		g->split = s;
+	}
+	s = g->split;
+	if (s->arrived & (1ull << c->rank) || s->busy) {
+		acc_err("comm_split: rank %u called it twice before every rank called it once",
+			c->rank);
+		ret = -EINVAL;
+		goto unlock;
+	}
+	s->color[c->rank] = color;
+	s->key[c->rank] = key;
+	s->arrived |= 1ull << c->rank;
+	*gen = s->gen;
+	if (s->arrived != all_of(g->nranks))
+		goto unlock;
+	s->busy = true;
+	acc_group_unlock(g);
+	ret = make_children(g, s);	/* the others wait: nothing else changes s */
+	acc_group_lock(g);
+	s->ret = ret;
+	s->busy = false;
+	s->arrived = 0;
+	s->gen++;
+	pthread_cond_broadcast(&s->cv);
+	ret = 0;
+unlock:
+	acc_group_unlock(g);
+	return ret;
+}
+
+/* Wait for split @gen to complete and take rank @c's result. */
+static int split_take(struct accel_comm *c, uint64_t gen, struct accel_comm **newcomm)
+{
+	struct acc_group *g = c->g;
+	struct acc_split *s;
+	struct timespec now, until;
+	uint64_t deadline;
+	int ret = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	deadline = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + g->timeout_ns;
+	acc_group_lock(g);
+	s = g->split;
+	while (s->gen == gen) {
+		uint64_t t;
+
+		ret = acc_comm_group_error(g, c->rank);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+		if (!ret && t >= deadline)
+			ret = -ETIMEDOUT;
+		if (s->busy)
+			ret = 0;	/* the children are being made: bounded, and this rank's */
+		if (ret) {
+			uint64_t miss = all_of(g->nranks) & ~s->arrived;
+
+			s->arrived &= ~(1ull << c->rank);	/* this rank leaves it */
+			acc_err("comm_split: comm %p rank %u: %s; ranks that had not called it: "
+				"%#llx", (void *)g, c->rank, ret == -ETIMEDOUT ? "timed out" :
+				"the communicator failed", (unsigned long long)miss);
+			acc_group_unlock(g);
+			return ret;
+		}
+		t += 10000000;	/* look at the abort flag every 10 ms */
+		if (t > deadline)
+			t = deadline;
+		until.tv_sec = (time_t)(t / 1000000000ull);
+		until.tv_nsec = (long)(t % 1000000000ull);
+		pthread_cond_timedwait(&s->cv, &g->lock, &until);
+	}
+	ret = s->ret;
+	*newcomm = s->child[c->rank];
+	s->child[c->rank] = NULL;
+	acc_group_unlock(g);
+	return ret;
+}
+
+static int split_check(struct accel_comm *comm, int color, struct accel_comm **newcomm)
+{
+	if (!comm || !newcomm) {
+		acc_err("comm_split: NULL communicator or result");
+		return -EINVAL;
+	}
+	if (comm->g->mp) {
+		acc_err("comm_split: rank %u: not on multi-process communicators yet "
+			"(accel_comm_init_rank())", comm->rank);
+		return -EOPNOTSUPP;
+	}
+	if (color < ACCEL_COMM_SPLIT_NOCOLOR) {
+		acc_err("comm_split: rank %u: color %d (0 or more, or "
+			"ACCEL_COMM_SPLIT_NOCOLOR)", comm->rank, color);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --- in groups (p2p.c's accel_group_end() calls acc_split_group_end()) --- */
+
+struct split_op {
+	struct accel_comm *comm;
+	int color, key;
+	struct accel_comm **out;
+	uint64_t gen;
+	bool arrived;
+};
+
+static _Thread_local struct {
+	struct split_op *ops;
+	unsigned int n, cap;
+} ts;
+
+int acc_split_group_end(void)
+{
+	unsigned int i;
+	int ret = 0, r;
+
+	/* every call arrives first (the last of a set makes the children), then each takes */
+	for (i = 0; i < ts.n && !ret; i++) {
+		ret = split_arrive(ts.ops[i].comm, ts.ops[i].color, ts.ops[i].key, &ts.ops[i].gen);
+		ts.ops[i].arrived = !ret;
+	}
+	for (i = 0; i < ts.n; i++) {
+		if (!ts.ops[i].arrived)
+			continue;
+		r = split_take(ts.ops[i].comm, ts.ops[i].gen, ts.ops[i].out);
+		ret = ret ? ret : r;
+	}
+	free(ts.ops);
+	ts.ops = NULL;
+	ts.n = ts.cap = 0;
+	return ret;
+}
+
+ACCEL_API int accel_comm_split(struct accel_comm *comm, int color, int key,
+			       struct accel_comm **newcomm)
+{
+	uint64_t gen;
+	int ret = split_check(comm, color, newcomm);
+
+	if (ret)
+		return ret;
+	*newcomm = NULL;
+	if (acc_group_depth()) {
+		if (ts.n == ts.cap) {
+			unsigned int cap = ts.cap ? 2 * ts.cap : 8;
+			struct split_op *ops = cap > (1u << 16) ? NULL :
+					       realloc(ts.ops, cap * sizeof(*ops));
+
+			if (!ops)
+				return -ENOMEM;
+			ts.ops = ops;
+			ts.cap = cap;
+		}
+		ts.ops[ts.n++] = (struct split_op){ .comm = comm, .color = color, .key = key,
+						    .out = newcomm };
+		return 0;
+	}
+	ret = split_arrive(comm, color, key, &gen);
+	return ret ? ret : split_take(comm, gen, newcomm);
+}
