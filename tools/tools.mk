@@ -19,6 +19,9 @@ ACCEL_APP_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -pthread $(LIB
 ACCEL_APP_LIBS = $(LIBACCEL_A) $(LIBACCEL_LIBS) -lm
 
 ACCEL_TOOLS := $(BUILD)/tools/accel-info $(BUILD)/tools/accel-bench
+# accel-comm-trace: merges the flight recorders of a communicator's ranks
+# (python3, installed as it is)
+ACCEL_SCRIPTS := tools/accel-comm-trace
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 
@@ -63,6 +66,7 @@ $(LIB_VM_TESTS): $(wildcard tests/lib/*.h)
 install-tools: $(ACCEL_TOOLS)
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(ACCEL_TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(ACCEL_SCRIPTS) $(DESTDIR)$(BINDIR)/
 
 uninstall-tools:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(ACCEL_TOOLS)))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(ACCEL_TOOLS) $(ACCEL_SCRIPTS)))

@@ -42,10 +42,10 @@ static int comm_settings(struct acc_group *g, const struct accel_comm_params *pa
 			return ret;
 		}
 	}
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 2; i++)
 		if (p.reserved[i])
 			goto bad;
-	if (p.flags || p.algo > ACCEL_COMM_ALGO_ONESHOT || p.slots == 1 || p.slots > 16 ||
+	if (p.reserved32 || p.flags || p.algo > ACCEL_COMM_ALGO_ONESHOT || p.slots == 1 || p.slots > 16 ||
 	    p.chunk_bytes % 4096 || p.chunk_bytes > (64u << 20))
 		goto bad;
 	g->algo = p.algo;
@@ -75,7 +75,7 @@ static int comm_settings(struct acc_group *g, const struct accel_comm_params *pa
 	g->chunk = p.chunk_bytes ? p.chunk_bytes : ACC_COMM_DEF_CHUNK;
 	g->slots = p.slots ? p.slots : ACC_COMM_DEF_SLOTS;
 	g->oneshot_max = p.oneshot_max ? p.oneshot_max : ACC_COMM_DEF_ONESHOT;
-	return 0;
+	return acc_rec_settings(g, &p);
 bad:
 	acc_err("comm_init: accel_comm_params: algo %u, chunk_bytes %u, slots %u, flags %#x or "
 		"reserved fields out of range", p.algo, p.chunk_bytes, p.slots, p.flags);
@@ -85,6 +85,7 @@ bad:
 static void group_free(struct acc_group *g)
 {
 	pthread_mutex_destroy(&g->lock);
+	acc_rec_group_fini(g);
 	free(g->ranks);
 	free(g);
 }
@@ -92,6 +93,7 @@ static void group_free(struct acc_group *g)
 static void comm_free(struct accel_comm *c)
 {
 	acc_comm_transport_fini(c);
+	acc_rec_fini(c);
 	free(c);
 }
 
@@ -151,6 +153,9 @@ ACCEL_API int accel_comm_init_all(struct accel_comm **comms, unsigned int ndevs,
 		c->nranks = ndevs;
 		c->dev = devs[i];
 		g->ranks[i] = c;
+		ret = acc_rec_init(c);
+		if (ret)
+			goto fail;
 	}
 	ret = acc_comm_transport_init(g);
 	if (ret)

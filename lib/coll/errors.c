@@ -219,6 +219,7 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 				g->fail_rank = (int)comm->rank;
 				g->fail_report = rep;
 				acc_comm_poison(g, 3);
+				acc_rec_dump_group(g, "timeout");
 			} else if (rep.phase == ACCEL_COMM_PHASE_ABORTED &&
 				   atomic_load(&g->fail) == ACC_FAIL_TIMEOUT) {
 				uint32_t algo = rep.algo;
@@ -272,6 +273,7 @@ ACCEL_API int accel_comm_abort(struct accel_comm *comm)
 	atomic_store(&g->fail, ACC_FAIL_ABORT);
 	g->fail_rank = (int)comm->rank;
 	acc_comm_poison(g, 1);
+	acc_rec_dump_group(g, "abort");
 	acc_group_unlock(g);
 	acc_info("comm %p: aborted by rank %u", (void *)g, comm->rank);
 	return 0;
@@ -288,8 +290,10 @@ ACCEL_API int accel_comm_wait(struct accel_comm *comm, const struct accel_event 
 	ab.sig = comm->abort.sig;
 	ab.value = comm->abort.base + 1;
 	ret = acc_wait_events(ev, 1, false, acc_deadline(timeout_ns), NULL, 0, &ab, NULL);
-	if (!ret || accel_event_done(ev))
+	if (!ret || accel_event_done(ev)) {
+		acc_rec_done(comm, ev);
 		return 0;	/* done before any failure could stop it */
+	}
 	e = accel_comm_get_async_error(comm, NULL, 0);
 	if (ret == -EIO || ret == -ECANCELED || ret == -ETIMEDOUT)
 		return e ? e : ret;
