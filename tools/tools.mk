@@ -40,9 +40,10 @@ $(BUILD)/tools/accel-info: tools/accel-info.c $(ACCEL_HDRS) $(LIBACCEL_A)
 # The raw path is measured exactly as vaccel-bench does it
 # (tests/kselftest/vaccel_queue_util.h).
 $(BUILD)/tools/accel-bench: tools/accel-bench.c tools/taskgraph_work.h tools/queue_path_work.h tools/bench_noise.h $(ACCEL_HDRS) \
+		tools/accel_bench_coll.c tools/accel_bench_coll.h \
 		$(LIBACCEL_A) $(wildcard tests/kselftest/*.h)
 	@mkdir -p $(@D)
-	$(call quiet,CC,$@)$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
+	$(call quiet,CC,$@)$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< tools/accel_bench_coll.c $(ACCEL_APP_LIBS)
 
 # The task graph's host cost natively (no module): the whole library over
 # the fake kernel of tests/lib-native/fake_kmod.h, -O2. Run by "make run"
