@@ -501,6 +501,62 @@ static double host_copy_gbs(uint64_t bytes, double *one, double *two)
 	return fmax(best1, best2);
 }
 
+/*
+ * The flight recorder's cost on the issue path: host ns per 8-byte f32
+ * allreduce call (issue only, every rank in turn), on this communicator
+ * (recorder on, the default) and on a second one of the same devices
+ * with the recorder off, in alternating blocks; medians of the blocks.
+ */
+static void recorder_cost(struct bench *b, double *on, double *off)
+{
+	struct accel_comm_params cp = { .size = sizeof(cp), .algo = ACCEL_COMM_ALGO_ONESHOT,
+					.recorder_ops = ACCEL_COMM_RECORDER_OFF };
+	struct accel_comm *save[MAX_DEV], *nrec[MAX_DEV];
+	struct accel_event ev[MAX_DEV];
+	double blk[2][21], x;
+	unsigned int k, i, j, r, m;
+	int ret;
+
+	ret = accel_comm_init_all(nrec, b->n, b->dev, &cp);
+	if (ret)
+		die("accel_comm_init_all (recorder off)", ret);
+	memcpy(save, b->comm, sizeof(save));
+	for (k = 0; k < 21; k++) {
+		for (m = 0; m < 2; m++) {
+			uint64_t t = 0, t0;
+
+			if (m)
+				memcpy(b->comm, nrec, sizeof(nrec));
+			for (i = 0; i < 50; i++) {
+				t0 = now_ns();
+				for (r = 0; r < b->n; r++) {
+					ret = accel_allreduce(accel_buffer_va(b->sb[r]),
+							      accel_buffer_va(b->rb[r]), 2,
+							      ACCEL_DTYPE_F32, ACCEL_REDOP_SUM,
+							      b->comm[r], b->q[r], &ev[r]);
+					if (ret)
+						die("allreduce", ret);
+				}
+				t += now_ns() - t0;
+				wait_all(b, ev);
+			}
+			blk[m][k] = (double)t / (50.0 * b->n);
+			memcpy(b->comm, save, sizeof(save));
+		}
+	}
+	for (m = 0; m < 2; m++)
+		for (i = 1; i < 21; i++)
+			for (j = i; j && blk[m][j - 1] > blk[m][j]; j--) {
+				x = blk[m][j];
+				blk[m][j] = blk[m][j - 1];
+				blk[m][j - 1] = x;
+			}
+	*on = blk[0][10];
+	*off = blk[1][10];
+	for (r = 0; r < b->n; r++)
+		accel_comm_destroy(nrec[r]);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -592,7 +648,7 @@ int accel_bench_coll(int argc, char **argv)
 		.redop = ACCEL_REDOP_SUM, .iters = 20, .warmup = 5, .check = 1, .minb = 8,
 		.maxb = 64ull << 20, .factor = 2,
 	};
-	double sum_bus = 0, one, two, host, nop = 0, first_time = 0, last_bus = 0;
+	double sum_bus = 0, rec_on, rec_off, one, two, host, nop = 0, first_time = 0, last_bus = 0;
 	unsigned int rows = 0, i, run, n_nop = 2000;
 	uint64_t bytes, wrong_total = 0;
 	bool reduction;
@@ -725,6 +781,9 @@ int accel_bench_coll(int argc, char **argv)
 	       n_nop, nop / 1e3, first_time / 1e3, first_time / nop);
 	printf("# baseline: host copy bandwidth, best of memcpy %.2f GB/s and 2 threads %.2f GB/s: %.2f GB/s; largest row: busbw x nranks %.2f GB/s = %.2fx (target for allreduce 64 MiB unthrottled >= 0.8x)\n",
 	       one, two, host, last_bus * b.n, last_bus * b.n / host);
+	recorder_cost(&b, &rec_on, &rec_off);
+	printf("# flight recorder: host cost of issuing one rank's 8-byte allreduce (median of 21 blocks of 50 x %u ranks): recorder on %.0f ns, off %.0f ns (+%.0f ns)\n",
+	       b.n, rec_on, rec_off, rec_on - rec_off);
 	if (b.link_mbps)
 		printf("# baseline: link bandwidth %.3f GB/s (link_bw_mbps %u); largest row: busbw %.3f GB/s = %.2fx (target >= 0.9x)\n",
 		       b.link_mbps / 1e3, b.link_mbps, last_bus, last_bus / (b.link_mbps / 1e3));
