@@ -16,6 +16,9 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -480,6 +483,72 @@ TEST_F(trace, settings_and_errors)
 	EXPECT_EQ(1, field_of(doc, "rank"));
 	free(doc);
 	free_comm(comms, 2);
+}
+
+struct dumper {
+	struct accel_comm *comm;
+	atomic_bool stop;
+	unsigned int dumps;
+	int ret;
+};
+
+/* Dump rank @comm to /dev/null until told to stop, then abort the communicator. */
+static void *dump_loop(void *arg)
+{
+	struct dumper *d = arg;
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	while (!atomic_load(&d->stop) && !d->ret) {
+		d->ret = accel_comm_dump(d->comm, fd);
+		d->dumps++;
+	}
+	close(fd);
+	if (!d->ret)
+		d->ret = accel_comm_abort(d->comm);
+	return NULL;
+}
+
+/*
+ * Dumps from another thread while the ranks issue and complete calls,
+ * then an abort from that thread while a call waits: every dump
+ * succeeds, the abort writes both files (ThreadSanitizer's list in
+ * tests/run-all runs this one).
+ */
+TEST_F(trace, dumps_while_issuing_and_abort_from_a_thread)
+{
+	struct accel_comm *comms[2];
+	struct accel_event ev[2];
+	struct dumper d = { 0 };
+	pthread_t t;
+	unsigned int i, r;
+	char *doc;
+
+	ASSERT_EQ(0, trace_dir(self, "thread"));
+	ASSERT_EQ(0, make_comm(self, 2, 20000, 16, self->dir, comms));
+	d.comm = comms[1];
+	ASSERT_EQ(0, pthread_create(&t, NULL, dump_loop, &d));
+	for (i = 0; i < 200; i++) {
+		for (r = 0; r < 2; r++)
+			ASSERT_EQ(0, allreduce(self, comms[r], r, 1 + i, &ev[r]));
+		for (r = 0; r < 2; r++)
+			ASSERT_EQ(0, accel_comm_wait(comms[r], &ev[r], WAIT_NS));
+	}
+	/* rank 0 alone: waits at the gate until the abort releases it */
+	ASSERT_EQ(0, allreduce(self, comms[0], 0, 8, &ev[0]));
+	atomic_store(&d.stop, true);
+	EXPECT_EQ(-ECONNABORTED, accel_comm_wait(comms[0], &ev[0], WAIT_NS));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, d.ret);
+	EXPECT_LT(0, d.dumps);
+	for (r = 0; r < 2; r++) {
+		doc = rank_file(self, r);
+		ASSERT_NE(NULL, doc);
+		EXPECT_NE(NULL, strstr(doc, "\"reason\": \"abort\""));
+		EXPECT_EQ(r == 0 ? 201 : 200, field_of(doc, "recorded"));
+		free(doc);
+	}
+	free_comm(comms, 2);
+	trace_dir_done(self);
 }
 
 TEST_HARNESS_MAIN
