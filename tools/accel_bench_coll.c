@@ -648,7 +648,8 @@ int accel_bench_coll(int argc, char **argv)
 		.redop = ACCEL_REDOP_SUM, .iters = 20, .warmup = 5, .check = 1, .minb = 8,
 		.maxb = 64ull << 20, .factor = 2,
 	};
-	double sum_bus = 0, rec_on, rec_off, one, two, host, nop = 0, first_t[2] = { 0, 0 }, last_b[2] = { 0, 0 };
+	double sum_bus = 0, rec_on, rec_off, one, two, host, nop = 0;
+	double first_t[2] = { 0, 0 }, last_b[2] = { 0, 0 };
 	unsigned int rows = 0, i, run, n_nop = 2000;
 	uint64_t bytes, wrong_total = 0;
 	bool reduction;

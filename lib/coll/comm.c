@@ -45,8 +45,8 @@ static int comm_settings(struct acc_group *g, const struct accel_comm_params *pa
 	for (i = 0; i < 2; i++)
 		if (p.reserved[i])
 			goto bad;
-	if (p.reserved32 || p.flags || p.algo > ACCEL_COMM_ALGO_ONESHOT || p.slots == 1 || p.slots > 16 ||
-	    p.chunk_bytes % 4096 || p.chunk_bytes > (64u << 20))
+	if (p.reserved32 || p.flags || p.algo > ACCEL_COMM_ALGO_ONESHOT || p.slots == 1 ||
+	    p.slots > 16 || p.chunk_bytes % 4096 || p.chunk_bytes > (64u << 20))
 		goto bad;
 	g->algo = p.algo;
 	if (g->algo == ACCEL_COMM_ALGO_AUTO) {
