@@ -61,6 +61,7 @@
 #include "queue_path_work.h"
 #include "taskgraph_work.h"
 #include "bench_noise.h"
+#include "accel_bench_coll.h"
 
 #define ROUNDS		10		/* alternate library and raw blocks */
 #define WAIT_DELAY_NS	1000000		/* far above the library's spin budget */
@@ -883,6 +884,8 @@ int main(int argc, char **argv)
 	char buf[128];
 	int ret;
 
+	if (argc > 1 && accel_bench_coll_is_op(argv[1]))
+		return accel_bench_coll(argc - 1, argv + 1);
 	for (i = 1; i < (unsigned int)argc; i++) {
 		char *end;
 

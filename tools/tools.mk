@@ -19,6 +19,9 @@ ACCEL_APP_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN_CFLAGS) -pthread $(LIB
 ACCEL_APP_LIBS = $(LIBACCEL_A) $(LIBACCEL_LIBS) -lm
 
 ACCEL_TOOLS := $(BUILD)/tools/accel-info $(BUILD)/tools/accel-bench
+# accel-comm-trace: merges the flight recorders of a communicator's ranks
+# (python3, installed as it is)
+ACCEL_SCRIPTS := tools/accel-comm-trace
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 
@@ -37,9 +40,10 @@ $(BUILD)/tools/accel-info: tools/accel-info.c $(ACCEL_HDRS) $(LIBACCEL_A)
 # The raw path is measured exactly as vaccel-bench does it
 # (tests/kselftest/vaccel_queue_util.h).
 $(BUILD)/tools/accel-bench: tools/accel-bench.c tools/taskgraph_work.h tools/queue_path_work.h tools/bench_noise.h $(ACCEL_HDRS) \
+		tools/accel_bench_coll.c tools/accel_bench_coll.h \
 		$(LIBACCEL_A) $(wildcard tests/kselftest/*.h)
 	@mkdir -p $(@D)
-	$(call quiet,CC,$@)$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< $(ACCEL_APP_LIBS)
+	$(call quiet,CC,$@)$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< tools/accel_bench_coll.c $(ACCEL_APP_LIBS)
 
 # The task graph's host cost natively (no module): the whole library over
 # the fake kernel of tests/lib-native/fake_kmod.h, -O2. Run by "make run"
@@ -63,6 +67,7 @@ $(LIB_VM_TESTS): $(wildcard tests/lib/*.h)
 install-tools: $(ACCEL_TOOLS)
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(ACCEL_TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(ACCEL_SCRIPTS) $(DESTDIR)$(BINDIR)/
 
 uninstall-tools:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(ACCEL_TOOLS)))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(ACCEL_TOOLS) $(ACCEL_SCRIPTS)))

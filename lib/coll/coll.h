@@ -116,6 +116,16 @@ struct acc_group {
 			 */
 			struct acc_p2p *p2p;
 			struct acc_split *split;
+			/*
+			 * The flight recorder's settings (recorder.c), this
+			 * process's: the id in dumps (the same in every
+			 * process of a multi-process communicator: made from
+			 * its accel_comm_id), entries per rank (0: off), the
+			 * directory failures dump to (or NULL)
+			 */
+			uint64_t rec_id;
+			unsigned int rec_ops;
+			char *rec_dir;
 		};
 		char local_part[ACC_GROUP_LOCAL_BYTES];
 	};
@@ -152,6 +162,33 @@ struct acc_hist {
 	uint64_t ring_first, ring_end;	/* ring indices [first, end) */
 };
 
+/* --- the flight recorder (recorder.c) --- */
+enum acc_rec_state { ACC_REC_ISSUED, ACC_REC_RUNNING, ACC_REC_DONE, ACC_REC_FAILED };
+
+/* One recorded operation (group->lock). */
+struct acc_rec_entry {
+	struct acc_call call;
+	int64_t issued_ns, end_ns;	/* CLOCK_MONOTONIC; end_ns 0: not seen ended */
+	struct accel_event ev;		/* the operation's event (ev.signal NULL: none) */
+	struct accel_queue *q;
+	uint32_t qid;
+	uint32_t state;			/* enum acc_rec_state */
+	int32_t error;			/* FAILED: the -errno */
+	uint64_t gate;			/* ring index of its first packet */
+};
+
+/*
+ * A rank's ring of its last @cap operations: entry @n % @cap is the next
+ * one written. Written by the issuing thread and read by dumps under
+ * group->lock (the lock the issue path takes anyway).
+ */
+struct acc_recorder {
+	struct acc_rec_entry *e;	/* NULL: off */
+	unsigned int cap;
+	uint64_t n;			/* operations recorded so far */
+	bool dumped;			/* written for the group's failure */
+};
+
 struct accel_comm {
 	struct acc_group *g;
 	unsigned int rank, nranks;
@@ -186,6 +223,7 @@ struct accel_comm {
 	struct acc_hist hist[ACC_COMM_HISTORY];
 	uint64_t nhist;
 	atomic_bool logged;
+	struct acc_recorder rec;	/* flight recorder (group->lock) */
 };
 
 /* --- transport.c --- */
@@ -320,6 +358,23 @@ int acc_split_group_end(void);
 unsigned int acc_group_depth(void);
 /* Free what the operations of commops keep in @g (the group is going). */
 void acc_comm_ops_fini(struct acc_group *g);
+/* --- recorder.c --- */
+/* Settings from the caller's params and the environment (init). */
+int acc_rec_settings(struct acc_group *g, const struct accel_comm_params *p);
+int acc_rec_init(struct accel_comm *c);
+void acc_rec_fini(struct accel_comm *c);
+void acc_rec_group_fini(struct acc_group *g);
+/* Record a call that took sequence number call->seq (group->lock held). */
+void acc_rec_add(struct accel_comm *c, const struct acc_call *call, int64_t issued_ns,
+		 struct accel_queue *q, uint64_t gate, const struct accel_event *ev, int error);
+/* The operation of @ev completed (seen by a host wait; group->lock not held). */
+void acc_rec_done(struct accel_comm *c, const struct accel_event *ev);
+/* The group failed: write every local rank's recorder once (group->lock held). */
+void acc_rec_dump_group(struct acc_group *g, const char *reason);
+static inline bool acc_rec_on(const struct accel_comm *c)
+{
+	return c->rec.e != NULL;
+}
 
 /* --- comm.c --- */
 void acc_group_lock(struct acc_group *g);

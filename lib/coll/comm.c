@@ -65,11 +65,11 @@ int acc_comm_settings(struct acc_group *g, const struct accel_comm_params *param
 			return ret;
 		}
 	}
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 2; i++)
 		if (p.reserved[i])
 			goto bad;
-	if (p.flags || p.algo > ACCEL_COMM_ALGO_ONESHOT || p.slots == 1 || p.slots > 16 ||
-	    p.chunk_bytes % 4096 || p.chunk_bytes > (64u << 20))
+	if (p.reserved32 || p.flags || p.algo > ACCEL_COMM_ALGO_ONESHOT || p.slots == 1 ||
+	    p.slots > 16 || p.chunk_bytes % 4096 || p.chunk_bytes > (64u << 20))
 		goto bad;
 	g->algo = p.algo;
 	if (g->algo == ACCEL_COMM_ALGO_AUTO) {
@@ -98,7 +98,7 @@ int acc_comm_settings(struct acc_group *g, const struct accel_comm_params *param
 	g->chunk = p.chunk_bytes ? p.chunk_bytes : ACC_COMM_DEF_CHUNK;
 	g->slots = p.slots ? p.slots : ACC_COMM_DEF_SLOTS;
 	g->oneshot_max = p.oneshot_max ? p.oneshot_max : ACC_COMM_DEF_ONESHOT;
-	return 0;
+	return acc_rec_settings(g, &p);
 bad:
 	acc_err("comm_init: accel_comm_params: algo %u, chunk_bytes %u, slots %u, flags %#x or "
 		"reserved fields out of range", p.algo, p.chunk_bytes, p.slots, p.flags);
@@ -109,6 +109,7 @@ static void group_free(struct acc_group *g)
 {
 	acc_comm_ops_fini(g);
 	pthread_mutex_destroy(&g->lock);
+	acc_rec_group_fini(g);
 	free(g->ranks);
 	free(g);
 }
@@ -116,6 +117,7 @@ static void group_free(struct acc_group *g)
 static void comm_free(struct accel_comm *c)
 {
 	acc_comm_transport_fini(c);
+	acc_rec_fini(c);
 	free(c);
 }
 
@@ -175,6 +177,9 @@ ACCEL_API int accel_comm_init_all(struct accel_comm **comms, unsigned int ndevs,
 		c->nranks = ndevs;
 		c->dev = devs[i];
 		g->ranks[i] = c;
+		ret = acc_rec_init(c);
+		if (ret)
+			goto fail;
 	}
 	ret = acc_comm_transport_init(g);
 	if (ret)
@@ -206,6 +211,18 @@ void acc_mp_ranks_free(struct acc_group *g)
 			comm_free(g->ranks[p]);
 	free(g->ranks);
 	g->ranks = NULL;
+	acc_rec_group_fini(g);
+}
+
+/* FNV-1a of the id: the recorder's communicator id, the same in every process */
+static uint64_t id_hash(const struct accel_comm_id *id)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(id->internal); i++)
+		h = (h ^ id->internal[i]) * 0x100000001b3ull;
+	return h;
 }
 
 ACCEL_API int accel_comm_init_rank(struct accel_comm **comm, unsigned int nranks,
@@ -230,9 +247,19 @@ ACCEL_API int accel_comm_init_rank(struct accel_comm **comm, unsigned int nranks
 	set->seq0 = acc_comm_test_base;
 	if (!ret)
 		ret = acc_mp_bootstrap(&g, set, id, nranks, rank, dev);
-	free(set);
-	if (ret)
+	if (ret) {
+		acc_rec_group_fini(set);
+		free(set);
 		return ret;
+	}
+	/* the recorder is this process's: its settings move to the mapped group */
+	g->rec_id = id_hash(id);
+	g->rec_ops = set->rec_ops;
+	g->rec_dir = set->rec_dir;
+	free(set);
+	if (acc_rec_init(g->ranks[rank]))
+		acc_err("comm_init_rank: rank %u: no memory for the flight recorder (%u entries): "
+			"it is off", rank, g->rec_ops);
 	ret = acc_mp_monitor_start(g);
 	if (ret) {
 		/* the peers' init succeeded: fail the communicator for them too */

@@ -200,6 +200,23 @@ static void log_report(struct accel_comm *c, const struct accel_comm_error *rep)
 		at ? miss : "none", (int)getpid());
 }
 
+/* The recorder's reason for a failure of the group. */
+static const char *fail_reason(enum acc_fail f)
+{
+	switch (f) {
+	case ACC_FAIL_ABORT:
+		return "abort";
+	case ACC_FAIL_PROTO:
+		return "mismatch";
+	case ACC_FAIL_TIMEOUT:
+		return "timeout";
+	case ACC_FAIL_DEAD:
+		return "peer died";
+	default:
+		return "error";
+	}
+}
+
 ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_comm_error *err,
 					 size_t err_size)
 {
@@ -225,6 +242,7 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 				g->fail_rank = (int)comm->rank;
 				g->fail_report = rep;
 				acc_comm_poison(g, 3);
+				acc_rec_dump_group(g, "timeout");
 			} else if (rep.phase == ACCEL_COMM_PHASE_ABORTED &&
 				   atomic_load(&g->fail) == ACC_FAIL_TIMEOUT) {
 				uint32_t algo = rep.algo;
@@ -255,6 +273,12 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 			}
 			comm->err = rep;
 			log_report(comm, &rep);
+			/*
+			 * This process's ranks not written yet: the failure was
+			 * found in another process (a multi-process communicator)
+			 * or by the monitor (a peer died)
+			 */
+			acc_rec_dump_group(g, fail_reason(atomic_load(&g->fail)));
 		}
 	}
 	rep = comm->err;
@@ -279,6 +303,7 @@ ACCEL_API int accel_comm_abort(struct accel_comm *comm)
 	atomic_store(&g->fail, ACC_FAIL_ABORT);
 	g->fail_rank = (int)comm->rank;
 	acc_comm_poison(g, 1);
+	acc_rec_dump_group(g, "abort");
 	acc_group_unlock(g);
 	acc_info("comm %p: aborted by rank %u", (void *)g, comm->rank);
 	return 0;
@@ -295,8 +320,10 @@ ACCEL_API int accel_comm_wait(struct accel_comm *comm, const struct accel_event 
 	ab.sig = comm->abort.sig;
 	ab.value = comm->abort.base + 1;
 	ret = acc_wait_events(ev, 1, false, acc_deadline(timeout_ns), NULL, 0, &ab, NULL);
-	if (!ret || accel_event_done(ev))
+	if (!ret || accel_event_done(ev)) {
+		acc_rec_done(comm, ev);
 		return 0;	/* done before any failure could stop it */
+	}
 	e = accel_comm_get_async_error(comm, NULL, 0);
 	if (ret == -EIO || ret == -ECANCELED || ret == -ETIMEDOUT)
 		return e ? e : ret;

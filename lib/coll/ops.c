@@ -185,6 +185,7 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	unsigned int need, i, p;
 	bool xq, last;
 	const char *field;
+	int64_t t_issue = acc_rec_on(c) ? acc_now_ns() : 0;
 	int ret;
 
 	if (c->nranks > 1) {
@@ -268,6 +269,8 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 			acc_err("comm %p: seq %llu: rank %u called %s, rank %u called %s: the %s "
 				"differs; the operation fails on every rank (-EPROTO)", (void *)g,
 				(unsigned long long)seq, w->first, x, c->rank, y, field);
+			acc_rec_add(c, &call, t_issue, NULL, 0, NULL, -EPROTO);
+			acc_rec_dump_group(g, "mismatch");
 			ret = -EPROTO;
 			goto unlock;
 		}
@@ -317,6 +320,7 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 		.call = call, .q = q, .qid = qid, .ring_first = first, .ring_end = q->pi,
 	};
 	c->nhist++;
+	acc_rec_add(c, &call, t_issue, q, first + xq, ev, ret);
 	acc_group_unlock(g);
 	if (!ret) {
 		c->last_q = q;

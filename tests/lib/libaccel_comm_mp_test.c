@@ -1057,6 +1057,46 @@ TEST_F_TIMEOUT(mp, a_rank_that_skips_a_call_times_out, 60)
 }
 
 /*
+ * The same skipped call with a trace directory: each process writes its
+ * own rank's flight recorder on the timeout, and the two dumps carry the
+ * same communicator id (made from the accel_comm_id), so the merge tool
+ * sees one job. Rank 2 never fails and writes nothing.
+ */
+TEST_F_TIMEOUT(mp, each_process_dumps_its_recorder, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 1000 };
+	char dir[] = "/tmp/accel-mp-trace-XXXXXX", ids[2][64] = { "", "" }, path[512];
+	struct dirent *de;
+	unsigned int n = 0;
+	DIR *d;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	p.trace_dir = dir;
+	run_job(_metadata, 3, &p, rank_skips, 0, NULL, 30000);
+	d = opendir(dir);
+	ASSERT_NE(NULL, d);
+	while ((de = readdir(d))) {
+		unsigned int r;
+		char id[64];
+
+		if (de->d_name[0] == '.')
+			continue;
+		TH_LOG("dump %s", de->d_name);
+		n++;
+		if (sscanf(de->d_name, "accel-comm-%63[^-]-rank%u.json", id, &r) == 2 && r < 2)
+			snprintf(ids[r], sizeof(ids[r]), "%s", id);
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+	EXPECT_EQ(2, n);
+	EXPECT_NE(0, ids[0][0]);
+	EXPECT_STREQ(ids[0], ids[1]);
+}
+
+/*
  * A child forked by rank 0 destroys its copy of the communicator and exits:
  * nothing of the parent's changes (its rank has not left: when rank 0 then
  * dies, rank 1 still sees a death, -ECONNRESET, not a normal end).

@@ -145,7 +145,20 @@ enum accel_comm_op {
  * @oneshot_max: AUTO picks the one-shot algorithm for operations of at
  *	most this many bytes per rank (count times the element size), else
  *	the ring; 0: 64 KiB
+ * @recorder_ops: (1.3) operations the flight recorder keeps per rank, 1
+ *	to 65536; 0: the environment's ACCEL_COMM_RECORDER_OPS if set (0
+ *	there turns the recorder off), else 256; %ACCEL_COMM_RECORDER_OFF:
+ *	no recorder
+ * @reserved32: zero
+ * @trace_dir: (1.3) the directory the flight recorder is written to when
+ *	the communicator fails (timeout, abort, mismatch); NULL: the
+ *	environment's ACCEL_COMM_TRACE_DIR, else none (the failure log says
+ *	the recorder was not written). Copied at init.
+ * @trace_dir_u64: the same 8 bytes as @trace_dir, whatever the pointer size
  * @reserved: zero
+ *
+ * The 1.3 fields took the place of 1.2's reserved words: a 1.2 library
+ * rejects them when not zero.
  */
 struct accel_comm_params {
 	uint32_t size;
@@ -155,8 +168,19 @@ struct accel_comm_params {
 	uint32_t slots;
 	uint32_t flags;
 	uint64_t oneshot_max;
-	uint64_t reserved[4];
+	uint32_t recorder_ops;
+	uint32_t reserved32;
+	union {
+		const char *trace_dir;
+		uint64_t trace_dir_u64;
+	};
+	uint64_t reserved[2];
 };
+
+/* accel_comm_params.recorder_ops: no flight recorder */
+#define ACCEL_COMM_RECORDER_OFF		0xffffffffu
+/* The most operations the flight recorder keeps per rank */
+#define ACCEL_COMM_RECORDER_MAX		65536u
 
 /* Size in the release that added it (1.2): the smallest a caller passes. */
 #define ACCEL_COMM_PARAMS_SIZE_1_2	64
@@ -665,6 +689,39 @@ int accel_recv(uint64_t recv, uint64_t count, enum accel_dtype dtype, int peer,
 int accel_comm_split(struct accel_comm *comm, int color, int key, struct accel_comm **newcomm);
 
 /* --- end of 1.3 (commops) --- */
+/* --- the flight recorder (1.3) --- */
+
+/**
+ * DOC: flight recorder
+ * Each rank remembers its last accel_comm_params.recorder_ops operations
+ * (256 by default): sequence number, operation, dtype, count, reduction,
+ * root, in-place, algorithm, the host times (CLOCK_MONOTONIC, ns) it was
+ * issued and seen completed, and its state (issued, running, done,
+ * failed with an errno). Recording costs the issue path one clock read
+ * and a copy into a ring, under the lock the call takes anyway.
+ * When the communicator fails (a timeout, an abort, a mismatch), every
+ * rank of it in this process writes its recorder as JSON to
+ * ``<trace_dir>/accel-comm-<id>-rank<rank>.json`` (format
+ * "accel-comm-trace", version 1; Documentation/collectives.rst describes
+ * it), once. ``accel-comm-trace`` merges the files of all ranks and names
+ * the first sequence number where they diverge and the rank at fault.
+ */
+
+/**
+ * accel_comm_dump() - write a rank's flight recorder as JSON
+ * @comm: the rank
+ * @fd: a file descriptor open for writing (not closed)
+ *
+ * Writes one JSON document (format "accel-comm-trace", version 1):
+ * the communicator's id, this rank, the number of ranks, the pid, the
+ * host name, the time base, the communicator's error if any, and the
+ * recorded operations oldest first. Safe from any thread at any time.
+ * Return: 0; -EINVAL for NULL @comm or a negative @fd; -ENODATA if the
+ * rank has no recorder (%ACCEL_COMM_RECORDER_OFF); -ENOMEM; the errno
+ * of a failed write (the document may then be partly written). A few
+ * syscalls.
+ */
+int accel_comm_dump(struct accel_comm *comm, int fd);
 
 #ifdef __cplusplus
 }
