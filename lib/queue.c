@@ -340,15 +340,27 @@ static bool sleep_target(const struct accel_queue *q, uint64_t need, uint64_t *i
 }
 
 
+/* The longest a waiting thread lends itself to the device at a time. */
+#define HELP_SLICE_NS	1000000ll
+
+/* wait_index(): spin then sleep, only spin, only sleep */
+enum wait_phase { WAIT_ALL, WAIT_SPIN, WAIT_SLEEP };
+
 /*
  * Wait until the read index reaches @need or @deadline: spin for the
  * budget, then sleep on the timeline (or, when no mark covers @need, in
- * naps of 20 us doubling to 1 ms, checking the abort between them).
+ * naps of 20 us doubling to 1 ms, checking the abort between them). While
+ * it spins, the thread runs the device's work if the device can use it
+ * (tp_help(): the in-process device's split packets); each slice that ran
+ * some starts the spin budget again, as the thread did not spin.
+ * @phase: WAIT_SPIN returns -EAGAIN once the spin budget is spent,
+ * WAIT_SLEEP does not spin.
  */
 static int wait_index(struct accel_queue *q, uint64_t need, int64_t deadline,
-		      const struct acc_abort *abort, uint32_t fr_op)
+		      const struct acc_abort *abort, uint32_t fr_op, enum wait_phase phase)
 {
-	int64_t spin_end = acc_now_ns() + acc_spin_ns(), nap = 20000, now;
+	int64_t spin_end = acc_now_ns() + (phase == WAIT_SLEEP ? 0 : acc_spin_ns()), nap = 20000;
+	int64_t now;
 	struct accel_event ev = { .signal = q->timeline };
 	uint64_t ri, idx;
 	uint32_t st;
@@ -368,9 +380,15 @@ static int wait_index(struct accel_queue *q, uint64_t need, int64_t deadline,
 		if (now >= deadline)
 			return -ETIMEDOUT;
 		if (now < spin_end) {
-			acc_cpu_relax();
+			if (tp_help(&q->dev->tp, deadline - now < HELP_SLICE_NS ? deadline - now :
+					HELP_SLICE_NS))
+				spin_end = acc_now_ns() + acc_spin_ns();
+			else
+				acc_cpu_relax();
 			continue;
 		}
+		if (phase == WAIT_SPIN)
+			return -EAGAIN;
 		if (sleep_target(q, need, &idx) &&
 		    !acc_ge(acc_signal_load(q->timeline, &err), value_of(q, idx))) {
 			if (err)
@@ -457,7 +475,7 @@ static int reserve(struct accel_queue *q, unsigned int n, int64_t timeout_ns, in
 	if (!timeout_ns)
 		return -EAGAIN;
 	return wait_index(q, need, deadline ? deadline : acc_deadline(timeout_ns), abort,
-			  FR_RESERVE_SLEEP);
+			  FR_RESERVE_SLEEP, WAIT_ALL);
 }
 
 int acc_queue_reserve(struct accel_queue *q, unsigned int n, int64_t deadline,
@@ -491,6 +509,14 @@ int acc_queue_sync(struct accel_queue *q, int64_t deadline, const struct acc_abo
 		return q_faulted(q);
 	if (ri == q->wi)
 		return 0;
+	/*
+	 * Spin (and help) first: the packet below is needed only to sleep,
+	 * and costs the device a step and the host a doorbell when the wait
+	 * is short.
+	 */
+	ret = wait_index(q, q->wi, deadline, abort, FR_SYNC, WAIT_SPIN);
+	if (ret != -EAGAIN)
+		return ret;
 	/* make the last submitted packet one the host can sleep on */
 	if (q->pi == q->wi && q->last_sig != q->wi && deadline > acc_now_ns()) {
 		p = take(q, &err);
@@ -502,7 +528,7 @@ int acc_queue_sync(struct accel_queue *q, int64_t deadline, const struct acc_abo
 				return ret;
 		}
 	}
-	return wait_index(q, q->wi, deadline, abort, FR_SYNC);
+	return wait_index(q, q->wi, deadline, abort, FR_SYNC, WAIT_SLEEP);
 }
 
 ACCEL_API int accel_queue_sync(struct accel_queue *q, int64_t timeout_ns)

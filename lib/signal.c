@@ -453,6 +453,7 @@ err_free:
  * within this time, and the first such find on a device is logged.
  */
 #define BACKSTOP_NS	100000000ll	/* 100 ms */
+#define HELP_SLICE_NS	1000000ll	/* a spinning waiter lends itself to the device this long at most */
 
 /* The queues whose faults matter: the events' producers and @queues. */
 struct domain {
@@ -596,15 +597,28 @@ int acc_wait_events(const struct accel_event *evs, unsigned int n, bool all, int
 				*first = (unsigned int)r;
 			return 0;
 		}
-		/* the clock, the domain's faults and the abort every 8 polls */
+		/*
+		 * The clock, the domain's faults and the abort every 8 polls; and
+		 * the work of the first event's device if it can use this thread
+		 * (tp_help(), as wait_index() in queue.c): a slice that ran some
+		 * starts the spin budget again.
+		 */
 		if (!(i & 7)) {
 			ret = domain_check(&dom);
 			if (!ret)
 				ret = abort_check(abort);
 			if (ret)
 				return ret;
-			if (acc_now_ns() >= spin_end)
+			now = acc_now_ns();
+			if (now >= spin_end)
 				break;
+			d = deadline - now < HELP_SLICE_NS ? deadline - now : HELP_SLICE_NS;
+			if (tp_help(&evs[0].signal->dev->tp, d)) {
+				spin_end = acc_now_ns() + acc_spin_ns();
+				if (spin_end > deadline)
+					spin_end = deadline;
+				continue;
+			}
 		}
 		acc_cpu_relax();
 	}

@@ -58,6 +58,12 @@ struct tp_ops {
 	 * no protection, nothing to do
 	 */
 	int (*remap)(void *addr, int fd, uint64_t offset, size_t len, int prot);
+	/*
+	 * a waiting thread lends itself to the device for up to @ns: 1 if it
+	 * ran some of the device's work, 0 if there was none for it; NULL:
+	 * the device runs elsewhere (the module)
+	 */
+	int (*help)(int fd, int64_t ns);
 };
 
 extern const struct tp_ops acc_tp_kernel;
@@ -95,6 +101,12 @@ void tp_close(struct acc_tp *tp);
 int tp_driver_is(const struct tp_ops *ops, const char *path, const char *driver);
 int tp_fd_driver_is(const struct tp_ops *ops, int fd, const char *driver);
 int tp_is_gone(const struct acc_tp *tp);
+
+/* tp_ops.help: 1 if the calling thread ran some of the device's work. */
+static inline int tp_help(const struct acc_tp *tp, int64_t ns)
+{
+	return tp->ops->help ? tp->ops->help(tp->fd, ns) : 0;
+}
 
 /* Opened by a parent of this process (see fork above). Async-signal-safe. */
 static inline bool tp_forked(const struct acc_tp *tp)

@@ -35,7 +35,7 @@
 #include <string.h>
 
 #define BENCH_NOISE_LIMIT	0.25
-#define BENCH_NOISE_MAX		32
+#define BENCH_NOISE_MAX		48
 #define BENCH_NOISE_REPEATS	64
 
 struct bench_noise {

@@ -403,6 +403,8 @@ int main(int argc, char **argv)
 	bench_noise_samples(&noise, "pipeline, eager", pipe.eager_runs, pipe.runs, pipe.runs);
 	bench_noise_samples(&noise, "pipeline, launch", pipe.replay_runs, pipe.runs, pipe.runs);
 	bench_noise_samples(&noise, "launch of one task", pipe.fixed_runs, pipe.runs, pipe.runs);
+	bench_noise_samples(&noise, "pipeline, launches back to back", pipe.b2b_runs, pipe.runs,
+			    pipe.runs);
 
 	printf("taskgraph-bench: native, fake kernel (every packet completes at once), %u queues, %ld CPUs, libaccel %d.%d\n",
 	       queues, sysconf(_SC_NPROCESSORS_ONLN), accel_version_major(),
@@ -423,6 +425,8 @@ int main(int argc, char **argv)
 	printf("| pipeline graph: %d tasks (MATMUL and COPY) on 4 queues, each after the one before on another queue, graph launch, host ns per task (median of %u) | %.1f ns | eager %.0f ns | %.0fx cheaper | >= 20x |\n",
 	       2 * TGW_PIPE_STAGES, pipe.runs, pipe.replay_task, pipe.eager_task,
 	       pipe.eager_task / pipe.replay_task);
+	printf("| the same, launches back to back, one sync after the last (median of %u) | %.1f ns | eager %.0f ns | %.0fx cheaper | |\n",
+	       pipe.runs, pipe.b2b_task, pipe.eager_task, pipe.eager_task / pipe.b2b_task);
 	printf("| graph launch, fixed cost: a one-task graph, host ns per launch (median of %u) | %.0f ns | one eager task of the pipeline %.0f ns | %.2f | |\n",
 	       pipe.runs, pipe.launch_fixed, pipe.eager_task, pipe.launch_fixed / pipe.eager_task);
 	queue_path_rows(dev);

@@ -105,8 +105,13 @@
 #define SIM_SHARED_POLL_NS	100000ull
 /* a host wait spins this long on its words before it sleeps */
 #define SIM_WAIT_SPIN_NS	2000ll
-/* bulk packets with at least this much left are split (kmod/vaccel_split.h) */
-#define SIM_SPLIT_MIN		(4ull * VACCEL_CORE_CHUNK)
+/*
+ * Bulk packets with at least this much left after their first step are
+ * split (the module's VACCEL_SPLIT_MIN is 4 chunks): two chunks here, as
+ * a host thread waiting for the packet helps too (sim_split_host_help()),
+ * so that a 1 MiB COPY is not one engine's alone.
+ */
+#define SIM_SPLIT_MIN		(2ull * VACCEL_CORE_CHUNK)
 /* the eventfd arms and buckets of the uAPI */
 #define SIM_ARMS_MAX		DRM_VACCEL_EVENTFD_MAX
 /* memfd names: buffer objects carry their flags in it, so another process can read them */
@@ -183,7 +188,8 @@ struct sim_config {
 
 struct sim_stats {
 	_Atomic uint64_t packets, bytes, faults, kicks, sleeps, wakeups, resets, splits,
-		split_helps, split_self_helps, signal_wakes, signal_walked, signal_walk_max,
+		split_helps, split_self_helps, split_host_helps, signal_wakes, signal_walked,
+		signal_walk_max,
 		link_bytes, link_ns, fpu_sections, fpu_ns, fpu_max_ns, fpu_over_100us,
 		fpu_over_1ms;
 };
@@ -575,6 +581,9 @@ struct sim_queue {
  * @engines: @cfg.engines engines
  * @split_lock: protects @splits and each job's @listed
  * @splits: bulk packets split across engines
+ * @nsplits: jobs on @splits (changed under @split_lock, read without it:
+ *	a host thread's look for ranges to help with costs no lock when
+ *	there are none)
  * @event_lock: protects @event_waiters; taken with signals blocked
  * @event_waiters: host waiters to wake on a queue fault and on removal
  * @stats: debugfs "stats"
@@ -596,6 +605,7 @@ struct sim_dev {
 	struct sim_engine *engines;
 	pthread_mutex_t split_lock;
 	struct list splits;
+	atomic_uint nsplits;
 	pthread_mutex_t event_lock;
 	struct list event_waiters;
 	struct sim_stats stats;
@@ -774,6 +784,9 @@ bool sim_queue_idle(struct sim_queue *q);
 bool sim_split_start(struct sim_queue *q);
 bool sim_split_run(struct sim_queue *q, uint64_t deadline);
 bool sim_split_help(struct sim_engine *e, uint64_t deadline);
+int sim_split_host_help(struct sim_dev *dev, uint64_t deadline);
+bool sim_split_any(void);
+void sim_split_fork_child(void);
 bool sim_split_waiting(struct sim_queue *q);
 bool sim_split_pending(struct sim_dev *dev, struct sim_engine *e);
 void sim_split_stop(struct sim_queue *q);

@@ -315,7 +315,8 @@ static void show_stats(struct sim_dev *dev, struct out *o)
 	const struct sim_stats *s = &dev->stats;
 #define S(name) put(o, #name " %llu\n", (unsigned long long)atomic_load(&s->name))
 	S(packets); S(bytes); S(faults); S(kicks); S(sleeps); S(wakeups); S(resets); S(splits);
-	S(split_helps); S(split_self_helps); S(signal_wakes); S(signal_walked);
+	S(split_helps); S(split_self_helps); S(split_host_helps);
+	S(signal_wakes); S(signal_walked);
 	S(signal_walk_max); S(link_bytes); S(link_ns); S(fpu_sections); S(fpu_ns);
 	S(fpu_max_ns); S(fpu_over_100us); S(fpu_over_1ms);
 #undef S

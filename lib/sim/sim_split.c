@@ -17,11 +17,23 @@
  * themselves in @inflight; it is freed only once unlisted with @inflight
  * zero.
  *
+ * A host thread of the process waiting for the packet (the library's
+ * waits spin before they sleep) runs ranges too: sim_split_host_help(),
+ * as a helper with no engine (it translates with references of its own,
+ * its time is nobody's engine time). In-process, the thread that would
+ * only spin on the completion copies, so a COPY has the submitter's CPU
+ * as well as the engines'. The owner wakes only as many sleeping engines
+ * as there are ranges left and other CPUs to run them: a futex wake is
+ * microseconds on the owner's path, and an engine woken with no CPU free
+ * only takes one from the work.
+ *
  * Copyright (C) 2026 The vaccel authors
  */
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim_internal.h"
 
@@ -92,12 +104,31 @@ static bool sim_split_work(struct sim_split *s, uint64_t deadline)
 	return progress;
 }
 
+/* jobs listed on every device of the process: see sim_split_any() */
+static atomic_uint sim_split_jobs;
+
+/* In a child (fork()): none of the parent's jobs is its. */
+void sim_split_fork_child(void)
+{
+	atomic_store(&sim_split_jobs, 0);
+}
+
+static long sim_split_cpus;
+static pthread_once_t sim_split_cpus_once = PTHREAD_ONCE_INIT;
+
+static void sim_split_cpus_init(void)
+{
+	sim_split_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (sim_split_cpus < 1)
+		sim_split_cpus = 1;
+}
+
 bool sim_split_start(struct sim_queue *q)
 {
 	struct sim_dev *dev = q->file->dev;
 	struct sim_split *s;
 	u64 unit;
-	uint64_t left;
+	uint64_t left, ranges, wakes;
 	unsigned int i;
 
 	if (dev->cfg.engines < 2 || q->split)
@@ -120,11 +151,36 @@ bool sim_split_start(struct sim_queue *q)
 	pthread_mutex_lock(&dev->split_lock);
 	list_add_tail(&dev->splits, &s->node);
 	s->listed = true;
+	atomic_fetch_add(&dev->nsplits, 1);
+	atomic_fetch_add(&sim_split_jobs, 1);
 	pthread_mutex_unlock(&dev->split_lock);
 	atomic_fetch_add(&dev->stats.splits, 1);
-	for (i = 0; i < dev->cfg.engines; i++)
-		if (&dev->engines[i] != q->engine)
-			sim_engine_wake(&dev->engines[i]);
+	/*
+	 * Engines awake see the job themselves (a store to tell them); of the
+	 * sleeping ones wake at most one per range beyond the owner's and
+	 * per other CPU: see the top.
+	 */
+	pthread_once(&sim_split_cpus_once, sim_split_cpus_init);
+	ranges = (left + s->chunk - 1) / s->chunk;
+	wakes = (uint64_t)sim_split_cpus - 1;
+	if (wakes > ranges - 1)
+		wakes = ranges - 1;
+	for (i = 0; i < dev->cfg.engines; i++) {
+		struct sim_engine *e = &dev->engines[i];
+
+		if (e == q->engine)
+			continue;
+		if (!atomic_load(&e->sleeping)) {
+			atomic_store(&e->wake, 1);
+			/* it may have gone to sleep since: then it is one of the woken */
+			if (!atomic_load(&e->sleeping))
+				continue;
+		}
+		if (!wakes)
+			continue;
+		wakes--;
+		sim_engine_wake(e);
+	}
 	return true;
 }
 
@@ -136,6 +192,8 @@ static void sim_split_unlist(struct sim_split *s)
 	if (s->listed) {
 		list_del(&s->node);
 		s->listed = false;
+		atomic_fetch_sub(&dev->nsplits, 1);
+		atomic_fetch_sub(&sim_split_jobs, 1);
 	}
 	pthread_mutex_unlock(&dev->split_lock);
 }
@@ -208,6 +266,58 @@ bool sim_split_help(struct sim_engine *e, uint64_t deadline)
 		sim_engine_wake(owner);
 	if (progress)
 		atomic_fetch_add(&dev->stats.split_helps, 1);
+	return progress;
+}
+
+/*
+ * Is any job listed on any device of the process? A relaxed look without
+ * a lock or a syscall, for host threads that spin: finding the device of
+ * a file costs an fstat(), so they look here first.
+ */
+bool sim_split_any(void)
+{
+	return atomic_load_explicit(&sim_split_jobs, memory_order_relaxed) != 0;
+}
+
+/*
+ * A host thread (no engine) runs ranges of any job of @dev until
+ * @deadline or until none is left to claim. Return: 1 if it ran a range,
+ * 0 if it found none. The caller keeps @dev alive (an SRCU read section
+ * on one of its files); a job stays alive while the thread counts itself
+ * in its @inflight, as an engine helper's.
+ */
+int sim_split_host_help(struct sim_dev *dev, uint64_t deadline)
+{
+	struct sim_split *s, *found = NULL;
+	struct sim_engine *owner;
+	bool progress, last;
+	struct list *l;
+
+	/* the common case, nothing split: no lock */
+	if (!atomic_load_explicit(&dev->nsplits, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&dev->split_lock);
+	for (l = dev->splits.next; l != &dev->splits; l = l->next) {
+		s = container_of(l, struct sim_split, node);
+		if (atomic_load(&s->next) < s->end) {
+			found = s;
+			atomic_fetch_add(&s->inflight, 1);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dev->split_lock);
+	if (!found)
+		return 0;
+	progress = sim_split_work(found, deadline);
+	owner = found->q->engine;
+	last = atomic_load(&found->next) >= found->end;
+	/* the ranges' writes before the count: the owner reads it with acquire */
+	atomic_fetch_sub_explicit(&found->inflight, 1, memory_order_release);
+	/* @found may be freed from here on */
+	if (last)
+		sim_engine_wake(owner);
+	if (progress)
+		atomic_fetch_add(&dev->stats.split_host_helps, 1);
 	return progress;
 }
 

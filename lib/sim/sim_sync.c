@@ -182,6 +182,7 @@ static void sim_fork_child(void)
 	sim_srcu_fork_child();
 	sim_signal_fork_child();
 	sim_engines_fork_child();
+	sim_split_fork_child();
 	sim_bo_fork_child();
 	sim_transport_fork_child();
 	sim_bus_fork_child();

@@ -601,6 +601,28 @@ static int sim_ioctl(int fd, unsigned long req, void *arg, bool restart)
 	return ret;
 }
 
+/*
+ * tp_ops.help: the calling thread runs ranges of the device's split
+ * packets for up to @ns (sim_split.c), inside one SRCU read section.
+ */
+static int s_help(int fd, int64_t ns)
+{
+	struct sim_file *f;
+	unsigned int idx;
+	int ret = 0;
+
+	/* the spinning caller's common case: nothing split anywhere, no fstat() */
+	if (!sim_split_any())
+		return 0;
+	idx = sim_srcu_read_lock();
+	f = sim_file_lookup(fd);
+
+	if (f && !atomic_load_explicit(&f->dev->removed, memory_order_acquire))
+		ret = sim_split_host_help(f->dev, sim_now() + (uint64_t)ns);
+	sim_srcu_read_unlock(idx);
+	return ret;
+}
+
 /* restarted after a signal handler, as drmIoctl() is */
 static int s_ioctl(int fd, unsigned long req, void *arg)
 {
@@ -834,4 +856,5 @@ const struct tp_ops acc_tp_sim = {
 	.dmabuf_read_only = s_dmabuf_read_only,
 	.dup = s_dup,
 	.remap = s_remap,
+	.help = s_help,
 };

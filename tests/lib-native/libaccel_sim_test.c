@@ -1922,6 +1922,58 @@ TEST(large_copy_is_split)
 	raw_close(fd);
 }
 
+/*
+ * A thread waiting in accel_queue_sync() runs ranges of its split COPY
+ * (issue 15): with the other engine stalled and the owner giving up
+ * every turn (split_owner_yield), only the waiting thread can move the
+ * copy on; without it the wait times out. (A thread helps while it
+ * spins: one that went to sleep before the split does not.)
+ */
+TEST(waiting_thread_runs_split_ranges)
+{
+	struct accel_buffer *src, *dst;
+	struct accel_device *dev;
+	struct accel_queue *q;
+	size_t i, n = 8 << 20;
+	unsigned int owner;
+	uint8_t *hs, *hd;
+	char line[64];
+	int fd;
+
+	ASSERT_EQ(0, sim_setup("0 engines=2"));
+	ASSERT_EQ(0, accel_device_open(0, &dev));
+	fd = accel_device_fd(dev);
+	ASSERT_EQ(0, accel_buffer_create(dev, n, ACCEL_BUFFER_HOST, &src));
+	ASSERT_EQ(0, accel_buffer_create(dev, n, ACCEL_BUFFER_HOST, &dst));
+	ASSERT_EQ(0, accel_queue_create(dev, NULL, &q));
+	owner = raw_text_has(fd, "engines", "engine 0 queues 1 ") ? 0 : 1;
+	ASSERT_NE(NULL, raw_text_has(fd, "engines", owner ? "engine 1 queues 1 " :
+							   "engine 0 queues 1 "));
+	hs = accel_buffer_host(src);
+	hd = accel_buffer_host(dst);
+	for (i = 0; i < n; i += 8)
+		*(uint64_t *)(hs + i) = i * 0x9e3779b97f4a7c15ull;
+	memset(hd, 0, n);
+	snprintf(line, sizeof(line), "%u 20000000000", 1 - owner);
+	ASSERT_EQ(0, accel_device_debug_write(dev, "stall_engine", line));
+	ASSERT_EQ(0, accel_device_debug_write(dev, "split_owner_yield", "2000000000"));
+	accel_prep_copy(accel_queue_get_packet(q), accel_buffer_va(dst), accel_buffer_va(src), n);
+	ASSERT_LE(0, accel_queue_submit(q));
+	/* split before the wait starts: a thread that went to sleep does not help */
+	ASSERT_EQ(1, raw_stat_wait(fd, "stats", "splits", 1));
+	EXPECT_EQ(0, accel_queue_sync(q, 5000000000ll));
+	EXPECT_EQ(0, memcmp(hs, hd, n));
+	EXPECT_LE(1, raw_stat(fd, "stats", "split_host_helps"));
+	EXPECT_EQ(0, raw_stat(fd, "stats", "split_helps"));
+	ASSERT_EQ(0, accel_device_debug_write(dev, "split_owner_yield", "0"));
+	snprintf(line, sizeof(line), "%u 0", 1 - owner);
+	ASSERT_EQ(0, accel_device_debug_write(dev, "stall_engine", line));
+	accel_queue_destroy(q);
+	accel_buffer_destroy(dst);
+	accel_buffer_destroy(src);
+	accel_device_close(dev);
+}
+
 /* ---- fork ---- */
 
 /*
