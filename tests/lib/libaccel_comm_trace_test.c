@@ -501,6 +501,7 @@ static void *dump_loop(void *arg)
 	while (!atomic_load(&d->stop) && !d->ret) {
 		d->ret = accel_comm_dump(d->comm, fd);
 		d->dumps++;
+		usleep(100);	/* a dump takes the group's lock: leave the issuers room */
 	}
 	close(fd);
 	if (!d->ret)
@@ -520,14 +521,16 @@ TEST_F(trace, dumps_while_issuing_and_abort_from_a_thread)
 	struct accel_event ev[2];
 	struct dumper d = { 0 };
 	pthread_t t;
-	unsigned int i, r;
+	/* the module's engines run about ten times slower under TCG in the VM */
+	unsigned int i, r, n = lib_on_sim() ? 200 : 20;
 	char *doc;
 
 	ASSERT_EQ(0, trace_dir(self, "thread"));
 	ASSERT_EQ(0, make_comm(self, 2, 20000, 16, self->dir, comms));
 	d.comm = comms[1];
 	ASSERT_EQ(0, pthread_create(&t, NULL, dump_loop, &d));
-	for (i = 0; i < 200; i++) {
+	ksft_print_msg("%u rounds\n", n);
+	for (i = 0; i < n; i++) {
 		for (r = 0; r < 2; r++)
 			ASSERT_EQ(0, allreduce(self, comms[r], r, 1 + i, &ev[r]));
 		for (r = 0; r < 2; r++)
@@ -544,7 +547,7 @@ TEST_F(trace, dumps_while_issuing_and_abort_from_a_thread)
 		doc = rank_file(self, r);
 		ASSERT_NE(NULL, doc);
 		EXPECT_NE(NULL, strstr(doc, "\"reason\": \"abort\""));
-		EXPECT_EQ(r == 0 ? 201 : 200, field_of(doc, "recorded"));
+		EXPECT_EQ(r == 0 ? n + 1 : n, field_of(doc, "recorded"));
 		free(doc);
 	}
 	free_comm(comms, 2);
