@@ -310,7 +310,11 @@ struct accel_queue {
 	atomic_bool fault_logged;
 	_Atomic unsigned int fr_next;
 	struct acc_fr_entry fr[ACC_FR_SIZE];
+	uint64_t doorbells;		/* doorbell stores (the producer's; acc_queue_doorbells()) */
 };
+
+/* Test hook (hidden; tests linked with libaccel.a): doorbells @q rang so far. */
+uint64_t acc_queue_doorbells(const struct accel_queue *q);
 
 /* --- fork (see transport.h) --- */
 

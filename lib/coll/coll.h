@@ -232,6 +232,17 @@ struct accel_comm {
 	uint64_t nhist;
 	atomic_bool logged;
 	struct acc_recorder rec;	/* flight recorder (group->lock) */
+	/*
+	 * commlat: the plan buffers the rank's calls reuse (acc_plan_init()):
+	 * packets (@plan_cap of them) and 2 x nranks chunk counts, lent to
+	 * one plan at a time (@plan_busy; a second plan alive at once, as in
+	 * two threads calling for one rank, allocates its own). NULL: none
+	 * (a multi-process stand-in).
+	 */
+	struct drm_vaccel_packet *plan_pkts;
+	unsigned int plan_cap;
+	uint64_t *plan_ctr;
+	atomic_bool plan_busy;
 };
 
 /* --- transport.c --- */
@@ -282,7 +293,15 @@ struct acc_plan {
 	int err;
 	uint64_t *sent, *recvd;		/* copies, committed on success */
 	uint64_t timeout_ns;
+	bool pooled;			/* the buffers are c->plan_* (commlat) */
 };
+
+/*
+ * Test hook (hidden, like acc_comm_test_base): heap allocations plans
+ * made (their packets, chunk counts and growth). The issue path of a
+ * rank whose plan buffers are warm makes none (commlat).
+ */
+extern _Atomic uint64_t acc_comm_plan_allocs;
 
 int acc_plan_init(struct acc_plan *pl, struct accel_comm *c);
 void acc_plan_fini(struct acc_plan *pl);
