@@ -8,14 +8,11 @@
  * call (mean, median, 10th and 90th percentile of CLOCK_MONOTONIC, and
  * the issuing thread's CPU time), the process's CPU time per iteration
  * and the devices' counters per iteration (KICKs, engine sleeps and
- * wake-ups, signal updates, packets). Not built by make; for profilers:
+ * wake-ups, signal updates, packets). Built by make (not installed):
  *
- *   gcc -O2 -g -std=gnu11 -Ilib/include -Iuapi $(pkg-config --cflags libdrm) \
- *       -o build/comm_issue_profile tools/comm_issue_profile.c \
- *       build/lib/libaccel.a $(pkg-config --libs libdrm) -pthread
- *   ACCEL_BACKEND=sim build/comm_issue_profile 4 2000 [barrier]
+ *   ACCEL_BACKEND=sim build/tools/comm_issue_profile 4 2000 [barrier]
  *   ACCEL_BACKEND=sim valgrind --tool=callgrind --toggle-collect=accel_allreduce \
- *       build/comm_issue_profile 4 200
+ *       build/tools/comm_issue_profile 4 200
  *
  * Copyright (C) 2026 The vaccel authors
  */

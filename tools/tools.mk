@@ -45,6 +45,17 @@ $(BUILD)/tools/accel-bench: tools/accel-bench.c tools/taskgraph_work.h tools/que
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(ACCEL_APP_CFLAGS) -static -o $@ $< tools/accel_bench_coll.c $(ACCEL_APP_LIBS)
 
+# The collectives' issue-path profile driver (Documentation/collectives.rst,
+# "Issue cost and small-message latency"): built so that it keeps
+# compiling, not installed.
+COMM_ISSUE_PROFILE := $(BUILD)/tools/comm_issue_profile
+
+$(COMM_ISSUE_PROFILE): tools/comm_issue_profile.c $(ACCEL_HDRS) $(LIBACCEL_A)
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) $(ACCEL_APP_CFLAGS) -o $@ $< $(ACCEL_APP_LIBS)
+
+all: $(COMM_ISSUE_PROFILE)
+
 # The task graph's host cost natively (no module): the whole library over
 # the fake kernel of tests/lib-native/fake_kmod.h, -O2. Run by "make run"
 # on the host, after the VM, next to tensormap-bench (lib/graph/graph.mk).
