@@ -781,6 +781,7 @@ static void rank_killed(struct rank_ctx *x)
 	RCHECK(now_ns() - t0 < 2 * SEC * tscale() + (x->arg == 1 ? 100000000 : 0));
 	RCHECK_EQ(-ECONNRESET, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(victim, err.peer);
+	RCHECK_EQ(job_pids[victim], err.peer_pid);	/* 1.4: the dead rank's process */
 	/* later calls fail at once */
 	RCHECK_EQ(-ECONNRESET, issue(x, c, &run, &ev));
 	/* the report names the rank and its pid */
