@@ -12,8 +12,10 @@
  * iteration (issue of every rank to the completion of every rank);
  * algbw = size / time; busbw = algbw x nccl-tests' factor (allreduce
  * 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n; broadcast,
- * reduce 1); the algorithm of each row is read back from rank 0's flight
- * recorder. After the table: "Avg bus bandwidth", then the baselines of
+ * reduce, sendrecv 1); the algorithm of each row is read back from rank
+ * 0's flight recorder ("p2p" for sendrecv, which the recorder does not
+ * see: each rank sends to rank + 1 and receives from rank - 1 in a group,
+ * through the peers' staging). After the table: "Avg bus bandwidth", then the baselines of
  * the same run the performance targets compare with (the host's copy
  * bandwidth, the link bandwidth with -L, the hot NOP round trip).
  *
@@ -270,6 +272,27 @@ static void addrs(const struct bench *b, unsigned int r, uint64_t count, bool in
 		*s = *d;
 }
 
+/*
+ * nccl-tests' sendrecv: rank r sends its buffer to r + 1 and receives
+ * from r - 1, in one group (the rank's event covers both). Each rank's
+ * group is issued on its own queue, so issuing the ranks in turn from one
+ * thread never waits for a peer.
+ */
+static int sendrecv(struct bench *b, unsigned int r, uint64_t s, uint64_t d, uint64_t count,
+		    struct accel_event *ev)
+{
+	int ret = accel_group_start(), r2;
+
+	if (ret)
+		return ret;
+	ret = accel_send(s, count, b->t, (int)((r + 1) % b->n), b->comm[r], b->q[r], ev);
+	if (!ret)
+		ret = accel_recv(d, count, b->t, (int)((r + b->n - 1) % b->n), b->comm[r], b->q[r],
+				 ev);
+	r2 = accel_group_end();
+	return ret ? ret : r2;
+}
+
 static int issue(struct bench *b, unsigned int r, uint64_t count, bool inplace,
 		 struct accel_event *ev)
 {
@@ -287,6 +310,8 @@ static int issue(struct bench *b, unsigned int r, uint64_t count, bool inplace,
 		return accel_allgather(s, d, count, b->t, b->comm[r], b->q[r], ev);
 	case ACCEL_COMM_OP_REDUCESCATTER:
 		return accel_reducescatter(s, d, count, b->t, b->redop, b->comm[r], b->q[r], ev);
+	case ACCEL_COMM_OP_SEND:	/* sendrecv: a group of its own per rank */
+		return sendrecv(b, r, s, d, count, ev);
 	default:
 		return accel_alltoall(s, d, count, b->t, b->comm[r], b->q[r], ev);
 	}
@@ -366,6 +391,9 @@ static uint64_t check_once(struct bench *b, uint64_t count, bool inplace, unsign
 				break;
 			case ACCEL_COMM_OP_REDUCESCATTER:
 				want = reduce_of(b, r * count + i, run);
+				break;
+			case ACCEL_COMM_OP_SEND:	/* sendrecv: rank r - 1's buffer */
+				want = val(b, (r + n - 1) % n, i, run);
 				break;
 			default:	/* alltoall: block j of rank j's send */
 				want = val(b, (unsigned int)(i / count), r * count + i % count, run);
@@ -564,7 +592,8 @@ static void usage(void)
 		"       [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-g NDEV] [-d TYPE] [-o OP] [-r ROOT]\n"
 		"       [-n ITERS] [-w WARMUP] [-c CHECKS] [-z] [-G] [-a ring|oneshot|auto] [-L LINK_MBPS]\n"
 		"sizes take K, M, G; TYPE: int8 uint8 int32 uint32 int64 uint64 half float double\n"
-		"bfloat16; OP: sum prod min max avg; -z waits after each call; -G (graph replay) is\n"
+		"bfloat16; OP: sum prod min max avg; -z waits after each call; sendrecv: rank r\n"
+		"sends to r + 1 and receives from r - 1 (busbw = algbw); -G (graph replay) is\n"
 		"not implemented for collectives; -L creates fresh devices with link_bw_mbps=LINK_MBPS.\n"
 		"Defaults: -b 8 -e 64M -f 2 -g 4 -d float -o sum -r 0 -n 20 -w 5 -c 1 -a auto.\n");
 	exit(2);
@@ -657,12 +686,8 @@ int accel_bench_coll(int argc, char **argv)
 	int opt;
 	size_t k;
 
-	if (!strcmp(argv[0], "sendrecv")) {
-		fprintf(stderr, "accel-bench sendrecv: not available: this libaccel has no "
-			"accel_send()/accel_recv() yet\n");
-		return 2;
-	}
-	b.op = !strcmp(argv[0], "allreduce") ? ACCEL_COMM_OP_ALLREDUCE :
+	b.op = !strcmp(argv[0], "sendrecv") ? ACCEL_COMM_OP_SEND :
+	       !strcmp(argv[0], "allreduce") ? ACCEL_COMM_OP_ALLREDUCE :
 	       !strcmp(argv[0], "allgather") ? ACCEL_COMM_OP_ALLGATHER :
 	       !strcmp(argv[0], "reducescatter") ? ACCEL_COMM_OP_REDUCESCATTER :
 	       !strcmp(argv[0], "alltoall") ? ACCEL_COMM_OP_ALLTOALL :
@@ -757,7 +782,10 @@ int accel_bench_coll(int argc, char **argv)
 			alg[ip] = (double)bytes / t[ip];
 			bus[ip] = alg[ip] * busbw_factor(&b);
 		}
-		last_algo(&b, algo, sizeof(algo));
+		if (b.op == ACCEL_COMM_OP_SEND)	/* not in the recorder: the direct path */
+			snprintf(algo, sizeof(algo), "p2p");
+		else
+			last_algo(&b, algo, sizeof(algo));
 		printf("%12llu  %12llu  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f  %5llu  %7.2f  %6.2f  %6.2f  %5llu  %s\n",
 		       (unsigned long long)bytes, (unsigned long long)(bytes / b.es), b.tname,
 		       reduction ? redops[b.redop] : "none", b.root, t[0] / 1e3, alg[0], bus[0],
