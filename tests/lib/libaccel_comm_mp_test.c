@@ -61,8 +61,13 @@ struct rank_ctx {
 
 typedef void (*rank_fn)(struct rank_ctx *x);
 
-/* pids of the job's ranks (shared with the forked ranks; each writes its own) */
+/*
+ * pids of the job's ranks (shared with the forked ranks; each writes its
+ * own), then from JOB_FLAGS on flags the ranks of one test raise for
+ * each other
+ */
 static int32_t *job_pids;
+#define JOB_FLAGS	16
 
 static int rank_stderr = -1;	/* the test's stderr, kept by each rank */
 
@@ -251,7 +256,7 @@ static void run_job(struct __test_metadata *_metadata, unsigned int n,
 				-1, 0);
 		ASSERT_NE(MAP_FAILED, job_pids);
 	}
-	memset(job_pids, 0, NMAX * sizeof(*job_pids));
+	memset(job_pids, 0, (JOB_FLAGS + NMAX) * sizeof(*job_pids));
 	for (i = 0; i < n; i++)
 		pids[i] = spawn(&t, i, i, fn);
 	reap(pids, n, ms, st);
@@ -1545,8 +1550,22 @@ static void rank_forks(struct rank_ctx *x)
 	usleep(300000);	/* the child's exit is seen by nobody as a death */
 	RCHECK_EQ(0, run_one(x, c, &run));
 	RCHECK_EQ(0, accel_comm_get_async_error(c, NULL, 0));
-	if (x->rank == 0)
+	/*
+	 * Rank 0's part of the allreduce may end before rank 1's (rank 1 may
+	 * still read rank 0's staging): rank 0 dies only once rank 1 has
+	 * checked its result (a flag in the shared page, 10 s at most). It
+	 * once died first in the VM under load and rank 1 saw -ECONNRESET.
+	 */
+	if (x->rank == 1)
+		__atomic_store_n(&job_pids[JOB_FLAGS + 1], 1, __ATOMIC_SEQ_CST);
+	if (x->rank == 0) {
+		int64_t end = now_ns() + 10 * SEC * tscale();
+
+		while (!__atomic_load_n(&job_pids[JOB_FLAGS + 1], __ATOMIC_SEQ_CST) &&
+		       now_ns() < end)
+			usleep(1000);
 		raise(SIGKILL);
+	}
 	usleep(300000);
 	{
 		struct accel_event ev;
