@@ -418,7 +418,8 @@ static void hello_fill(struct bs_hello *h, const struct bs_id *id, unsigned int 
 	h->pid = (int32_t)getpid();
 	h->version = ACCEL_VERSION_MAJOR << 16 | ACCEL_VERSION_MINOR << 8 | ACCEL_VERSION_PATCH;
 	snprintf(h->backend, sizeof(h->backend), "%s", be ? be : "?");
-	h->group_bytes = (uint32_t)sizeof(struct acc_group);
+	/* the struct and the extension of commxp (xproc.c): the whole memfd layout */
+	h->group_bytes = (uint32_t)(sizeof(struct acc_group) + acc_xp_bytes(nranks));
 	h->channels = ACC_COMM_CHANNELS;
 	h->window = ACC_COMM_WINDOW;
 	h->algo = set->algo;
