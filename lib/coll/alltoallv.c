@@ -60,6 +60,13 @@ const char *acc_alltoallv_match(struct acc_group *g, struct acc_arrival *w,
 		if (a->scounts[j] != rj || a->rcounts[j] != sj) {
 			bool out = a->scounts[j] != rj;
 
+			/* for every rank's report (errors.c), in the shared state */
+			g->a2av_fail.set = 1;
+			g->a2av_fail.src = out ? r : j;
+			g->a2av_fail.dst = out ? j : r;
+			g->a2av_fail.sent = out ? a->scounts[j] : sj;
+			g->a2av_fail.recvd = out ? rj : a->rcounts[j];
+
 			acc_err("comm %p: alltoallv seq %llu: rank %u %s %llu elements %s rank %u, "
 				"which %s %llu %s rank %u; the operation fails on every rank "
 				"(-EPROTO)", (void *)g, (unsigned long long)w->seq, r,

@@ -165,6 +165,15 @@ struct acc_group {
 	int32_t pids[ACCEL_COMM_MAX_RANKS];	/* every rank's process */
 	_Atomic uint64_t left;		/* ranks whose process destroyed its rank */
 	int32_t lock_owner;		/* the rank holding @lock (EOWNERDEAD names it) */
+	/*
+	 * commxp: alltoallv's count mismatch (@lock), so that every rank's
+	 * report names both ranks and both counts: rank @src sends @sent
+	 * elements to @dst, which receives @recvd from it (@set: recorded)
+	 */
+	struct {
+		uint32_t set, src, dst;
+		uint64_t sent, recvd;
+	} a2av_fail;
 };
 
 /* What a rank remembers of one of its operations. */

@@ -273,6 +273,13 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 				       g->pids[rep.peer] : 0;
 			comm->err = rep;
 			log_report(comm, &rep);
+			if (atomic_load(&g->fail) == ACC_FAIL_PROTO && g->a2av_fail.set)
+				acc_err("comm %p rank %u: alltoallv seq %llu: rank %u sends %llu "
+					"elements to rank %u, which receives %llu from rank %u",
+					(void *)g, comm->rank, (unsigned long long)rep.seq,
+					g->a2av_fail.src, (unsigned long long)g->a2av_fail.sent,
+					g->a2av_fail.dst, (unsigned long long)g->a2av_fail.recvd,
+					g->a2av_fail.src);
 			/*
 			 * This process's ranks not written yet: the failure was
 			 * found in another process (a multi-process communicator)

@@ -1036,6 +1036,8 @@ static void rank_a2av_mismatch(struct rank_ctx *x)
 	}
 	RCHECK_EQ(-EPROTO, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(ACCEL_COMM_OP_ALLTOALLV, err.op);
+	/* every rank's report names both ranks and both counts */
+	RCHECK(log_has(x, "rank 1 sends 6 elements to rank 0, which receives 5 from rank 1"));
 	accel_comm_destroy(c);
 }
 
