@@ -102,6 +102,8 @@ struct acc_mp;
  * (fail_field only ever points at string literals and is never read);
  * process-local fields go into the anonymous structure of the local part.
  */
+struct acc_rec_doc;
+
 struct acc_group {
 	union {
 		struct {
@@ -128,6 +130,12 @@ struct acc_group {
 			uint64_t rec_id;
 			unsigned int rec_ops;
 			char *rec_dir;
+			/*
+			 * Documents rendered under @lock, written to rec_dir
+			 * by acc_group_unlock() after the lock is released (no
+			 * file I/O under a lock other processes wait for)
+			 */
+			struct acc_rec_doc *rec_pending;
 			/*
 			 * commxp, multi-process only (xproc.c): this process's
 			 * view of the shared extension after the group (the
@@ -391,8 +399,13 @@ void acc_rec_add(struct accel_comm *c, const struct acc_call *call, int64_t issu
 		 struct accel_queue *q, uint64_t gate, const struct accel_event *ev, int error);
 /* The operation of @ev completed (seen by a host wait; group->lock not held). */
 void acc_rec_done(struct accel_comm *c, const struct accel_event *ev);
-/* The group failed: write every local rank's recorder once (group->lock held). */
+/*
+ * The group failed: render the dump of each of this process's ranks not dumped yet (@lock
+ * held); acc_group_unlock() writes them once the lock is released.
+ */
 void acc_rec_dump_group(struct acc_group *g, const char *reason);
+/* Write and free documents acc_rec_dump_group() rendered (no lock held). */
+void acc_rec_write_docs(struct acc_rec_doc *docs);
 static inline bool acc_rec_on(const struct accel_comm *c)
 {
 	return c->rec.e != NULL;
