@@ -1466,11 +1466,25 @@ static void rank_skips(struct rank_ctx *x)
 		return;
 	}
 	t0 = now_ns();
-	RCHECK_EQ(0, issue(x, c, &run, &ev));
+	if (x->arg) {	/* alltoallv, 5 elements to and from every rank */
+		uint64_t cnt[NMAX], dsp[NMAX];
+		unsigned int p;
+
+		for (p = 0; p < x->n; p++) {
+			cnt[p] = 5;
+			dsp[p] = 8 * p;
+		}
+		RCHECK_EQ(0, accel_alltoallv(accel_buffer_va(x->sb), cnt, dsp,
+					     accel_buffer_va(x->rb), cnt, dsp, ACCEL_DTYPE_I32, c,
+					     x->q, &ev));
+	} else {
+		RCHECK_EQ(0, issue(x, c, &run, &ev));
+	}
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_wait(c, &ev, WAIT_NS));
 	RCHECK(now_ns() - t0 < 2 * SEC * tscale());
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(1ull << 2, err.missing);
+	RCHECK_EQ(x->arg ? ACCEL_COMM_OP_ALLTOALLV : ACCEL_COMM_OP_ALLREDUCE, err.op);
 	/* the log names the missing rank's process */
 	snprintf(who, sizeof(who), "ranks that had not called it: 2 (pid %d)", job_pids[2]);
 	RCHECK(log_has(x, who));
@@ -1483,6 +1497,15 @@ TEST_F_TIMEOUT(mp, a_rank_that_skips_a_call_times_out, 60)
 				       .timeout_ms = 1000 };
 
 	run_job(_metadata, 3, &p, rank_skips, 0, NULL, 30000);
+}
+
+/* The same with alltoallv: rank 2 never calls it; -ETIMEDOUT naming it and its pid. */
+TEST_F_TIMEOUT(mp, alltoallv_a_rank_that_never_calls_times_out, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 1000 };
+
+	run_job(_metadata, 3, &p, rank_skips, 1, NULL, 30000);
 }
 
 /*
