@@ -12,10 +12,19 @@
  * iteration (issue of every rank to the completion of every rank);
  * algbw = size / time; busbw = algbw x nccl-tests' factor (allreduce
  * 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n; broadcast,
- * reduce 1); the algorithm of each row is read back from rank 0's flight
- * recorder. After the table: "Avg bus bandwidth", then the baselines of
+ * reduce, sendrecv 1); the algorithm of each row is read back from rank
+ * 0's flight recorder ("p2p" for sendrecv, which the recorder does not
+ * see: each rank sends to rank + 1 and receives from rank - 1 in a group,
+ * through the peers' staging). After the table: "Avg bus bandwidth", then the baselines of
  * the same run the performance targets compare with (the host's copy
  * bandwidth, the link bandwidth with -L, the hot NOP round trip).
+ *
+ * -p: the multi-process form. The parent makes fresh bus devices and an
+ * accel_comm_id and forks one process per rank; each opens its device
+ * and calls accel_comm_init_rank(); every rank runs the table on its own
+ * rank, writes its times and #wrong into a shared page, and after a
+ * barrier rank 0 prints the row (time: the slowest rank's; #wrong: the
+ * sum).
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -27,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,6 +93,21 @@ struct bench {
 	struct accel_buffer *sb[MAX_DEV], *rb[MAX_DEV];
 	struct accel_comm *comm[MAX_DEV];
 	bool created;
+	/* the ranks of this process: [lo, hi) (all, or one with -p) */
+	unsigned int lo, hi;
+	bool procs;			/* -p: one process per rank */
+	struct accel_comm_id id;	/* -p: the job's */
+	struct procs_shared *sh;	/* -p: what the ranks tell rank 0 */
+};
+
+/* -p: each rank's figures of a row, and its pid, for rank 0 to print. */
+struct procs_shared {
+	struct {
+		int32_t pid;
+		uint32_t dev_id, engines;
+		double t[2];
+		uint64_t wrong[2];
+	} r[MAX_DEV];
 };
 
 static void die(const char *what, int err)
@@ -270,6 +295,27 @@ static void addrs(const struct bench *b, unsigned int r, uint64_t count, bool in
 		*s = *d;
 }
 
+/*
+ * nccl-tests' sendrecv: rank r sends its buffer to r + 1 and receives
+ * from r - 1, in one group (the rank's event covers both). Each rank's
+ * group is issued on its own queue, so issuing the ranks in turn from one
+ * thread never waits for a peer.
+ */
+static int sendrecv(struct bench *b, unsigned int r, uint64_t s, uint64_t d, uint64_t count,
+		    struct accel_event *ev)
+{
+	int ret = accel_group_start(), r2;
+
+	if (ret)
+		return ret;
+	ret = accel_send(s, count, b->t, (int)((r + 1) % b->n), b->comm[r], b->q[r], ev);
+	if (!ret)
+		ret = accel_recv(d, count, b->t, (int)((r + b->n - 1) % b->n), b->comm[r], b->q[r],
+				 ev);
+	r2 = accel_group_end();
+	return ret ? ret : r2;
+}
+
 static int issue(struct bench *b, unsigned int r, uint64_t count, bool inplace,
 		 struct accel_event *ev)
 {
@@ -287,6 +333,8 @@ static int issue(struct bench *b, unsigned int r, uint64_t count, bool inplace,
 		return accel_allgather(s, d, count, b->t, b->comm[r], b->q[r], ev);
 	case ACCEL_COMM_OP_REDUCESCATTER:
 		return accel_reducescatter(s, d, count, b->t, b->redop, b->comm[r], b->q[r], ev);
+	case ACCEL_COMM_OP_SEND:	/* sendrecv: a group of its own per rank */
+		return sendrecv(b, r, s, d, count, ev);
 	default:
 		return accel_alltoall(s, d, count, b->t, b->comm[r], b->q[r], ev);
 	}
@@ -297,7 +345,7 @@ static void wait_all(struct bench *b, struct accel_event *ev)
 	unsigned int r;
 	int ret;
 
-	for (r = 0; r < b->n; r++) {
+	for (r = b->lo; r < b->hi; r++) {
 		ret = accel_comm_wait(b->comm[r], &ev[r], 60000000000ll);
 		if (ret)
 			die(b->opname, ret);
@@ -311,7 +359,7 @@ static void iteration(struct bench *b, uint64_t count, bool inplace, struct acce
 	unsigned int r;
 	int ret;
 
-	for (r = 0; r < b->n; r++) {
+	for (r = b->lo; r < b->hi; r++) {
 		ret = issue(b, r, count, inplace, &ev[r]);
 		if (ret)
 			die(b->opname, ret);
@@ -332,7 +380,7 @@ static uint64_t check_once(struct bench *b, uint64_t count, bool inplace, unsign
 	counts_of(b, count * b->es * (b->op == ACCEL_COMM_OP_ALLGATHER ||
 				      b->op == ACCEL_COMM_OP_REDUCESCATTER ||
 				      b->op == ACCEL_COMM_OP_ALLTOALL ? n : 1), &c, &sendn, &recvn);
-	for (r = 0; r < n; r++) {
+	for (r = b->lo; r < b->hi; r++) {
 		uint8_t *sh = accel_buffer_host(b->sb[r]), *rh = accel_buffer_host(b->rb[r]);
 		uint8_t *in;
 
@@ -343,7 +391,7 @@ static uint64_t check_once(struct bench *b, uint64_t count, bool inplace, unsign
 			put(b, in, i, val(b, r, i, run));
 	}
 	iteration(b, count, inplace, ev, true);
-	for (r = 0; r < n; r++) {
+	for (r = b->lo; r < b->hi; r++) {
 		const uint8_t *out = accel_buffer_host(b->rb[r]);
 
 		addrs(b, r, count, inplace, &s, &d);
@@ -367,6 +415,9 @@ static uint64_t check_once(struct bench *b, uint64_t count, bool inplace, unsign
 			case ACCEL_COMM_OP_REDUCESCATTER:
 				want = reduce_of(b, r * count + i, run);
 				break;
+			case ACCEL_COMM_OP_SEND:	/* sendrecv: rank r - 1's buffer */
+				want = val(b, (r + n - 1) % n, i, run);
+				break;
 			default:	/* alltoall: block j of rank j's send */
 				want = val(b, (unsigned int)(i / count), r * count + i % count, run);
 				break;
@@ -388,7 +439,7 @@ static void last_algo(struct bench *b, char *out, size_t len)
 	snprintf(out, len, "?");
 	if (fd < 0)
 		return;
-	if (!accel_comm_dump(b->comm[0], fd) && (size = lseek(fd, 0, SEEK_END)) > 0) {
+	if (!accel_comm_dump(b->comm[b->lo], fd) && (size = lseek(fd, 0, SEEK_END)) > 0) {
 		doc = calloc(1, (size_t)size + 1);
 		if (doc && pread(fd, doc, (size_t)size, 0) == size) {
 			for (p = doc, q = NULL; (p = strstr(p, "\"algo\": \"")); p++)
@@ -429,16 +480,16 @@ static double nop_roundtrip(struct bench *b, unsigned int n)
 	if (!v)
 		die("calloc", -ENOMEM);
 	for (i = 0; i < n + 100; i++) {
-		struct drm_vaccel_packet *p = accel_queue_get_packet(b->q[0]);
+		struct drm_vaccel_packet *p = accel_queue_get_packet(b->q[b->lo]);
 		uint64_t t0 = now_ns(), target;
 
 		if (!p)
 			die("get_packet", -EAGAIN);
 		accel_prep_nop(p);
-		if (accel_queue_submit(b->q[0]) < 0)
+		if (accel_queue_submit(b->q[b->lo]) < 0)
 			die("submit", -EIO);
-		target = accel_queue_submitted(b->q[0]);
-		while (accel_queue_completed(b->q[0]) < target)
+		target = accel_queue_submitted(b->q[b->lo]);
+		while (accel_queue_completed(b->q[b->lo]) < target)
 			;
 		if (i >= 100)
 			v[i - 100] = (double)(now_ns() - t0);
@@ -563,9 +614,12 @@ static void usage(void)
 		"usage: accel-bench allreduce|allgather|reducescatter|alltoall|broadcast|reduce|sendrecv\n"
 		"       [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-g NDEV] [-d TYPE] [-o OP] [-r ROOT]\n"
 		"       [-n ITERS] [-w WARMUP] [-c CHECKS] [-z] [-G] [-a ring|oneshot|auto] [-L LINK_MBPS]\n"
+		"       [-p]\n"
 		"sizes take K, M, G; TYPE: int8 uint8 int32 uint32 int64 uint64 half float double\n"
-		"bfloat16; OP: sum prod min max avg; -z waits after each call; -G (graph replay) is\n"
-		"not implemented for collectives; -L creates fresh devices with link_bw_mbps=LINK_MBPS.\n"
+		"bfloat16; OP: sum prod min max avg; -z waits after each call; sendrecv: rank r\n"
+		"sends to r + 1 and receives from r - 1 (busbw = algbw); -G (graph replay) is\n"
+		"not implemented for collectives; -L creates fresh devices with link_bw_mbps=LINK_MBPS;\n"
+		"-p: one process per rank (fresh devices, accel_comm_init_rank()), rank 0 prints.\n"
 		"Defaults: -b 8 -e 64M -f 2 -g 4 -d float -o sum -r 0 -n 20 -w 5 -c 1 -a auto.\n");
 	exit(2);
 }
@@ -629,17 +683,259 @@ static void teardown(struct bench *b)
 {
 	unsigned int i;
 
-	for (i = 0; i < b->n; i++)
+	for (i = b->lo; i < b->hi; i++)
 		accel_comm_destroy(b->comm[i]);
-	for (i = 0; i < b->n; i++) {
+	for (i = b->lo; i < b->hi; i++) {
 		accel_queue_destroy(b->q[i]);
 		accel_buffer_destroy(b->sb[i]);
 		accel_buffer_destroy(b->rb[i]);
 		accel_device_close(b->dev[i]);
-		if (b->created)
+		if (b->created && !b->procs)	/* -p: the parent made them and deletes them */
 			accel_bus_del_device(BENCH_ID0 + i);
 	}
 }
+
+/* -p: every rank has written its part of the shared page (a barrier on the communicator). */
+static void rank_sync(struct bench *b)
+{
+	struct accel_event ev;
+	int ret = accel_barrier(b->comm[b->lo], b->q[b->lo], &ev);
+
+	if (!ret)
+		ret = accel_comm_wait(b->comm[b->lo], &ev, 60000000000ll);
+	if (ret)
+		die("barrier", ret);
+}
+
+/* The table and the baselines; with -p every rank runs it and rank 0 prints. */
+static int run_table(struct bench *b)
+{
+	double sum_bus = 0, rec_on, rec_off, one, two, host, nop = 0;
+	double first_t[2] = { 0, 0 }, last_b[2] = { 0, 0 };
+	unsigned int rows = 0, i, run, n_nop = 2000;
+	uint64_t bytes, wrong_total = 0;
+	bool reduction = b->redop != ACCEL_REDOP_COUNT, pr = b->lo == 0;
+	char algo[16];
+
+	if (pr) {
+		printf("# accel-bench %s: nranks %u (%s, %s backend) minBytes %llu maxBytes %llu step: %g(factor) warmup iters: %u iters: %u validation: %u blocking: %d graph: 0 link_bw_mbps: %u\n",
+		       b->opname, b->n, b->procs ? "one process per rank" :
+		       "one process, one rank per device", accel_device_backend(b->dev[b->lo]),
+		       (unsigned long long)b->minb, (unsigned long long)b->maxb, b->factor,
+		       b->warmup, b->iters, b->check, b->blocking, b->link_mbps);
+		printf("#\n# Using devices\n");
+	}
+	for (i = 0; pr && i < b->n; i++) {
+		struct accel_device_props props = { .size = sizeof(props) };
+
+		if (b->procs) {	/* each rank wrote its own before the init */
+			printf("#  Rank %2u Pid %6d on device %2u (id %u, %u engines, link %u MB/s)\n",
+			       i, (int)b->sh->r[i].pid, i, b->sh->r[i].dev_id, b->sh->r[i].engines,
+			       b->link_mbps);
+			continue;
+		}
+		accel_device_query(b->dev[i], &props);
+		printf("#  Rank %2u Pid %6d on device %2u (id %u, %u engines, link %u MB/s)\n", i,
+		       (int)getpid(), i, props.id, props.engines, b->link_mbps);
+	}
+	if (pr) {
+		printf("#\n");
+		printf("#                                                  out-of-place                       in-place\n");
+		printf("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong  algorithm\n");
+		printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n");
+	}
+	for (bytes = b->minb; bytes <= b->maxb; bytes = (uint64_t)((double)bytes * b->factor + 0.5)) {
+		uint64_t count, sendn, recvn, wrong[2] = { 0, 0 };
+		double t[2], alg[2], bus[2];
+		int ip;
+
+		counts_of(b, bytes, &count, &sendn, &recvn);
+		if (!count && bytes)
+			continue;	/* below one element per rank */
+		for (ip = 0; ip < 2; ip++) {
+			for (run = 0; run < b->check; run++)
+				wrong[ip] += check_once(b, count, ip, run);
+			t[ip] = timed(b, count, ip);
+		}
+		if (b->procs) {
+			/* -p: the slowest rank's time and every rank's #wrong, at rank 0 */
+			memcpy(b->sh->r[b->lo].t, t, sizeof(t));
+			memcpy(b->sh->r[b->lo].wrong, wrong, sizeof(wrong));
+			rank_sync(b);
+			for (i = 0; pr && i < b->n; i++)
+				for (ip = 0; ip < 2; ip++) {
+					if (i != b->lo)
+						wrong[ip] += b->sh->r[i].wrong[ip];
+					t[ip] = fmax(t[ip], b->sh->r[i].t[ip]);
+				}
+		}
+		for (ip = 0; ip < 2; ip++) {
+			alg[ip] = (double)bytes / t[ip];
+			bus[ip] = alg[ip] * busbw_factor(b);
+		}
+		if (b->op == ACCEL_COMM_OP_SEND)	/* not in the recorder: the direct path */
+			snprintf(algo, sizeof(algo), "p2p");
+		else
+			last_algo(b, algo, sizeof(algo));
+		if (pr)
+			printf("%12llu  %12llu  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f  %5llu  %7.2f  %6.2f  %6.2f  %5llu  %s\n",
+			       (unsigned long long)bytes, (unsigned long long)(bytes / b->es), b->tname,
+			       reduction ? redops[b->redop] : "none", b->root, t[0] / 1e3, alg[0],
+			       bus[0], (unsigned long long)(b->check ? wrong[0] : 0), t[1] / 1e3,
+			       alg[1], bus[1], (unsigned long long)(b->check ? wrong[1] : 0), algo);
+		fflush(stdout);
+		wrong_total += wrong[0] + wrong[1];
+		sum_bus += bus[0] + bus[1];
+		if (!rows)
+			memcpy(first_t, t, sizeof(t));
+		memcpy(last_b, bus, sizeof(bus));
+		rows++;
+	}
+	if (!pr)	/* -p: rank 0 counted this rank's #wrong, and prints */
+		return wrong_total ? 1 : 0;
+	printf("# Out of bounds values : %llu %s\n", (unsigned long long)wrong_total,
+	       wrong_total ? "FAILED" : "OK");
+	printf("# Avg bus bandwidth    : %g\n", rows ? sum_bus / (2 * rows) : 0);
+	printf("#\n");
+	/* the baselines of this run, for the performance targets (collectives.rst) */
+	nop = nop_roundtrip(b, n_nop);
+	host = host_copy_gbs(b->maxb > (16ull << 20) ? b->maxb : (16ull << 20), &one, &two);
+	printf("# baseline: hot NOP round trip on rank 0's queue (median of %u): %.2f us; first row (%llu B): out of place %.2f us = %.2fx, in place %.2f us = %.2fx (target for 8-byte allreduce <= 4x)\n",
+	       n_nop, nop / 1e3, (unsigned long long)b->minb, first_t[0] / 1e3, first_t[0] / nop,
+	       first_t[1] / 1e3, first_t[1] / nop);
+	printf("# baseline: host copy bandwidth, best of memcpy %.2f GB/s and 2 threads %.2f GB/s: %.2f GB/s; last row: busbw x nranks out of place %.2f GB/s = %.2fx, in place %.2f GB/s = %.2fx (target for allreduce 64 MiB unthrottled >= 0.8x)\n",
+	       one, two, host, last_b[0] * b->n, last_b[0] * b->n / host, last_b[1] * b->n,
+	       last_b[1] * b->n / host);
+	if (b->procs) {
+		printf("# flight recorder: the issue cost is measured in the one-process form (without -p)\n");
+	} else {
+		recorder_cost(b, &rec_on, &rec_off);
+		printf("# flight recorder: host cost of issuing one rank's 8-byte allreduce (median of 21 blocks of 50 x %u ranks): recorder on %.0f ns, off %.0f ns (+%.0f ns)\n",
+		       b->n, rec_on, rec_off, rec_on - rec_off);
+	}
+	if (b->link_mbps)
+		printf("# baseline: link bandwidth %.3f GB/s (link_bw_mbps %u); last row: busbw out of place %.3f GB/s = %.2fx, in place %.3f GB/s = %.2fx (target >= 0.9x)\n",
+		       b->link_mbps / 1e3, b->link_mbps, last_b[0], last_b[0] / (b->link_mbps / 1e3),
+		       last_b[1], last_b[1] / (b->link_mbps / 1e3));
+	return wrong_total ? 1 : 0;
+}
+
+/* -p: open bus device @id (made by the parent) in this process. */
+static int open_id(unsigned int id, struct accel_device **dev)
+{
+	struct accel_device_info list[64];
+	int k, m = accel_device_list(list, 64, sizeof(list[0]));
+
+	for (k = 0; k < m; k++)
+		if (list[k].id == id)
+			return accel_device_open((unsigned int)k, dev);
+	return -ENODEV;
+}
+
+/* -p: rank @r's process: its device, queue, buffers, accel_comm_init_rank(), the table. */
+static int rank_main(struct bench *b, unsigned int r)
+{
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 16384 };
+	struct accel_comm_params cp = { .size = sizeof(cp), .algo = b->algo };
+	struct accel_device_props props = { .size = sizeof(props) };
+	uint64_t bytes = b->maxb + 4096;
+	int ret;
+
+	b->lo = r;
+	b->hi = r + 1;
+	ret = open_id(BENCH_ID0 + r, &b->dev[r]);
+	if (!ret)
+		ret = accel_queue_create(b->dev[r], &qp, &b->q[r]);
+	if (!ret)
+		ret = accel_buffer_create(b->dev[r], bytes, ACCEL_BUFFER_HOST, &b->sb[r]);
+	if (!ret)
+		ret = accel_buffer_create(b->dev[r], bytes, ACCEL_BUFFER_HOST, &b->rb[r]);
+	if (ret) {
+		fprintf(stderr, "accel-bench -p: rank %u: set-up: %s\n", r, accel_strerror(ret));
+		return 1;
+	}
+	memset(accel_buffer_host(b->sb[r]), 0, bytes);
+	memset(accel_buffer_host(b->rb[r]), 0, bytes);
+	accel_device_query(b->dev[r], &props);
+	b->sh->r[r].pid = (int32_t)getpid();
+	b->sh->r[r].dev_id = props.id;
+	b->sh->r[r].engines = props.engines;
+	ret = accel_comm_init_rank(&b->comm[r], b->n, &b->id, r, b->dev[r], &cp);
+	if (ret) {
+		fprintf(stderr, "accel-bench -p: rank %u: accel_comm_init_rank: %s\n", r,
+			accel_strerror(ret));
+		return 1;
+	}
+	ret = run_table(b);
+	teardown(b);
+	return ret;
+}
+
+/*
+ * -p: fresh bus devices BENCH_ID0 + i (with -L's link), one forked
+ * process per rank meeting through accel_comm_get_unique_id() and
+ * accel_comm_init_rank(); rank 0 prints. Exit status: the worst rank's.
+ */
+static int run_procs(struct bench *b)
+{
+	uint64_t mem = (4 * (b->maxb + 4096) >> 20) + 64;
+	pid_t pids[MAX_DEV];
+	unsigned int i;
+	int ret, st, worst = 0;
+	char spec[96];
+
+	b->sh = mmap(NULL, sizeof(*b->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	if (b->sh == MAP_FAILED)
+		die("mmap", -errno);
+	for (i = 0; i < b->n; i++) {
+		accel_bus_del_device(BENCH_ID0 + i);
+		if (b->link_mbps)
+			snprintf(spec, sizeof(spec), "%u link_bw_mbps=%u memory=%lluM", BENCH_ID0 + i,
+				 b->link_mbps, (unsigned long long)mem);
+		else
+			snprintf(spec, sizeof(spec), "%u memory=%lluM", BENCH_ID0 + i,
+				 (unsigned long long)mem);
+		ret = accel_bus_new_device(spec);
+		if (ret)
+			die(spec, ret);
+	}
+	b->created = true;
+	ret = accel_comm_get_unique_id(&b->id);
+	if (ret)
+		die("accel_comm_get_unique_id", ret);
+	fflush(stdout);
+	for (i = 0; i < b->n; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			fprintf(stderr, "accel-bench -p: fork: %s\n", strerror(errno));
+			worst = 1;
+			break;
+		}
+		if (!pids[i]) {
+			ret = rank_main(b, i);
+			fflush(stdout);
+			_exit(ret);
+		}
+	}
+	/* the ranks' calls are bounded (the communicator's timeout), so are these waits */
+	while (i-- > 0) {
+		if (waitpid(pids[i], &st, 0) != pids[i]) {
+			worst = 1;
+			continue;
+		}
+		ret = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (ret)
+			fprintf(stderr, "accel-bench -p: rank %u (pid %d) ended with %d\n", i,
+				(int)pids[i], ret);
+		worst = ret > worst ? ret : worst;
+	}
+	for (i = 0; i < b->n; i++)
+		accel_bus_del_device(BENCH_ID0 + i);
+	munmap(b->sh, sizeof(*b->sh));
+	return worst;
+}
+
 
 int accel_bench_coll(int argc, char **argv)
 {
@@ -648,27 +944,18 @@ int accel_bench_coll(int argc, char **argv)
 		.redop = ACCEL_REDOP_SUM, .iters = 20, .warmup = 5, .check = 1, .minb = 8,
 		.maxb = 64ull << 20, .factor = 2,
 	};
-	double sum_bus = 0, rec_on, rec_off, one, two, host, nop = 0;
-	double first_t[2] = { 0, 0 }, last_b[2] = { 0, 0 };
-	unsigned int rows = 0, i, run, n_nop = 2000;
-	uint64_t bytes, wrong_total = 0;
 	bool reduction;
-	char algo[16];
-	int opt;
+	int opt, ret;
 	size_t k;
 
-	if (!strcmp(argv[0], "sendrecv")) {
-		fprintf(stderr, "accel-bench sendrecv: not available: this libaccel has no "
-			"accel_send()/accel_recv() yet\n");
-		return 2;
-	}
-	b.op = !strcmp(argv[0], "allreduce") ? ACCEL_COMM_OP_ALLREDUCE :
+	b.op = !strcmp(argv[0], "sendrecv") ? ACCEL_COMM_OP_SEND :
+	       !strcmp(argv[0], "allreduce") ? ACCEL_COMM_OP_ALLREDUCE :
 	       !strcmp(argv[0], "allgather") ? ACCEL_COMM_OP_ALLGATHER :
 	       !strcmp(argv[0], "reducescatter") ? ACCEL_COMM_OP_REDUCESCATTER :
 	       !strcmp(argv[0], "alltoall") ? ACCEL_COMM_OP_ALLTOALL :
 	       !strcmp(argv[0], "broadcast") ? ACCEL_COMM_OP_BROADCAST : ACCEL_COMM_OP_REDUCE;
 	optind = 1;
-	while ((opt = getopt(argc, argv, "b:e:f:g:d:o:r:n:w:c:zGa:L:h")) != -1) {
+	while ((opt = getopt(argc, argv, "b:e:f:g:d:o:r:n:w:c:zGa:L:ph")) != -1) {
 		switch (opt) {
 		case 'b': b.minb = parse_size(optarg); break;
 		case 'e': b.maxb = parse_size(optarg); break;
@@ -679,6 +966,7 @@ int accel_bench_coll(int argc, char **argv)
 		case 'w': b.warmup = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'c': b.check = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'z': b.blocking = true; break;
+		case 'p': b.procs = true; break;
 		case 'L': b.link_mbps = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'G':
 			fprintf(stderr, "accel-bench %s -G: graph replay of collectives is not "
@@ -726,71 +1014,12 @@ int accel_bench_coll(int argc, char **argv)
 	b.es = (unsigned int)accel_dtype_size(b.t);
 	setup(&b);
 
-	printf("# accel-bench %s: nranks %u (one process, one rank per device, %s backend) minBytes %llu maxBytes %llu step: %g(factor) warmup iters: %u iters: %u validation: %u blocking: %d graph: 0 link_bw_mbps: %u\n",
-	       argv[0], b.n, accel_device_backend(b.dev[0]), (unsigned long long)b.minb,
-	       (unsigned long long)b.maxb, b.factor, b.warmup, b.iters, b.check, b.blocking,
-	       b.link_mbps);
-	printf("#\n# Using devices\n");
-	for (i = 0; i < b.n; i++) {
-		struct accel_device_props props = { .size = sizeof(props) };
-
-		accel_device_query(b.dev[i], &props);
-		printf("#  Rank %2u Pid %6d on device %2u (id %u, %u engines, link %u MB/s)\n", i,
-		       (int)getpid(), i, props.id, props.engines, b.link_mbps);
-	}
-	printf("#\n");
-	printf("#                                                  out-of-place                       in-place\n");
-	printf("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong  algorithm\n");
-	printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n");
-	for (bytes = b.minb; bytes <= b.maxb; bytes = (uint64_t)((double)bytes * b.factor + 0.5)) {
-		uint64_t count, sendn, recvn, wrong[2] = { 0, 0 };
-		double t[2], alg[2], bus[2];
-		int ip;
-
-		counts_of(&b, bytes, &count, &sendn, &recvn);
-		if (!count && bytes)
-			continue;	/* below one element per rank */
-		for (ip = 0; ip < 2; ip++) {
-			for (run = 0; run < b.check; run++)
-				wrong[ip] += check_once(&b, count, ip, run);
-			t[ip] = timed(&b, count, ip);
-			alg[ip] = (double)bytes / t[ip];
-			bus[ip] = alg[ip] * busbw_factor(&b);
-		}
-		last_algo(&b, algo, sizeof(algo));
-		printf("%12llu  %12llu  %8s  %6s  %6d  %7.2f  %6.2f  %6.2f  %5llu  %7.2f  %6.2f  %6.2f  %5llu  %s\n",
-		       (unsigned long long)bytes, (unsigned long long)(bytes / b.es), b.tname,
-		       reduction ? redops[b.redop] : "none", b.root, t[0] / 1e3, alg[0], bus[0],
-		       (unsigned long long)(b.check ? wrong[0] : 0), t[1] / 1e3, alg[1], bus[1],
-		       (unsigned long long)(b.check ? wrong[1] : 0), algo);
-		fflush(stdout);
-		wrong_total += wrong[0] + wrong[1];
-		sum_bus += bus[0] + bus[1];
-		if (!rows)
-			memcpy(first_t, t, sizeof(t));
-		memcpy(last_b, bus, sizeof(bus));
-		rows++;
-	}
-	printf("# Out of bounds values : %llu %s\n", (unsigned long long)wrong_total,
-	       wrong_total ? "FAILED" : "OK");
-	printf("# Avg bus bandwidth    : %g\n", rows ? sum_bus / (2 * rows) : 0);
-	printf("#\n");
-	/* the baselines of this run, for the performance targets (collectives.rst) */
-	nop = nop_roundtrip(&b, n_nop);
-	host = host_copy_gbs(b.maxb > (16ull << 20) ? b.maxb : (16ull << 20), &one, &two);
-	printf("# baseline: hot NOP round trip on rank 0's queue (median of %u): %.2f us; first row (%llu B): out of place %.2f us = %.2fx, in place %.2f us = %.2fx (target for 8-byte allreduce <= 4x)\n",
-	       n_nop, nop / 1e3, (unsigned long long)b.minb, first_t[0] / 1e3, first_t[0] / nop,
-	       first_t[1] / 1e3, first_t[1] / nop);
-	printf("# baseline: host copy bandwidth, best of memcpy %.2f GB/s and 2 threads %.2f GB/s: %.2f GB/s; last row: busbw x nranks out of place %.2f GB/s = %.2fx, in place %.2f GB/s = %.2fx (target for allreduce 64 MiB unthrottled >= 0.8x)\n",
-	       one, two, host, last_b[0] * b.n, last_b[0] * b.n / host, last_b[1] * b.n,
-	       last_b[1] * b.n / host);
-	recorder_cost(&b, &rec_on, &rec_off);
-	printf("# flight recorder: host cost of issuing one rank's 8-byte allreduce (median of 21 blocks of 50 x %u ranks): recorder on %.0f ns, off %.0f ns (+%.0f ns)\n",
-	       b.n, rec_on, rec_off, rec_on - rec_off);
-	if (b.link_mbps)
-		printf("# baseline: link bandwidth %.3f GB/s (link_bw_mbps %u); last row: busbw out of place %.3f GB/s = %.2fx, in place %.3f GB/s = %.2fx (target >= 0.9x)\n",
-		       b.link_mbps / 1e3, b.link_mbps, last_b[0], last_b[0] / (b.link_mbps / 1e3),
-		       last_b[1], last_b[1] / (b.link_mbps / 1e3));
+	if (b.procs)
+		return run_procs(&b);
+	b.lo = 0;
+	b.hi = b.n;
+	setup(&b);
+	ret = run_table(&b);
 	teardown(&b);
-	return wrong_total ? 1 : 0;
+	return ret;
 }

@@ -20,30 +20,52 @@ static bool overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 	return alen && blen && a < b + blen && b < a + alen;
 }
 
-/* Rank @r's counts in the arrival's table: sendcounts (@recv false) or recvcounts. */
-static uint64_t *row(const struct acc_arrival *w, unsigned int n, unsigned int r, bool recv)
+/*
+ * The counts table of arrival @w (g->lock): of a multi-process group, the
+ * window slot's table in the shared extension (xproc.c), so that every
+ * process reads the counts the others wrote; else the arrival's own,
+ * allocated at its first alltoallv (NULL until then).
+ */
+uint64_t *acc_alltoallv_table(struct acc_group *g, struct acc_arrival *w)
 {
-	return w->vc + ((uint64_t)r * 2 + recv) * n;
+	if (g->mp)
+		return g->xp_vc + (uint64_t)(w - g->win) * 2 * g->nranks * g->nranks;
+	return w->vc;
+}
+
+/* Rank @r's counts in the table @vc: sendcounts (@recv false) or recvcounts. */
+static uint64_t *row(uint64_t *vc, unsigned int n, unsigned int r, bool recv)
+{
+	return vc + ((uint64_t)r * 2 + recv) * n;
 }
 
 const char *acc_alltoallv_match(struct acc_group *g, struct acc_arrival *w,
 				const struct accel_comm *c, struct acc_args *a)
 {
 	unsigned int n = c->nranks, r = c->rank, j;
+	uint64_t *vc;
 
-	if (!w->vc) {
+	if (!g->mp && !w->vc) {
 		w->vc = a->vspare;	/* the arrival keeps it; freed with the group */
 		a->vspare = NULL;
 	}
+	vc = acc_alltoallv_table(g, w);
 	for (j = 0; j < n; j++) {
 		uint64_t sj, rj;
 
 		if (j == r || !(w->arrived & (1ull << j)))
 			continue;
-		sj = row(w, n, j, false)[r];	/* j sends to r */
-		rj = row(w, n, j, true)[r];	/* j receives from r */
+		sj = row(vc, n, j, false)[r];	/* j sends to r */
+		rj = row(vc, n, j, true)[r];	/* j receives from r */
 		if (a->scounts[j] != rj || a->rcounts[j] != sj) {
 			bool out = a->scounts[j] != rj;
+
+			/* for every rank's report (errors.c), in the shared state */
+			g->a2av_fail.set = 1;
+			g->a2av_fail.src = out ? r : j;
+			g->a2av_fail.dst = out ? j : r;
+			g->a2av_fail.sent = out ? a->scounts[j] : sj;
+			g->a2av_fail.recvd = out ? rj : a->rcounts[j];
 
 			acc_err("comm %p: alltoallv seq %llu: rank %u %s %llu elements %s rank %u, "
 				"which %s %llu %s rank %u; the operation fails on every rank "
@@ -55,8 +77,8 @@ const char *acc_alltoallv_match(struct acc_group *g, struct acc_arrival *w,
 			return "alltoallv counts";
 		}
 	}
-	memcpy(row(w, n, r, false), a->scounts, n * sizeof(uint64_t));
-	memcpy(row(w, n, r, true), a->rcounts, n * sizeof(uint64_t));
+	memcpy(row(vc, n, r, false), a->scounts, n * sizeof(uint64_t));
+	memcpy(row(vc, n, r, true), a->rcounts, n * sizeof(uint64_t));
 	return NULL;
 }
 
@@ -170,11 +192,6 @@ ACCEL_API int accel_alltoallv(uint64_t send, const uint64_t *sendcounts, const u
 	ret = acc_check_dev(comm->dev, "alltoallv");
 	if (ret)
 		return ret;
-	if (comm->g->mp) {
-		acc_err("alltoallv: rank %u: not on multi-process communicators yet "
-			"(accel_comm_init_rank())", comm->rank);
-		return -EOPNOTSUPP;
-	}
 	if (accel_queue_device(queue) != comm->dev) {
 		acc_err("alltoallv: rank %u: the queue is of another device than the rank's (%s)",
 			comm->rank, comm->dev->path);
@@ -188,8 +205,9 @@ ACCEL_API int accel_alltoallv(uint64_t send, const uint64_t *sendcounts, const u
 	n = comm->nranks;
 	/* the arrays are the caller's: copied once, checked and used from the copy */
 	copy = malloc(4 * n * sizeof(uint64_t));
-	a.vspare = calloc(2 * (size_t)n * n, sizeof(uint64_t));
-	if (!copy || !a.vspare) {
+	/* multi-process: the table is in the shared extension (acc_alltoallv_table()) */
+	a.vspare = comm->g->mp ? NULL : calloc(2 * (size_t)n * n, sizeof(uint64_t));
+	if (!copy || (!comm->g->mp && !a.vspare)) {
 		ret = -ENOMEM;
 		goto out;
 	}

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -417,7 +418,8 @@ static void hello_fill(struct bs_hello *h, const struct bs_id *id, unsigned int 
 	h->pid = (int32_t)getpid();
 	h->version = ACCEL_VERSION_MAJOR << 16 | ACCEL_VERSION_MINOR << 8 | ACCEL_VERSION_PATCH;
 	snprintf(h->backend, sizeof(h->backend), "%s", be ? be : "?");
-	h->group_bytes = (uint32_t)sizeof(struct acc_group);
+	/* the struct and the extension of commxp (xproc.c): the whole memfd layout */
+	h->group_bytes = (uint32_t)(sizeof(struct acc_group) + acc_xp_bytes(nranks));
 	h->channels = ACC_COMM_CHANNELS;
 	h->window = ACC_COMM_WINDOW;
 	h->algo = set->algo;
@@ -764,37 +766,51 @@ static int peer_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 
 /* --- the shared group --- */
 
-static size_t shared_bytes(void)
+static size_t group_shared_bytes(void)
 {
 	size_t len = sizeof(struct acc_group) - ACC_GROUP_LOCAL_BYTES;
 
 	return (len + ACC_PAGE - 1) & ~(size_t)(ACC_PAGE - 1);
 }
 
-/* A private page, then @memfd's shared state right after it: the group. */
-static struct acc_group *group_map(int memfd)
+/* The memfd: the group's shared part, then the extension of commxp (xproc.c). */
+static size_t shared_bytes(unsigned int nranks)
 {
-	size_t len = ACC_GROUP_LOCAL_BYTES + shared_bytes();
+	return group_shared_bytes() + acc_xp_bytes(nranks);
+}
+
+/* A private page, then @memfd's shared state right after it: the group. */
+static struct acc_group *group_map(int memfd, unsigned int nranks)
+{
+	size_t len = ACC_GROUP_LOCAL_BYTES + shared_bytes(nranks);
+	struct acc_group *g;
+	struct stat st;
 	char *base;
 
 	if (sysconf(_SC_PAGESIZE) != ACC_GROUP_LOCAL_BYTES)
+		return NULL;
+	/* a memfd shorter than the layout would fault on first use */
+	if (fstat(memfd, &st) || (uint64_t)st.st_size < shared_bytes(nranks))
 		return NULL;
 	base = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (base == MAP_FAILED)
 		return NULL;
 	if (mmap(base, ACC_GROUP_LOCAL_BYTES, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
-	    mmap(base + ACC_GROUP_LOCAL_BYTES, shared_bytes(), PROT_READ | PROT_WRITE,
+	    mmap(base + ACC_GROUP_LOCAL_BYTES, shared_bytes(nranks), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_FIXED, memfd, 0) == MAP_FAILED) {
 		munmap(base, len);
 		return NULL;
 	}
-	return (struct acc_group *)base;
+	g = (struct acc_group *)base;
+	g->map_bytes = len;	/* local: never read from the shared part */
+	acc_xp_attach(g, base + ACC_GROUP_LOCAL_BYTES + group_shared_bytes());
+	return g;
 }
 
 void acc_mp_group_unmap(struct acc_group *g)
 {
-	munmap(g, ACC_GROUP_LOCAL_BYTES + shared_bytes());
+	munmap(g, g->map_bytes);
 }
 
 /* Rank 0: the memfd of the shared state, initialized from @set. */
@@ -809,12 +825,12 @@ static int group_create(const struct acc_group *set, unsigned int nranks, const 
 	fd = memfd_create("accel-comm", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)shared_bytes())) {
+	if (ftruncate(fd, (off_t)shared_bytes(nranks))) {
 		ret = -errno;
 		close(fd);
 		return ret;
 	}
-	g = group_map(fd);
+	g = group_map(fd, nranks);
 	if (!g) {
 		close(fd);
 		return -ENOMEM;
@@ -1128,7 +1144,7 @@ int acc_mp_bootstrap(struct acc_group **out, const struct acc_group *set,
 	}
 	if (ret)
 		goto fail;
-	g = group_map(memfd);
+	g = group_map(memfd, nranks);
 	close(memfd);
 	memfd = -1;
 	if (!g) {

@@ -75,8 +75,9 @@ struct acc_arrival {
 	bool used;
 	/*
 	 * alltoallv's counts, 2 nranks x nranks (rank r: sendcounts,
-	 * recvcounts): a pointer, so of init_all communicators only (a
-	 * multi-process one refuses alltoallv and leaves it NULL)
+	 * recvcounts): a pointer, so of init_all communicators only; a
+	 * multi-process one leaves it NULL and keeps the slot's table in
+	 * the shared extension (acc_alltoallv_table())
 	 */
 	uint64_t *vc;
 };
@@ -112,9 +113,10 @@ struct acc_group {
 			struct acc_mp *mp;
 			/*
 			 * Sends and receives posted, not matched yet (p2p.c), and
-			 * the split in progress (split.c); both under @lock and
-			 * only of init_all communicators: alltoallv, send/recv
-			 * and split refuse multi-process ones (-EOPNOTSUPP).
+			 * the split in progress (split.c); both under @lock. A
+			 * multi-process group's @p2p points into the shared
+			 * extension (xproc.c) and its @split stays NULL (its
+			 * split uses @xsplit).
 			 */
 			struct acc_p2p *p2p;
 			struct acc_split *split;
@@ -134,6 +136,17 @@ struct acc_group {
 			 * file I/O under a lock other processes wait for)
 			 */
 			struct acc_rec_doc *rec_pending;
+			/*
+			 * commxp, multi-process only (xproc.c): this process's
+			 * view of the shared extension after the group (the
+			 * memfd's pages past the struct): alltoallv's count
+			 * tables (one per call-window slot) and the split's
+			 * rendezvous; @p2p above points into it too. Bytes
+			 * mapped in all (local page, group, extension).
+			 */
+			uint64_t *xp_vc;
+			struct acc_xsplit *xsplit;
+			size_t map_bytes;
 		};
 		char local_part[ACC_GROUP_LOCAL_BYTES];
 	};
@@ -160,6 +173,15 @@ struct acc_group {
 	int32_t pids[ACCEL_COMM_MAX_RANKS];	/* every rank's process */
 	_Atomic uint64_t left;		/* ranks whose process destroyed its rank */
 	int32_t lock_owner;		/* the rank holding @lock (EOWNERDEAD names it) */
+	/*
+	 * commxp: alltoallv's count mismatch (@lock), so that every rank's
+	 * report names both ranks and both counts: rank @src sends @sent
+	 * elements to @dst, which receives @recvd from it (@set: recorded)
+	 */
+	struct {
+		uint32_t set, src, dst;
+		uint64_t sent, recvd;
+	} a2av_fail;
 };
 
 /* What a rank remembers of one of its operations. */
@@ -453,5 +475,28 @@ void acc_mp_monitor_stop(struct acc_group *g);
 const char *acc_mp_peer_pid(const struct acc_group *g, int peer, char *buf, size_t len);
 /* Peer @p died (@how: what showed it): fail the group with -ECONNRESET, once. */
 void acc_mp_peer_died(struct acc_group *g, unsigned int p, const char *how);
+
+/*
+ * --- commxp: alltoallv, send/recv and split across processes (xproc.c) ---
+ *
+ * A multi-process group's memfd holds, after the shared part of struct
+ * acc_group, an extension whose size depends on the rank count only: the
+ * table of unmatched sends and receives (struct acc_p2p), the split's
+ * rendezvous (struct acc_xsplit) and alltoallv's count tables
+ * (%ACC_COMM_WINDOW x 2 nranks^2 counts). No pointers in it; each process
+ * finds it from its own mapping (acc_xp_attach()).
+ */
+struct acc_xsplit;
+/* Bytes of the extension for @nranks ranks (page multiple). */
+size_t acc_xp_bytes(unsigned int nranks);
+/* Point @g's local fields (p2p, xsplit, xp_vc) into the extension mapped at @base. */
+void acc_xp_attach(struct acc_group *g, void *base);
+size_t acc_p2p_state_bytes(void);	/* p2p.c */
+/* The counts table of arrival @w: 2 nranks^2 counts (alltoallv.c) */
+uint64_t *acc_alltoallv_table(struct acc_group *g, struct acc_arrival *w);
+/* accel_comm_split() of a multi-process rank (xproc.c). */
+int acc_xsplit(struct accel_comm *c, int color, int key, struct accel_comm **newcomm);
+/* " (pid N)" after each rank of @mask in @buf ("2 (pid 7),3 (pid 9)"); "none" if empty. */
+const char *acc_ranks_pids(const struct acc_group *g, uint64_t mask, char *buf, size_t len);
 
 #endif /* ACCEL_COLL_H */

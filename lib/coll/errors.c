@@ -180,24 +180,21 @@ static bool find_fault(struct accel_comm *c, struct accel_comm_error *rep)
 static void log_report(struct accel_comm *c, const struct accel_comm_error *rep)
 {
 	const struct acc_hist *h = NULL;
-	char miss[ACCEL_COMM_MAX_RANKS * 4 + 1] = "", call[160] = "?", ppid[32];
+	/* commxp: each missing rank with its pid (multi-process), "2 (pid 7),3 (pid 9)" */
+	char miss[ACCEL_COMM_MAX_RANKS * 24] = "", call[160] = "?", ppid[32];
 	uint64_t i = c->nhist > ACC_COMM_HISTORY ? c->nhist - ACC_COMM_HISTORY : 0;
-	unsigned int r;
-	size_t at = 0;
 
 	for (; i < c->nhist; i++)
 		if (c->hist[i % ACC_COMM_HISTORY].call.seq == rep->seq)
 			h = &c->hist[i % ACC_COMM_HISTORY];
 	if (h)
 		acc_call_describe(&h->call, call, sizeof(call));
-	for (r = 0; r < c->nranks; r++)
-		if (rep->missing & (1ull << r))
-			at += (size_t)snprintf(miss + at, sizeof(miss) - at, "%s%u", at ? "," : "", r);
+	acc_ranks_pids(c->g, rep->missing, miss, sizeof(miss));
 	acc_err("comm %p rank %u/%u: %s seq %llu, algorithm %s, failed: %s in phase %s, peer %d%s; "
-		"ranks that had not called it: %s (pid %d)", (void *)c->g, c->rank, c->nranks, call,
-		(unsigned long long)rep->seq, acc_algo_name(rep->algo), strerror(-rep->error),
-		phase_name(rep->phase), rep->peer, acc_mp_peer_pid(c->g, rep->peer, ppid, sizeof(ppid)),
-		at ? miss : "none", (int)getpid());
+		"ranks that had not called it: %s (this rank: pid %d)", (void *)c->g, c->rank,
+		c->nranks, call, (unsigned long long)rep->seq, acc_algo_name(rep->algo),
+		strerror(-rep->error), phase_name(rep->phase), rep->peer,
+		acc_mp_peer_pid(c->g, rep->peer, ppid, sizeof(ppid)), miss, (int)getpid());
 }
 
 /* The recorder's reason for a failure of the group. */
@@ -271,8 +268,18 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 				rep.seq = g->fail_call[0].seq;
 				rep.op = g->fail_call[0].op;
 			}
+			/* commxp: the peer's process, of a multi-process communicator */
+			rep.peer_pid = g->mp && rep.peer >= 0 && (unsigned int)rep.peer < g->nranks ?
+				       g->pids[rep.peer] : 0;
 			comm->err = rep;
 			log_report(comm, &rep);
+			if (atomic_load(&g->fail) == ACC_FAIL_PROTO && g->a2av_fail.set)
+				acc_err("comm %p rank %u: alltoallv seq %llu: rank %u sends %llu "
+					"elements to rank %u, which receives %llu from rank %u",
+					(void *)g, comm->rank, (unsigned long long)rep.seq,
+					g->a2av_fail.src, (unsigned long long)g->a2av_fail.sent,
+					g->a2av_fail.dst, (unsigned long long)g->a2av_fail.recvd,
+					g->a2av_fail.src);
 			/*
 			 * This process's ranks not written yet: the failure was
 			 * found in another process (a multi-process communicator)

@@ -61,6 +61,16 @@ static _Thread_local struct {
 	unsigned int n, cap;
 } tl;
 
+/*
+ * Multi-process communicators keep their struct acc_p2p in the shared
+ * extension of the group (xproc.c): it holds no pointers, and g->lock is
+ * process-shared, so the matching below is the same in both cases.
+ */
+size_t acc_p2p_state_bytes(void)
+{
+	return sizeof(struct acc_p2p);
+}
+
 unsigned int acc_group_depth(void)
 {
 	return tl.depth;
@@ -472,11 +482,6 @@ static int p2p_call(bool send, uint64_t buf, uint64_t count, enum accel_dtype dt
 	ret = acc_check_dev(c->dev, fn);
 	if (ret)
 		return ret;
-	if (c->g->mp) {
-		acc_err("%s: rank %u: not on multi-process communicators yet "
-			"(accel_comm_init_rank())", fn, c->rank);
-		return -EOPNOTSUPP;
-	}
 	if (accel_queue_device(q) != c->dev) {
 		acc_err("%s: rank %u: the queue is of another device than the rank's (%s)", fn,
 			c->rank, c->dev->path);

@@ -8,7 +8,9 @@
  * settings) and hands each rank its own; the others wait for it, bounded
  * by the parent's timeout and its abort. Inside a group (p2p.c) the calls
  * only arrive, and accel_group_end() collects them: so one thread can
- * split every rank of an accel_comm_init_all() communicator.
+ * split every rank of an accel_comm_init_all() communicator. A rank of a
+ * multi-process communicator splits through the shared state instead
+ * (xproc.c, acc_xsplit()).
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -200,11 +202,6 @@ static int split_check(struct accel_comm *comm, int color, struct accel_comm **n
 		acc_err("comm_split: NULL communicator or result");
 		return -EINVAL;
 	}
-	if (comm->g->mp) {
-		acc_err("comm_split: rank %u: not on multi-process communicators yet "
-			"(accel_comm_init_rank())", comm->rank);
-		return -EOPNOTSUPP;
-	}
 	if (color < ACCEL_COMM_SPLIT_NOCOLOR) {
 		acc_err("comm_split: rank %u: color %d (0 or more, or "
 			"ACCEL_COMM_SPLIT_NOCOLOR)", comm->rank, color);
@@ -235,6 +232,12 @@ int acc_split_group_end(void)
 
 	/* every call arrives first (the last of a set makes the children), then each takes */
 	for (i = 0; i < ts.n && !ret; i++) {
+		if (ts.ops[i].comm->g->mp) {	/* one rank per process: no set to wait for */
+			ret = acc_xsplit(ts.ops[i].comm, ts.ops[i].color, ts.ops[i].key,
+					 ts.ops[i].out);
+			ts.ops[i].arrived = false;
+			continue;
+		}
 		ret = split_arrive(ts.ops[i].comm, ts.ops[i].color, ts.ops[i].key, &ts.ops[i].gen);
 		ts.ops[i].arrived = !ret;
 	}
@@ -274,6 +277,8 @@ ACCEL_API int accel_comm_split(struct accel_comm *comm, int color, int key,
 						    .out = newcomm };
 		return 0;
 	}
+	if (comm->g->mp)	/* across processes: xproc.c */
+		return acc_xsplit(comm, color, key, newcomm);
 	ret = split_arrive(comm, color, key, &gen);
 	return ret ? ret : split_take(comm, gen, newcomm);
 }

@@ -13,7 +13,11 @@
  * survivors fail with -ECONNRESET within 2 s naming the rank and its pid;
  * an abort in one process: -ECONNABORTED in the others; 100 rounds of
  * init_rank/use/destroy return fds, threads and device memory to the
- * baseline.
+ * baseline. alltoallv, groups of sends and receives and split across
+ * 2, 3 and 4 processes against the host; their mismatches (-EPROTO on
+ * every rank), a rank that never calls (-ETIMEDOUT naming it and its
+ * pid), SIGKILL of a rank during each (-ECONNRESET within 2 s), 100
+ * split/destroy rounds back to the baseline.
  *
  * Assertions inside the ranks end the rank's process with a message; a
  * rank that ends early makes its peers fail (that is the feature under
@@ -56,6 +60,14 @@ struct rank_ctx {
 };
 
 typedef void (*rank_fn)(struct rank_ctx *x);
+
+/*
+ * pids of the job's ranks (shared with the forked ranks; each writes its
+ * own), then from JOB_FLAGS on flags the ranks of one test raise for
+ * each other
+ */
+static int32_t *job_pids;
+#define JOB_FLAGS	16
 
 static int rank_stderr = -1;	/* the test's stderr, kept by each rank */
 
@@ -162,6 +174,8 @@ static pid_t spawn(const struct rank_ctx *tmpl, unsigned int rank, unsigned int 
 		char path[300];
 
 		x->rank = rank;
+		if (job_pids)
+			job_pids[rank] = (int32_t)getpid();
 		rank_stderr = dup(2);
 		x->logfd = memfd_create("rank-log", 0);
 		if (x->logfd >= 0) {
@@ -237,6 +251,12 @@ static void run_job(struct __test_metadata *_metadata, unsigned int n,
 		t.params = (struct accel_comm_params){ .size = sizeof(t.params),
 						       .chunk_bytes = CHUNK };
 	ASSERT_EQ(0, accel_comm_get_unique_id(&t.id));
+	if (!job_pids) {
+		job_pids = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				-1, 0);
+		ASSERT_NE(MAP_FAILED, job_pids);
+	}
+	memset(job_pids, 0, (JOB_FLAGS + NMAX) * sizeof(*job_pids));
 	for (i = 0; i < n; i++)
 		pids[i] = spawn(&t, i, i, fn);
 	reap(pids, n, ms, st);
@@ -766,6 +786,7 @@ static void rank_killed(struct rank_ctx *x)
 	RCHECK(now_ns() - t0 < 2 * SEC * tscale() + (x->arg == 1 ? 100000000 : 0));
 	RCHECK_EQ(-ECONNRESET, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(victim, err.peer);
+	RCHECK_EQ(job_pids[victim], err.peer_pid);	/* 1.4: the dead rank's process */
 	/* later calls fail at once */
 	RCHECK_EQ(-ECONNRESET, issue(x, c, &run, &ev));
 	/* the report names the rank and its pid */
@@ -859,44 +880,581 @@ TEST_F_TIMEOUT(mp, call_mismatch_fails_every_rank, 60)
 	run_job(_metadata, 3, &p, rank_call_mismatch, 0, NULL, 30000);
 }
 
-/*
- * alltoallv, sends/receives and split are of one-process communicators
- * only so far: on a multi-process one each fails at the call with
- * -EOPNOTSUPP, and the communicator still works afterwards.
- */
-static void rank_not_yet(struct rank_ctx *x)
+/* --- alltoallv, sends/receives and split across processes (commxp) --- */
+
+/* Counts of the cross-process tests: 0, 1, primes, and more than a 4 KiB chunk. */
+static uint64_t xcnt(unsigned int s, unsigned int d, unsigned int round)
 {
+	static const uint64_t tab[] = { 0, 1, 7, 1031, 5003, 2, 13 };
+
+	return tab[(s * 7 + d * 3 + round * 5 + s * d) % (sizeof(tab) / sizeof(tab[0]))];
+}
+
+/*
+ * Rank @s's send displacement for @d (@recv false), or rank @d's receive
+ * displacement for @s (@recv true): the blocks packed by peer with a gap
+ * of one element after each (a gap nobody writes).
+ */
+static uint64_t xdispl(unsigned int n, unsigned int s, unsigned int d, unsigned int round,
+		       bool recv)
+{
+	uint64_t at = 0;
+	unsigned int q;
+
+	for (q = 0; q < (recv ? s : d); q++)
+		at += (recv ? xcnt(q, d, round) : xcnt(s, q, round)) + 1;
+	(void)n;
+	return at;
+}
+
+/* Fill this rank's send buffer: element i of rank r is value(r, i). */
+static void xfill(struct rank_ctx *x, enum accel_dtype t, uint64_t elems)
+{
+	uint64_t i;
+
+	memset(x->r, 0x5a, BUFSZ);
+	memset(x->s, 0x5a, BUFSZ);
+	for (i = 0; i < elems; i++)
+		put(x->s, t, i, value(x->rank, i, ACCEL_REDOP_SUM, t));
+}
+
+/* Check @cnt elements at @rdispl of the receive buffer: rank @p's elements from @sdispl. */
+static int xcheck(struct rank_ctx *x, enum accel_dtype t, unsigned int p, uint64_t rdispl,
+		  uint64_t sdispl, uint64_t cnt, const char *what)
+{
+	uint64_t j;
+
+	for (j = 0; j < cnt; j++) {
+		double got = get(x->r, t, rdispl + j);
+		double want = value(p, sdispl + j, ACCEL_REDOP_SUM, t);
+
+		if (!close_enough(got, want, ACCEL_REDOP_SUM, t)) {
+			fprintf(stderr, "rank %u of %u: %s dtype %u from rank %u: element %llu is "
+				"%g, not %g\n", x->rank, x->n, what, t, p, (unsigned long long)j,
+				got, want);
+			return -EBADMSG;
+		}
+	}
+	/* the gap after the block is untouched (0x5a bytes) */
+	if (((unsigned char *)x->r)[(rdispl + cnt) * accel_dtype_size(t)] != 0x5a) {
+		fprintf(stderr, "rank %u: %s from rank %u: the gap after the block was written\n",
+			x->rank, what, p);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* One alltoallv of round @round on dtype @t, checked against the host. */
+static int a2av_one(struct rank_ctx *x, struct accel_comm *c, enum accel_dtype t,
+		    unsigned int round)
+{
+	uint64_t sc[NMAX], sd[NMAX], rc[NMAX], rd[NMAX], total = 0;
+	unsigned int p, n = x->n, r = x->rank;
+	struct accel_event ev;
+	int ret;
+
+	for (p = 0; p < n; p++) {
+		sc[p] = xcnt(r, p, round);
+		sd[p] = xdispl(n, r, p, round, false);
+		rc[p] = xcnt(p, r, round);
+		rd[p] = xdispl(n, p, r, round, true);
+		total = sd[p] + sc[p] + 1;
+	}
+	xfill(x, t, total);
+	ret = accel_alltoallv(accel_buffer_va(x->sb), sc, sd, accel_buffer_va(x->rb), rc, rd, t,
+			      c, x->q, &ev);
+	if (!ret)
+		ret = accel_comm_wait(c, &ev, WAIT_NS);
+	for (p = 0; !ret && p < n; p++)
+		ret = xcheck(x, t, p, rd[p], xdispl(n, p, r, round, false), rc[p], "alltoallv");
+	return ret;
+}
+
+static void rank_a2av(struct rank_ctx *x)
+{
+	static const enum accel_dtype dts[] = { ACCEL_DTYPE_I32, ACCEL_DTYPE_F32, ACCEL_DTYPE_U8,
+						ACCEL_DTYPE_BF16, ACCEL_DTYPE_I64 };
 	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
 			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
-	uint64_t counts[2] = { 1, 1 }, displs[2] = { 0, 1 };
-	struct accel_comm *c, *child = NULL;
-	struct accel_event ev;
+	struct accel_comm *c;
+	unsigned int round, d, runs = 0;
 
 	RCHECK_EQ(0, rank_init(x, &c));
-	RCHECK_EQ(-EOPNOTSUPP, accel_alltoallv(accel_buffer_va(x->sb), counts, displs,
-					       accel_buffer_va(x->rb), counts, displs,
-					       ACCEL_DTYPE_I32, c, x->q, &ev));
-	RCHECK_EQ(-EOPNOTSUPP, accel_send(accel_buffer_va(x->sb), 1, ACCEL_DTYPE_I32,
-					  1 - (int)x->rank, c, x->q, &ev));
-	RCHECK_EQ(-EOPNOTSUPP, accel_recv(accel_buffer_va(x->rb), 1, ACCEL_DTYPE_I32,
-					  1 - (int)x->rank, c, x->q, &ev));
-	RCHECK_EQ(-EOPNOTSUPP, accel_comm_split(c, 0, 0, &child));
-	RCHECK(!child);
-	RCHECK_EQ(0, run_one(x, c, &run));
+	for (round = 0; round < 7; round++)
+		for (d = 0; d < sizeof(dts) / sizeof(dts[0]); d++) {
+			RCHECK_EQ(0, a2av_one(x, c, dts[d], round));
+			runs++;
+			if (d == 2)	/* alltoallv between other collectives */
+				RCHECK_EQ(0, run_one(x, c, &run));
+		}
+	RCHECK_EQ(0, accel_comm_get_async_error(c, NULL, 0));
+	accel_comm_destroy(c);
+	fprintf(stdout, "rank %u of %u: %u alltoallv checked\n", x->rank, x->n, runs);
+}
+
+TEST_F_TIMEOUT(mp, alltoallv_2_3_4_processes, 300)
+{
+	unsigned int n;
+
+	for (n = 2; n <= 4; n++)
+		run_job(_metadata, n, NULL, rank_a2av, 0, NULL, 90000);
+}
+
+/*
+ * Rank 1 sends one element more to rank 0 than rank 0 receives from it:
+ * every rank fails with -EPROTO (rank 1 at its call, the others in their
+ * wait), and rank 1's log names both ranks and both counts.
+ */
+static void rank_a2av_mismatch(struct rank_ctx *x)
+{
+	uint64_t sc[NMAX], sd[NMAX], rc[NMAX], rd[NMAX];
+	unsigned int p, n = x->n, r = x->rank;
+	struct accel_comm_error err;
+	struct accel_event ev;
+	struct accel_comm *c;
+	int ret;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	RCHECK_EQ(0, a2av_one(x, c, ACCEL_DTYPE_I32, 3));
+	for (p = 0; p < n; p++) {
+		sc[p] = rc[p] = 5;
+		sd[p] = rd[p] = 8 * p;
+	}
+	if (r == 1) {
+		sc[0] = 6;
+		usleep(200000);	/* the others have called: this call finds the mismatch */
+	}
+	ret = accel_alltoallv(accel_buffer_va(x->sb), sc, sd, accel_buffer_va(x->rb), rc, rd,
+			      ACCEL_DTYPE_I32, c, x->q, &ev);
+	if (r == 1) {
+		RCHECK_EQ(-EPROTO, ret);
+		RCHECK(log_has(x, "rank 1 sends 6 elements to rank 0, which receives 5 from "
+			       "rank 1"));
+	} else {
+		RCHECK_EQ(0, ret);
+		RCHECK_EQ(-EPROTO, accel_comm_wait(c, &ev, WAIT_NS));
+	}
+	RCHECK_EQ(-EPROTO, accel_comm_get_async_error(c, &err, sizeof(err)));
+	RCHECK_EQ(ACCEL_COMM_OP_ALLTOALLV, err.op);
+	/* every rank's report names both ranks and both counts */
+	RCHECK(log_has(x, "rank 1 sends 6 elements to rank 0, which receives 5 from rank 1"));
 	accel_comm_destroy(c);
 }
 
-TEST_F_TIMEOUT(mp, not_yet_across_processes, 60)
+TEST_F_TIMEOUT(mp, alltoallv_count_mismatch_fails_every_rank, 60)
 {
-	run_job(_metadata, 2, NULL, rank_not_yet, 0, NULL, 30000);
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	run_job(_metadata, 3, &p, rank_a2av_mismatch, 0, NULL, 30000);
 }
 
+/*
+ * A group of sends and receives: every rank sends two messages to every
+ * other rank and receives two from each (counts 0, 1, primes, several
+ * chunks), then nccl-tests' sendrecv pattern (to rank + 1, from rank - 1),
+ * with collectives between the groups.
+ */
+static int p2p_round(struct rank_ctx *x, struct accel_comm *c, enum accel_dtype t,
+		     unsigned int round)
+{
+	unsigned int n = x->n, r = x->rank, p, k;
+	uint64_t es = (uint64_t)accel_dtype_size(t), sb = accel_buffer_va(x->sb);
+	uint64_t rb = accel_buffer_va(x->rb), total = 0;
+	struct accel_event ev;
+	int ret = 0;
+
+	for (p = 0; p < n; p++)
+		total = xdispl(n, r, p, round + 1, false) + xcnt(r, p, round + 1) + 1 + 32768;
+	xfill(x, t, total > BUFSZ / es ? BUFSZ / es : total);
+	RCHECK_EQ(0, accel_group_start());
+	for (k = 0; k < 2; k++)
+		for (p = 0; p < n; p++) {
+			/* the second message of a pair: the next round's count, 32768 further */
+			uint64_t so = xdispl(n, r, p, round + k, false) + k * 32768;
+			uint64_t ro = xdispl(n, p, r, round + k, true) + k * 32768;
+
+			if (p == r)
+				continue;
+			if (!ret)
+				ret = accel_send(sb + so * es, xcnt(r, p, round + k), t, (int)p, c,
+						 x->q, &ev);
+			if (!ret)
+				ret = accel_recv(rb + ro * es, xcnt(p, r, round + k), t, (int)p, c,
+						 x->q, &ev);
+		}
+	RCHECK_EQ(0, accel_group_end());
+	if (!ret)
+		ret = accel_comm_wait(c, &ev, WAIT_NS);
+	for (k = 0; k < 2 && !ret; k++)
+		for (p = 0; p < n && !ret; p++)
+			if (p != r)
+				ret = xcheck(x, t, p, xdispl(n, p, r, round + k, true) + k * 32768,
+					     xdispl(n, p, r, round + k, false) + k * 32768,
+					     xcnt(p, r, round + k), "send/recv");
+	if (ret)
+		return ret;
+	/* sendrecv: to rank + 1, from rank - 1, a multi-chunk message */
+	xfill(x, t, 4099);
+	RCHECK_EQ(0, accel_group_start());
+	ret = accel_send(sb, 4099, t, (int)((r + 1) % n), c, x->q, &ev);
+	if (!ret)
+		ret = accel_recv(rb, 4099, t, (int)((r + n - 1) % n), c, x->q, &ev);
+	RCHECK_EQ(0, accel_group_end());
+	if (!ret)
+		ret = accel_comm_wait(c, &ev, WAIT_NS);
+	if (!ret)
+		ret = xcheck(x, t, (r + n - 1) % n, 0, 0, 4099, "sendrecv");
+	return ret;
+}
+
+static void rank_p2p(struct rank_ctx *x)
+{
+	static const enum accel_dtype dts[] = { ACCEL_DTYPE_I32, ACCEL_DTYPE_F16, ACCEL_DTYPE_U8 };
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 7 };
+	struct accel_comm *c;
+	unsigned int round, d;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	for (round = 0; round < 5; round++)
+		for (d = 0; d < sizeof(dts) / sizeof(dts[0]); d++) {
+			RCHECK_EQ(0, p2p_round(x, c, dts[d], round));
+			RCHECK_EQ(0, run_one(x, c, &run));
+		}
+	RCHECK_EQ(0, accel_comm_get_async_error(c, NULL, 0));
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, send_recv_groups_2_3_4_processes, 300)
+{
+	unsigned int n;
+
+	for (n = 2; n <= 4; n++)
+		run_job(_metadata, n, NULL, rank_p2p, 0, NULL, 90000);
+}
+
+/* Rank 0 sends 7 elements to rank 1, which receives 8: -EPROTO on both. */
+static void rank_p2p_mismatch(struct rank_ctx *x)
+{
+	struct accel_comm_error err;
+	struct accel_event ev;
+	struct accel_comm *c;
+	int ret;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->rank == 0) {
+		RCHECK_EQ(0, accel_send(accel_buffer_va(x->sb), 7, ACCEL_DTYPE_I32, 1, c, x->q,
+					&ev));
+	} else {
+		usleep(200000);	/* rank 0's send is posted: this receive finds the mismatch */
+		RCHECK_EQ(-EPROTO, accel_recv(accel_buffer_va(x->rb), 8, ACCEL_DTYPE_I32, 0, c,
+					      x->q, &ev));
+		RCHECK(log_has(x, "differ in the count"));
+	}
+	if (x->rank == 0) {
+		ret = accel_comm_wait(c, &ev, WAIT_NS);
+		RCHECK_EQ(-EPROTO, ret);
+	}
+	RCHECK_EQ(-EPROTO, accel_comm_get_async_error(c, &err, sizeof(err)));
+	RCHECK_EQ(1 - (int)x->rank, err.peer);
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, send_recv_count_mismatch_fails_both, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	run_job(_metadata, 2, &p, rank_p2p_mismatch, 0, NULL, 30000);
+}
+
+/*
+ * Rank 1 never posts the receive of rank 0's send: rank 0 fails with
+ * -ETIMEDOUT within the timeout + 1 s, naming rank 1 and its pid (the
+ * report's peer_pid, and the log's missing ranks).
+ */
+static void rank_p2p_timeout(struct rank_ctx *x)
+{
+	struct accel_comm_error err;
+	struct accel_event ev;
+	struct accel_comm *c;
+	char who[96];
+	int64_t t0;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->rank == 1) {
+		usleep(2500000);	/* alive, but never receives */
+		accel_comm_destroy(c);
+		return;
+	}
+	t0 = now_ns();
+	RCHECK_EQ(0, accel_send(accel_buffer_va(x->sb), 7, ACCEL_DTYPE_I32, 1, c, x->q, &ev));
+	RCHECK_EQ(-ETIMEDOUT, accel_comm_wait(c, &ev, WAIT_NS));
+	RCHECK(now_ns() - t0 < 2 * SEC * tscale());
+	memset(&err, 0xff, sizeof(err));
+	RCHECK_EQ(-ETIMEDOUT, accel_comm_get_async_error(c, &err, sizeof(err)));
+	RCHECK_EQ(1, err.peer);
+	RCHECK_EQ(job_pids[1], err.peer_pid);
+	RCHECK_EQ(1ull << 1, err.missing);
+	snprintf(who, sizeof(who), "ranks that had not called it: 1 (pid %d)", job_pids[1]);
+	RCHECK(log_has(x, who));
+	/* a program built against 1.2 gets the 1.2 fields, nothing past them */
+	memset(&err, 0xff, sizeof(err));
+	RCHECK_EQ(-ETIMEDOUT, accel_comm_get_async_error(c, &err, ACCEL_COMM_ERROR_SIZE_1_2));
+	RCHECK_EQ(-1, err.peer_pid);
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, send_without_receive_times_out_naming_the_peer, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 1000 };
+
+	run_job(_metadata, 2, &p, rank_p2p_timeout, 0, NULL, 30000);
+}
+
+/*
+ * Split: x->n ranks, three splits of one parent: by parity (key: reverse
+ * rank), all but rank 0 (NOCOLOR: NULL) in a group call, all in one color
+ * (key 0: parent order). Each child runs an allreduce and an alltoallv
+ * against the host; in the last round odd ranks destroy the parent
+ * before they use the child.
+ */
+static void rank_split(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_F32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	unsigned int n = x->n, r = x->rank, round;
+	struct accel_comm *c, *child;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	for (round = 0; round < 3; round++) {
+		int color, key;
+		unsigned int want_n = 0, want_r = 0, q;
+		struct rank_ctx y = *x;
+
+		if (round == 0) {
+			color = (int)(r % 2);
+			key = -(int)r;
+		} else if (round == 1) {
+			color = r == 0 ? ACCEL_COMM_SPLIT_NOCOLOR : 3;
+			key = 7;
+		} else {
+			color = 5;
+			key = 0;
+		}
+		/* the oracle: ranks of the color by (key, parent rank) */
+		for (q = 0; q < n; q++) {
+			int cq = round == 0 ? (int)(q % 2) : round == 1 ?
+				 (q == 0 ? ACCEL_COMM_SPLIT_NOCOLOR : 3) : 5;
+			int kq = round == 0 ? -(int)q : round == 1 ? 7 : 0;
+
+			if (cq != color || color == ACCEL_COMM_SPLIT_NOCOLOR)
+				continue;
+			want_n++;
+			if (kq < key || (kq == key && q < r))
+				want_r++;
+		}
+		child = (struct accel_comm *)1;
+		if (round == 1) {
+			RCHECK_EQ(0, accel_group_start());
+			RCHECK_EQ(0, accel_comm_split(c, color, key, &child));
+			RCHECK_EQ(0, accel_group_end());
+		} else {
+			RCHECK_EQ(0, accel_comm_split(c, color, key, &child));
+		}
+		if (color == ACCEL_COMM_SPLIT_NOCOLOR) {
+			RCHECK(child == NULL);
+			RCHECK_EQ(0, run_one(x, c, &run));	/* the parent's op of the round */
+			continue;
+		}
+		RCHECK(child != NULL);
+		RCHECK_EQ(want_n, accel_comm_count(child));
+		RCHECK_EQ(want_r, accel_comm_rank(child));
+		RCHECK(accel_comm_device(child) == x->dev);
+		if (round == 2 && (r & 1)) {
+			accel_comm_destroy(c);
+			c = NULL;
+		}
+		y.n = want_n;
+		y.rank = want_r;
+		RCHECK_EQ(0, run_one(&y, child, &run));
+		RCHECK_EQ(0, a2av_one(&y, child, ACCEL_DTYPE_I32, round));
+		/* the parent still works while the child lives (round 0, 1) */
+		if (round < 2)
+			RCHECK_EQ(0, run_one(x, c, &run));
+		accel_comm_destroy(child);
+	}
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, split_2_3_4_processes, 300)
+{
+	unsigned int n;
+
+	for (n = 2; n <= 4; n++)
+		run_job(_metadata, n, NULL, rank_split, 0, NULL, 90000);
+}
+
+/* Rank 2 never calls split: the others fail with -ETIMEDOUT within the timeout + 1 s, naming it. */
+static void rank_split_skips(struct rank_ctx *x)
+{
+	struct accel_comm *c, *child = (struct accel_comm *)1;
+	char who[96];
+	int64_t t0;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->rank == 2) {
+		usleep(2500000);	/* alive, but never calls */
+		accel_comm_destroy(c);
+		return;
+	}
+	t0 = now_ns();
+	RCHECK_EQ(-ETIMEDOUT, accel_comm_split(c, 0, 0, &child));
+	RCHECK(now_ns() - t0 < 2 * SEC * tscale());
+	RCHECK(child == NULL);
+	snprintf(who, sizeof(who), "ranks that had not called it: 2 (pid %d)", job_pids[2]);
+	RCHECK(log_has(x, who));
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, split_a_rank_never_calls_times_out, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 1000 };
+
+	run_job(_metadata, 3, &p, rank_split_skips, 0, NULL, 30000);
+}
+
+/*
+ * SIGKILL of rank n-1 during alltoallv (x->arg 0: a large one in flight),
+ * a group of sends and receives (1: in flight) or split (2: before it
+ * calls, while the others wait in it): the survivors fail with
+ * -ECONNRESET within 2 s naming it.
+ */
+static void rank_xp_killed(struct rank_ctx *x)
+{
+	uint64_t sc[NMAX], sd[NMAX], rc[NMAX], rd[NMAX], big = x->arg ? 250000 : 80000;
+	unsigned int n = x->n, r = x->rank, victim = n - 1, p;
+	struct accel_comm *c, *child = (struct accel_comm *)1;
+	struct accel_comm_error err;
+	struct accel_event ev;
+	int64_t t0;
+	int ret;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	RCHECK_EQ(0, a2av_one(x, c, ACCEL_DTYPE_I32, 1));
+	if (x->arg == 2 && r == victim) {
+		usleep(200000);
+		raise(SIGKILL);
+	}
+	t0 = now_ns();
+	if (x->arg == 0) {
+		for (p = 0; p < n; p++) {
+			sc[p] = rc[p] = big;
+			sd[p] = rd[p] = big * p;
+		}
+		ret = accel_alltoallv(accel_buffer_va(x->sb), sc, sd, accel_buffer_va(x->rb), rc,
+				      rd, ACCEL_DTYPE_I32, c, x->q, &ev);
+	} else if (x->arg == 1) {
+		RCHECK_EQ(0, accel_group_start());
+		ret = accel_send(accel_buffer_va(x->sb), big, ACCEL_DTYPE_I32, (int)((r + 1) % n), c,
+				 x->q, &ev);
+		if (!ret)
+			ret = accel_recv(accel_buffer_va(x->rb), big, ACCEL_DTYPE_I32,
+					 (int)((r + n - 1) % n), c, x->q, &ev);
+		RCHECK_EQ(0, accel_group_end());
+	} else {
+		ret = accel_comm_split(c, 0, (int)r, &child);
+		RCHECK(child == NULL);
+		RCHECK_EQ(-ECONNRESET, ret);
+	}
+	if (r == victim) {	/* die with the operation in flight */
+		RCHECK_EQ(0, ret);
+		usleep(20000);
+		raise(SIGKILL);
+	}
+	if (x->arg != 2) {
+		if (!ret)
+			ret = accel_comm_wait(c, &ev, WAIT_NS);
+		RCHECK_EQ(-ECONNRESET, ret);
+	}
+	RCHECK(now_ns() - t0 < 2 * SEC * tscale() + (x->arg == 2 ? 200000000 : 100000000));
+	RCHECK_EQ(-ECONNRESET, accel_comm_get_async_error(c, &err, sizeof(err)));
+	RCHECK_EQ(victim, err.peer);
+	RCHECK_EQ(job_pids[victim], err.peer_pid);
+	accel_comm_destroy(c);
+}
+
+static void xp_kill_job(struct __test_metadata *_metadata, unsigned int n, int what)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+	int want[NMAX] = { 0 };
+
+	want[n - 1] = 128 + SIGKILL;
+	run_job(_metadata, n, &p, rank_xp_killed, what, want, 30000);
+}
+
+TEST_F_TIMEOUT(mp, sigkill_during_alltoallv, 60) { xp_kill_job(_metadata, 3, 0); }
+TEST_F_TIMEOUT(mp, sigkill_during_send_recv, 60) { xp_kill_job(_metadata, 4, 1); }
+TEST_F_TIMEOUT(mp, sigkill_during_split, 60) { xp_kill_job(_metadata, 3, 2); }
+
+static int count_dir(const char *path);
+
+/* x->arg rounds of split, an allreduce in the child, destroy: back to the baseline. */
+static void rank_split_rounds(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 7 };
+	struct accel_comm *c, *child;
+	struct rank_ctx y = *x;
+	uint64_t mem0, mem;
+	int fds0, thr0, i;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	RCHECK_EQ(0, accel_device_memory_used(x->dev, &mem0));
+	/* one round before the baselines (see rank_rounds) */
+	RCHECK_EQ(0, accel_comm_split(c, 0, 0, &child));
+	accel_comm_destroy(child);
+	usleep(100000);
+	fds0 = count_dir("/proc/self/fd");
+	thr0 = count_dir("/proc/self/task");
+	for (i = 0; i < x->arg; i++) {
+		RCHECK_EQ(0, accel_comm_split(c, 0, i % 2 ? (int)x->rank : -(int)x->rank, &child));
+		y.rank = (unsigned int)accel_comm_rank(child);
+		RCHECK_EQ(i % 2 ? x->rank : x->n - 1 - x->rank, y.rank);
+		RCHECK_EQ(0, run_one(&y, child, &run));
+		accel_comm_destroy(child);
+	}
+	for (i = 0; i < 500; i++) {
+		RCHECK_EQ(0, accel_device_memory_used(x->dev, &mem));
+		if (mem == mem0)
+			break;
+		usleep(10000);
+	}
+	RCHECK_EQ(mem0, mem);
+	RCHECK_EQ(fds0, count_dir("/proc/self/fd"));
+	RCHECK_EQ(thr0, count_dir("/proc/self/task"));
+	RCHECK_EQ(0, accel_comm_get_async_error(c, NULL, 0));
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, split_destroy_100_rounds, 300)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	run_job(_metadata, 3, &p, rank_split_rounds, 100, NULL, 250000);
+}
 /* Rank 2 skips a call: the others fail with -ETIMEDOUT within the timeout + 1 s, naming it. */
 static void rank_skips(struct rank_ctx *x)
 {
 	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_F32,
 			   .redop = ACCEL_REDOP_SUM, .count = 7 };
 	struct accel_comm_error err;
+	char who[96];
 	struct accel_event ev;
 	struct accel_comm *c;
 	int64_t t0;
@@ -908,11 +1466,28 @@ static void rank_skips(struct rank_ctx *x)
 		return;
 	}
 	t0 = now_ns();
-	RCHECK_EQ(0, issue(x, c, &run, &ev));
+	if (x->arg) {	/* alltoallv, 5 elements to and from every rank */
+		uint64_t cnt[NMAX], dsp[NMAX];
+		unsigned int p;
+
+		for (p = 0; p < x->n; p++) {
+			cnt[p] = 5;
+			dsp[p] = 8 * p;
+		}
+		RCHECK_EQ(0, accel_alltoallv(accel_buffer_va(x->sb), cnt, dsp,
+					     accel_buffer_va(x->rb), cnt, dsp, ACCEL_DTYPE_I32, c,
+					     x->q, &ev));
+	} else {
+		RCHECK_EQ(0, issue(x, c, &run, &ev));
+	}
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_wait(c, &ev, WAIT_NS));
 	RCHECK(now_ns() - t0 < 2 * SEC * tscale());
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(1ull << 2, err.missing);
+	RCHECK_EQ(x->arg ? ACCEL_COMM_OP_ALLTOALLV : ACCEL_COMM_OP_ALLREDUCE, err.op);
+	/* the log names the missing rank's process */
+	snprintf(who, sizeof(who), "ranks that had not called it: 2 (pid %d)", job_pids[2]);
+	RCHECK(log_has(x, who));
 	accel_comm_destroy(c);
 }
 
@@ -922,6 +1497,15 @@ TEST_F_TIMEOUT(mp, a_rank_that_skips_a_call_times_out, 60)
 				       .timeout_ms = 1000 };
 
 	run_job(_metadata, 3, &p, rank_skips, 0, NULL, 30000);
+}
+
+/* The same with alltoallv: rank 2 never calls it; -ETIMEDOUT naming it and its pid. */
+TEST_F_TIMEOUT(mp, alltoallv_a_rank_that_never_calls_times_out, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 1000 };
+
+	run_job(_metadata, 3, &p, rank_skips, 1, NULL, 30000);
 }
 
 /*
@@ -991,8 +1575,22 @@ static void rank_forks(struct rank_ctx *x)
 	usleep(300000);	/* the child's exit is seen by nobody as a death */
 	RCHECK_EQ(0, run_one(x, c, &run));
 	RCHECK_EQ(0, accel_comm_get_async_error(c, NULL, 0));
-	if (x->rank == 0)
+	/*
+	 * Rank 0's part of the allreduce may end before rank 1's (rank 1 may
+	 * still read rank 0's staging): rank 0 dies only once rank 1 has
+	 * checked its result (a flag in the shared page, 10 s at most). It
+	 * once died first in the VM under load and rank 1 saw -ECONNRESET.
+	 */
+	if (x->rank == 1)
+		__atomic_store_n(&job_pids[JOB_FLAGS + 1], 1, __ATOMIC_SEQ_CST);
+	if (x->rank == 0) {
+		int64_t end = now_ns() + 10 * SEC * tscale();
+
+		while (!__atomic_load_n(&job_pids[JOB_FLAGS + 1], __ATOMIC_SEQ_CST) &&
+		       now_ns() < end)
+			usleep(1000);
 		raise(SIGKILL);
+	}
 	usleep(300000);
 	{
 		struct accel_event ev;

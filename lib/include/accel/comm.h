@@ -270,8 +270,13 @@ enum accel_comm_phase {
  * @missing: -ETIMEDOUT: bit i set if rank i had not called @seq when the
  *	report was made
  * @reserved: zero
+ * @peer_pid: (1.4) the process of rank @peer on a multi-process
+ *	communicator (accel_comm_init_rank()); 0 if none or one process
+ * @reserved2: (1.4) zero
  *
- * May grow at its end: accel_comm_get_async_error() takes its size.
+ * May grow at its end: accel_comm_get_async_error() takes its size (a
+ * program built against 1.2 or 1.3 passes %ACCEL_COMM_ERROR_SIZE_1_2 and
+ * gets the fields up to @reserved).
  */
 struct accel_comm_error {
 	int32_t error;
@@ -283,9 +288,13 @@ struct accel_comm_error {
 	uint32_t algo;
 	uint64_t missing;
 	uint64_t reserved[2];
+	/* commxp (1.4) */
+	int32_t peer_pid;
+	uint32_t reserved2;
 };
 
 #define ACCEL_COMM_ERROR_SIZE_1_2	56
+#define ACCEL_COMM_ERROR_SIZE_1_4	64
 
 /**
  * accel_comm_get_async_error() - has the communicator failed, and why
