@@ -31,7 +31,8 @@ LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c backend.c va.c slots.c bu
 	graph/outputs.c graph/submit.c graph/host.c graph/maps.c graph/wait.c graph/stats.c \
 	graph/capture.c graph/instantiate.c graph/launch.c graph/dot.c graph/trace.c \
 	coll/comm.c coll/transport.c coll/algo.c coll/ring.c coll/oneshot.c coll/ops.c coll/errors.c \
-	coll/bootstrap.c coll/monitor.c coll/alltoallv.c coll/p2p.c coll/split.c coll/recorder.c)
+	coll/bootstrap.c coll/monitor.c coll/alltoallv.c coll/p2p.c coll/split.c coll/recorder.c \
+	graph/coll_task.c)
 LIBACCEL_HDRS := $(wildcard lib/*.h lib/graph/*.h lib/coll/*.h lib/include/accel/*.h) uapi/drm/vaccel_accel.h
 # the in-process device: adds lib/sim/ to LIBACCEL_SRCS and LIBACCEL_HDRS
 include lib/sim/sim.mk
