@@ -568,6 +568,51 @@ TEST_F_TIMEOUT(ctg, replay_oneshot_4, 600) { replay(_metadata, self, 4, ACCEL_CO
 TEST_F_TIMEOUT(ctg, replay_ring_3, 600) { replay(_metadata, self, 3, ACCEL_COMM_ALGO_RING, 3001); }
 TEST_F_TIMEOUT(ctg, replay_ring_2, 600) { replay(_metadata, self, 2, ACCEL_COMM_ALGO_RING, 1031); }
 
+/*
+ * Many launches back to back (a wait every 1,000): every pool of the task
+ * graph and the communicator's window back at the baseline afterwards.
+ */
+TEST_F_TIMEOUT(ctg, replay_many_pools_at_baseline, 900)
+{
+	const unsigned int n = 2;
+	const uint64_t count = 8;
+	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	unsigned int it, r, iters = iterations(20000);
+	long long seq0;
+
+	ASSERT_EQ(0, tg_make(self, n));
+	ASSERT_EQ(0, comm_make(self, n, ACCEL_COMM_ALGO_ONESHOT, 10000));
+	ASSERT_EQ(0, capture_chain(self, n, count, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	for (r = 0; r < n; r++)
+		fill_src(self->src[r], count, r, 5);
+	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+	ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st0));
+	seq0 = last_seq(self->comms[0]);
+	for (it = 0; it < iters; it++) {
+		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+		if (it % 1000 == 999)
+			ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+	}
+	ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st1));
+	for (r = 0; r < n; r++) {
+		EXPECT_EQ(0, check_sum(_metadata, self->out[r], count, n, 5, "many launches"));
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	}
+	if (seq0 >= 0)
+		EXPECT_EQ(seq0 + iters, last_seq(self->comms[0]));
+	EXPECT_EQ(st0.tm_live, st1.tm_live);
+	EXPECT_EQ(st0.heap_used, st1.heap_used);
+	EXPECT_EQ(st0.buffers, st1.buffers);
+	EXPECT_EQ(st0.launches + iters, st1.launches);
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+}
+
 /* eager and replayed calls alternate: each round checked */
 TEST_F_TIMEOUT(ctg, eager_replay_alternation, 900)
 {
