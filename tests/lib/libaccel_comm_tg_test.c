@@ -564,7 +564,10 @@ static void replay(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self, u
 	}
 }
 
-TEST_F_TIMEOUT(ctg, replay_oneshot_4, 600) { replay(_metadata, self, 4, ACCEL_COMM_ALGO_ONESHOT, 61); }
+TEST_F_TIMEOUT(ctg, replay_oneshot_4, 600)
+{
+	replay(_metadata, self, 4, ACCEL_COMM_ALGO_ONESHOT, 61);
+}
 TEST_F_TIMEOUT(ctg, replay_ring_3, 600) { replay(_metadata, self, 3, ACCEL_COMM_ALGO_RING, 3001); }
 TEST_F_TIMEOUT(ctg, replay_ring_2, 600) { replay(_metadata, self, 2, ACCEL_COMM_ALGO_RING, 1031); }
 

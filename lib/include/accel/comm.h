@@ -768,9 +768,13 @@ struct accel_tg;
  * everything accel_allreduce() and the others refuse; -ENOENT when the
  * task graph does not have the rank's device; -EACCES for a receive
  * tensor the device may not write; -E2BIG when the task's packets and
- * WAITs do not fit its queue's ring; the task graph's errors (-ECANCELED, -EIO, -ETIMEDOUT waiting for ring room) and
- * the communicator's (-ETIMEDOUT, -ECANCELED, -ECONNABORTED, -ECONNRESET,
- * -EPROTO).
+ * WAITs do not fit its queue's ring; the task graph's errors
+ * (-ECANCELED, -EIO, -ETIMEDOUT waiting for ring room) and the
+ * communicator's (-ETIMEDOUT, -ECANCELED, -ECONNABORTED, -ECONNRESET,
+ * -EPROTO, and -EAGAIN 256 calls ahead of the slowest rank). Once the
+ * sequence number is taken the task is issued: an error after that
+ * (the queue found dead while publishing) is returned with the task
+ * committed and @id set.
  */
 
 /**
