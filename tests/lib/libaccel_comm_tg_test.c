@@ -4,7 +4,7 @@
  * others, issue 16), on both backends, one task graph over every rank's
  * device and one thread issuing every rank:
  *
- *   - every collective as a task on 2, 3 and 4 ranks, every dtype the
+ *   - every collective as a task on 1, 2, 3 and 4 ranks, every dtype the
  *     operation takes, in place and out of place, counts 0, 1, 7 and 1031,
  *     against the host oracle (comm_oracle.h), between the task graph's own
  *     tasks on another queue: a COPY behind a DELAY writes the send tensor
@@ -382,6 +382,7 @@ done:
 		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[d], NULL, 0));
 }
 
+TEST_F_TIMEOUT(ctg, matrix_1, 600) { matrix(_metadata, self, 1); }
 TEST_F_TIMEOUT(ctg, matrix_2, 600) { matrix(_metadata, self, 2); }
 TEST_F_TIMEOUT(ctg, matrix_3, 600) { matrix(_metadata, self, 3); }
 TEST_F_TIMEOUT(ctg, matrix_4, 600) { matrix(_metadata, self, 4); }
