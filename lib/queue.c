@@ -268,6 +268,7 @@ ACCEL_API int accel_queue_submit(struct accel_queue *q)
 	/* 1. the packet bodies are in the ring already (taken in place) */
 	/* 2. commit: store-release of the write index; pairs with the engine's acquire load */
 	acc_store_release_u64(q->doorbell, q->pi);
+	q->doorbells++;
 	/*
 	 * 3. full fence (StoreLoad): pairs with the engine's smp_mb() between
 	 * setting need_wakeup and re-reading the doorbells: one of us sees
@@ -653,6 +654,11 @@ ACCEL_API int accel_queue_wait_event(struct accel_queue *q, const struct accel_e
 	acc_packet_publish(p, &w);
 	acc_fr_add(q, FR_WAIT_EVENT, va, ev->value, false);
 	return 0;
+}
+
+uint64_t acc_queue_doorbells(const struct accel_queue *q)
+{
+	return q->doorbells;
 }
 
 ACCEL_API uint64_t accel_queue_submitted(const struct accel_queue *q)

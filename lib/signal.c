@@ -69,15 +69,6 @@ static int add_page(struct accel_device *dev)
 	return 0;
 }
 
-uint64_t acc_signal_load(const struct accel_signal *sig, int *err)
-{
-	*err = tp_check(&sig->dev->tp);
-	if (*err)
-		return 0;
-	/* acquire: pairs with the device's (or SIGNAL_WRITE's) release of the word */
-	return acc_load_acquire_u64(sig->word);
-}
-
 int acc_signal_new(struct accel_device *dev, bool internal, struct accel_signal **out)
 {
 	struct accel_signal *s = calloc(1, sizeof(*s));

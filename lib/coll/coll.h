@@ -101,6 +101,8 @@ struct acc_mp;
  * (fail_field only ever points at string literals and is never read);
  * process-local fields go into the anonymous structure of the local part.
  */
+struct acc_rec_doc;
+
 struct acc_group {
 	union {
 		struct {
@@ -126,6 +128,12 @@ struct acc_group {
 			uint64_t rec_id;
 			unsigned int rec_ops;
 			char *rec_dir;
+			/*
+			 * Documents rendered under @lock, written to rec_dir
+			 * by acc_group_unlock() after the lock is released (no
+			 * file I/O under a lock other processes wait for)
+			 */
+			struct acc_rec_doc *rec_pending;
 		};
 		char local_part[ACC_GROUP_LOCAL_BYTES];
 	};
@@ -226,6 +234,17 @@ struct accel_comm {
 	uint64_t nhist;
 	atomic_bool logged;
 	struct acc_recorder rec;	/* flight recorder (group->lock) */
+	/*
+	 * commlat: the plan buffers the rank's calls reuse (acc_plan_init()):
+	 * packets (@plan_cap of them) and 2 x nranks chunk counts, lent to
+	 * one plan at a time (@plan_busy; a second plan alive at once, as in
+	 * two threads calling for one rank, allocates its own). NULL: none
+	 * (a multi-process stand-in).
+	 */
+	struct drm_vaccel_packet *plan_pkts;
+	unsigned int plan_cap;
+	uint64_t *plan_ctr;
+	atomic_bool plan_busy;
 };
 
 /* --- transport.c --- */
@@ -276,7 +295,15 @@ struct acc_plan {
 	int err;
 	uint64_t *sent, *recvd;		/* copies, committed on success */
 	uint64_t timeout_ns;
+	bool pooled;			/* the buffers are c->plan_* (commlat) */
 };
+
+/*
+ * Test hook (hidden, like acc_comm_test_base): heap allocations plans
+ * made (their packets, chunk counts and growth). The issue path of a
+ * rank whose plan buffers are warm makes none (commlat).
+ */
+extern _Atomic uint64_t acc_comm_plan_allocs;
 
 int acc_plan_init(struct acc_plan *pl, struct accel_comm *c);
 void acc_plan_fini(struct acc_plan *pl);
@@ -373,8 +400,13 @@ void acc_rec_add(struct accel_comm *c, const struct acc_call *call, int64_t issu
 		 struct accel_queue *q, uint64_t gate, const struct accel_event *ev, int error);
 /* The operation of @ev completed (seen by a host wait; group->lock not held). */
 void acc_rec_done(struct accel_comm *c, const struct accel_event *ev);
-/* The group failed: write every local rank's recorder once (group->lock held). */
+/*
+ * The group failed: render the dump of each of this process's ranks not dumped yet (@lock
+ * held); acc_group_unlock() writes them once the lock is released.
+ */
 void acc_rec_dump_group(struct acc_group *g, const char *reason);
+/* Write and free documents acc_rec_dump_group() rendered (no lock held). */
+void acc_rec_write_docs(struct acc_rec_doc *docs);
 static inline bool acc_rec_on(const struct accel_comm *c)
 {
 	return c->rec.e != NULL;

@@ -43,7 +43,13 @@ void acc_group_lock(struct acc_group *g)
 
 void acc_group_unlock(struct acc_group *g)
 {
+	struct acc_rec_doc *docs = g->rec_pending;
+
+	g->rec_pending = NULL;
 	pthread_mutex_unlock(&g->lock);
+	/* flight recorder dumps rendered under the lock: file I/O after it */
+	if (docs)
+		acc_rec_write_docs(docs);
 }
 
 /* The settings: the caller's, then the environment's, then the defaults. */

@@ -172,6 +172,25 @@ void acc_comm_fail_proto(struct acc_group *g, const struct acc_call *ref, int re
 	acc_comm_poison(g, 2);
 }
 
+/*
+ * The recorder's entry @n of @c (written by acc_rec_add() as issued) is a
+ * call that failed after all, with @error (g->lock held): as acc_rec_add()
+ * records a call that failed at once. Nothing if the ring moved past it.
+ */
+static void rec_fail(struct accel_comm *c, uint64_t n, int64_t issued_ns, int error)
+{
+	struct acc_rec_entry *e;
+
+	if (!c->rec.e || c->rec.n <= n || c->rec.n - n > c->rec.cap)
+		return;
+	e = &c->rec.e[n % c->rec.cap];
+	e->end_ns = issued_ns;
+	e->ev.signal = NULL;
+	e->ev.value = 0;
+	e->state = ACC_REC_FAILED;
+	e->error = error;
+}
+
 /* Enqueue the call; the caller has checked the arguments. */
 int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *q,
 		  struct accel_event *ev)
@@ -182,6 +201,7 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	struct acc_call call;
 	uint64_t all = c->nranks == 64 ? ~0ull : (1ull << c->nranks) - 1, seq, first, epoch;
 	uint32_t algo = ACCEL_COMM_ALGO_ONESHOT, qid = 0;
+	uint64_t rec_n;
 	unsigned int need, i, p;
 	bool xq, last;
 	const char *field;
@@ -289,9 +309,12 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	}
 	w->arrived |= 1ull << c->rank;
 	g->next_seq[c->rank] = seq + 1;
-	acc_group_unlock(g);
 
-	/* commit: the packets, then the event */
+	/*
+	 * commit: the packets, the event, the history and the recorder's
+	 * entry still under the lock (one lock round trip per call, commlat);
+	 * the doorbell after it. Nothing below waits: the room is reserved.
+	 */
 	first = q->pi;
 	epoch = seq - g->seq0 + 1;
 	if (a->hook) {
@@ -320,20 +343,26 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	if (a->hook)
 		a->hook->post(a->hook, q);
 	ret = accel_queue_record(q, ev);
-	if (!ret) {
-		ret = accel_queue_submit(q);
-		ret = ret < 0 ? ret : 0;
-	}
 	memcpy(c->sent, pl.sent, c->nranks * sizeof(uint64_t));
 	memcpy(c->recvd, pl.recvd, c->nranks * sizeof(uint64_t));
 	qid = q->id;
-	acc_group_lock(g);
 	c->hist[c->nhist % ACC_COMM_HISTORY] = (struct acc_hist){
 		.call = call, .q = q, .qid = qid, .ring_first = first, .ring_end = q->pi,
 	};
 	c->nhist++;
+	rec_n = c->rec.n;
 	acc_rec_add(c, &call, t_issue, q, first + xq, ev, ret);
 	acc_group_unlock(g);
+	if (!ret) {
+		ret = accel_queue_submit(q);
+		ret = ret < 0 ? ret : 0;
+		if (ret) {
+			/* the recorder's entry says so (the rare path: the lock again) */
+			acc_group_lock(g);
+			rec_fail(c, rec_n, t_issue, ret);
+			acc_group_unlock(g);
+		}
+	}
 	if (!ret) {
 		c->last_q = q;
 		c->last_qid = qid;

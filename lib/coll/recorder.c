@@ -9,7 +9,10 @@
  * Locking: the ring of a rank is written by the thread issuing on that
  * rank and read by dumps, both under group->lock, which the issue path
  * holds anyway to take its sequence number: recording adds one clock read
- * and a copy of one entry to a call.
+ * and a copy of one entry to a call. A failure's dumps are rendered in
+ * memory under the lock (group->rec_pending) and written to the trace
+ * directory by acc_group_unlock() once the lock is released: no file I/O
+ * while other ranks (and other processes) wait for the lock.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -70,6 +73,11 @@ int acc_rec_settings(struct acc_group *g, const struct accel_comm_params *p)
 
 void acc_rec_group_fini(struct acc_group *g)
 {
+	struct acc_rec_doc *docs = g->rec_pending;
+
+	/* none left: acc_group_unlock() writes them; never lose one if it did not */
+	g->rec_pending = NULL;
+	acc_rec_write_docs(docs);
 	free(g->rec_dir);
 	g->rec_dir = NULL;
 }
@@ -361,43 +369,87 @@ ACCEL_API int accel_comm_dump(struct accel_comm *comm, int fd)
 	return ret;
 }
 
-/* Write @c's document to the trace directory (a temporary name, then renamed). */
-static void rec_write_file(struct accel_comm *c, const char *reason)
+/*
+ * A rendered dump waiting for acc_group_unlock(): everything its write and
+ * its log line need, so that neither touches the group after the unlock.
+ */
+struct acc_rec_doc {
+	struct acc_rec_doc *next;
+	char *buf;
+	size_t len;
+	int ret;			/* rendering failed: this, and no buf */
+	const void *g;			/* for the log line only */
+	unsigned int rank, nranks;
+	unsigned long long ops;
+	const char *reason;		/* a string literal */
+	char path[4096];
+};
+
+/* Render @c's document (group->lock held) and queue it for the unlock. */
+static void rec_queue_file(struct accel_comm *c, const char *reason)
 {
 	struct acc_group *g = c->g;
-	char path[4096], tmp[4096 + 16], *buf = NULL;
-	size_t len = 0;
+	struct acc_rec_doc *d = calloc(1, sizeof(*d)), **tail;
+
+	if (!d) {
+		acc_err("comm %p rank %u/%u: flight recorder (%s) not written: out of memory",
+			(void *)g, c->rank, c->nranks, reason);
+		return;
+	}
+	snprintf(d->path, sizeof(d->path), "%s/accel-comm-%016llx-rank%u.json", g->rec_dir,
+		 (unsigned long long)g->rec_id, c->rank);
+	d->g = g;
+	d->rank = c->rank;
+	d->nranks = c->nranks;
+	d->ops = c->rec.n < c->rec.cap ? c->rec.n : c->rec.cap;
+	d->reason = reason;
+	d->ret = rec_render(c, reason, &d->buf, &d->len);
+	/* in the order the ranks were dumped */
+	for (tail = &g->rec_pending; *tail; tail = &(*tail)->next)
+		;
+	*tail = d;
+}
+
+/* Write one document: a temporary name, then renamed. */
+static int rec_write_file(const struct acc_rec_doc *d)
+{
+	char tmp[sizeof(d->path) + 16];
 	int fd, ret;
 
-	snprintf(path, sizeof(path), "%s/accel-comm-%016llx-rank%u.json", g->rec_dir,
-		 (unsigned long long)g->rec_id, c->rank);
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	ret = rec_render(c, reason, &buf, &len);
-	if (ret)
-		goto fail;
+	if (d->ret)
+		return d->ret;
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", d->path, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		free(buf);
-		goto fail;
-	}
-	ret = write_all(fd, buf, len);
-	free(buf);
+	if (fd < 0)
+		return -errno;
+	ret = write_all(fd, d->buf, d->len);
 	if (close(fd) && !ret)
 		ret = -errno;
-	if (!ret && rename(tmp, path))
+	if (!ret && rename(tmp, d->path))
 		ret = -errno;
-	if (ret) {
+	if (ret)
 		unlink(tmp);
-		goto fail;
+	return ret;
+}
+
+void acc_rec_write_docs(struct acc_rec_doc *docs)
+{
+	struct acc_rec_doc *d;
+	int ret;
+
+	while (docs) {
+		d = docs;
+		docs = d->next;
+		ret = rec_write_file(d);
+		if (ret)
+			acc_err("comm %p rank %u/%u: flight recorder not written to %s: %s", d->g,
+				d->rank, d->nranks, d->path, strerror(-ret));
+		else
+			acc_err("comm %p rank %u/%u: flight recorder (%s, %llu operations) written to %s",
+				d->g, d->rank, d->nranks, d->reason, d->ops, d->path);
+		free(d->buf);
+		free(d);
 	}
-	acc_err("comm %p rank %u/%u: flight recorder (%s, %llu operations) written to %s",
-		(void *)g, c->rank, c->nranks, reason,
-		(unsigned long long)(c->rec.n < c->rec.cap ? c->rec.n : c->rec.cap), path);
-	return;
-fail:
-	acc_err("comm %p rank %u/%u: flight recorder not written to %s: %s", (void *)g, c->rank,
-		c->nranks, path, strerror(-ret));
 }
 
 void acc_rec_dump_group(struct acc_group *g, const char *reason)
@@ -413,7 +465,7 @@ void acc_rec_dump_group(struct acc_group *g, const char *reason)
 		c->rec.dumped = true;
 		any = true;
 		if (g->rec_dir)
-			rec_write_file(c, reason);
+			rec_queue_file(c, reason);
 	}
 	if (any && !g->rec_dir)
 		acc_err("comm %p: %s: flight recorder not written: no trace directory "

@@ -90,6 +90,9 @@ int acc_rank_alloc(struct accel_comm *c)
 	ALLOC(peer_ready_base);
 	ALLOC(peer_credit_base);
 #undef ALLOC
+	c->plan_ctr = calloc(2 * (size_t)n, sizeof(*c->plan_ctr));
+	if (!c->plan_ctr)
+		return -ENOMEM;
 	ret = ctr_new(c, &c->go);
 	if (!ret)
 		ret = ctr_new(c, &c->abort);
@@ -278,9 +281,16 @@ void acc_comm_transport_fini(struct accel_comm *c)
 	free(c->peer_go_base);
 	free(c->peer_ready_base);
 	free(c->peer_credit_base);
+	free(c->plan_ctr);
+	free(c->plan_pkts);
 }
 
 /* --- plans --- */
+
+_Atomic uint64_t acc_comm_plan_allocs;
+
+/* The largest packet array a rank keeps between calls (bigger plans free theirs). */
+#define PLAN_KEEP_PKTS	4096u
 
 int acc_plan_init(struct acc_plan *pl, struct accel_comm *c)
 {
@@ -289,11 +299,21 @@ int acc_plan_init(struct acc_plan *pl, struct accel_comm *c)
 	memset(pl, 0, sizeof(*pl));
 	pl->c = c;
 	pl->timeout_ns = c->g->timeout_ns;
-	pl->sent = malloc(sz);
-	pl->recvd = malloc(sz);
-	if (!pl->sent || !pl->recvd) {
-		acc_plan_fini(pl);
-		return -ENOMEM;
+	/* the rank's own buffers, unless another plan of the rank holds them */
+	if (c->plan_ctr && !atomic_exchange_explicit(&c->plan_busy, true, memory_order_acquire)) {
+		pl->pooled = true;
+		pl->pkts = c->plan_pkts;
+		pl->cap = c->plan_cap;
+		pl->sent = c->plan_ctr;
+		pl->recvd = c->plan_ctr + c->nranks;
+	} else {
+		atomic_fetch_add_explicit(&acc_comm_plan_allocs, 1, memory_order_relaxed);
+		pl->sent = malloc(sz);
+		pl->recvd = malloc(sz);
+		if (!pl->sent || !pl->recvd) {
+			acc_plan_fini(pl);
+			return -ENOMEM;
+		}
 	}
 	memcpy(pl->sent, c->sent, sz);
 	memcpy(pl->recvd, c->recvd, sz);
@@ -302,11 +322,27 @@ int acc_plan_init(struct acc_plan *pl, struct accel_comm *c)
 
 void acc_plan_fini(struct acc_plan *pl)
 {
-	free(pl->pkts);
-	free(pl->sent);
-	free(pl->recvd);
+	struct accel_comm *c = pl->c;
+
+	if (pl->pooled) {
+		/* give the buffers back (a grown packet array too, up to a bound) */
+		if (pl->cap > PLAN_KEEP_PKTS) {
+			free(pl->pkts);
+			pl->pkts = NULL;
+			pl->cap = 0;
+		}
+		c->plan_pkts = pl->pkts;
+		c->plan_cap = pl->cap;
+		pl->pooled = false;
+		atomic_store_explicit(&c->plan_busy, false, memory_order_release);
+	} else {
+		free(pl->pkts);
+		free(pl->sent);
+		free(pl->recvd);
+	}
 	pl->pkts = NULL;
 	pl->sent = pl->recvd = NULL;
+	pl->n = pl->cap = 0;
 }
 
 /* A zeroed packet at the end of the plan; a scratch one (and pl->err) when out of memory. */
@@ -319,6 +355,7 @@ struct drm_vaccel_packet *acc_plan_add(struct acc_plan *pl)
 		struct drm_vaccel_packet *p = cap > (1u << 24) ? NULL :
 					      realloc(pl->pkts, cap * sizeof(*p));
 
+		atomic_fetch_add_explicit(&acc_comm_plan_allocs, 1, memory_order_relaxed);
 		if (!p) {
 			pl->err = -ENOMEM;
 			return &sink;

@@ -717,7 +717,7 @@ static int slots_grow(struct tensormap *tm)
 }
 
 /* room for @extra more buffers: records and slots (at most half full) */
-static int buf_room(struct tensormap *tm, uint64_t extra)
+static int buf_room_grow(struct tensormap *tm, uint64_t extra)
 {
 	uint64_t want = tm->nbufs + extra;
 	uint32_t rcap = tm->rcap ? tm->rcap : 16, i;
@@ -744,6 +744,16 @@ static int buf_room(struct tensormap *tm, uint64_t extra)
 	}
 	tm->rcap = rcap;
 	return 0;
+}
+
+/* buf_room_grow(), its test inline: the usual call finds room */
+static inline int buf_room(struct tensormap *tm, uint64_t extra)
+{
+	uint64_t want = tm->nbufs + extra;
+
+	if (want * 2 <= tm->scap && want <= tm->rcap)
+		return 0;
+	return buf_room_grow(tm, extra);
 }
 
 /* a new buffer's record: buf_room() made room for it */
@@ -956,18 +966,22 @@ static int32_t t_insert_rec(struct tensormap *tm, int32_t r, int32_t x)
 static int32_t t_insert(struct tensormap *tm, int32_t r, int32_t x)
 {
 	struct tm_node *N = tm->nodes;
+	/* x's bounds in registers: the stores below may alias N[x] for the compiler */
+	const int64_t xlo = N[x].lo, xhi = N[x].max_hi, xplo = N[x].plo, xphi = N[x].phi;
 	int32_t path[TM_PATH], c = r, p, g;
 	uint32_t d = 0;
 
 	while (c != NIL) {
+		struct tm_node *n = &N[c];
+
 		if (d == TM_PATH)
 			return t_insert_rec(tm, r, x);	/* the bounds taken in stay right */
-		N[c].max_hi = max64(N[c].max_hi, N[x].max_hi);
-		N[c].sub_lo = min64(N[c].sub_lo, N[x].lo);
-		N[c].sub_plo = min64(N[c].sub_plo, N[x].plo);
-		N[c].sub_phi = max64(N[c].sub_phi, N[x].phi);
+		n->max_hi = max64(n->max_hi, xhi);
+		n->sub_lo = min64(n->sub_lo, xlo);
+		n->sub_plo = min64(n->sub_plo, xplo);
+		n->sub_phi = max64(n->sub_phi, xphi);
 		path[d++] = c;
-		c = key_less(N, x, c) ? N[c].left : N[c].right;
+		c = xlo < n->lo || (xlo == n->lo && x < c) ? n->left : n->right;
 	}
 	if (!d)
 		return x;
@@ -1069,7 +1083,7 @@ static int32_t t_remove(struct tensormap *tm, int32_t r, int32_t x)
 /* ---- entries ---- */
 
 /* room for @extra more entries (and the scratch to mark all of them) */
-static int node_room(struct tensormap *tm, uint64_t extra)
+static int node_room_grow(struct tensormap *tm, uint64_t extra)
 {
 	uint64_t want = tm->st.live_entries + extra;
 	uint32_t ncap = tm->ncap ? tm->ncap : 64, ocap, i;
@@ -1123,6 +1137,14 @@ static int node_room(struct tensormap *tm, uint64_t extra)
 		tm->nfree_head = i;
 	}
 	return 0;
+}
+
+/* node_room_grow(), its test inline: the usual call finds room */
+static inline int node_room(struct tensormap *tm, uint64_t extra)
+{
+	if (tm->st.live_entries + extra <= tm->ncap)
+		return 0;
+	return node_room_grow(tm, extra);
 }
 
 /* a free entry: node_room() made room for it */

@@ -547,7 +547,14 @@ void tg_worker_pause(struct accel_tg *tg);
 void tg_worker_resume(struct accel_tg *tg);
 
 /* --- wait.c --- */
-bool tg_id_done(struct accel_tg *tg, uint64_t id);
+/* @id has completed (its line's timeline reached it); inline: the TensorMap asks often */
+static inline bool tg_id_done(struct accel_tg *tg, uint64_t id)
+{
+	int err;
+
+	/* a dead or forked device reads 0: nothing is done (then waits find the fault) */
+	return acc_ge(acc_signal_load(tg->lines[TG_ID_LINE(id)].sig, &err), TG_ID_VALUE(id));
+}
 /*
  * Wait until @id has completed, running ready host tasks meanwhile (unless
  * the worker does): 0, -ETIMEDOUT, -ECANCELED (aborted), -EIO (a queue of

@@ -28,11 +28,6 @@
 #define TG_SLEEP_SLICE	10000000ll	/* ns: fault checks while sleeping */
 #define TG_HOST_SLICE	1000000ll	/* ns: with host tasks this thread runs */
 
-bool tg_id_done(struct accel_tg *tg, uint64_t id)
-{
-	return acc_ge(accel_signal_read(tg->lines[TG_ID_LINE(id)].sig), TG_ID_VALUE(id));
-}
-
 void tg_flush(struct accel_tg *tg)
 {
 	uint32_t i;

@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "kselftest_harness.h"
 #include "libaccel_test.h"
@@ -27,6 +28,9 @@
 
 /* the library's test hook (lib/coll/coll.h): counters and sequence numbers start here */
 extern uint64_t acc_comm_test_base;
+/* commlat: test hooks (lib/coll/coll.h, lib/internal.h): plan heap allocations, doorbells */
+extern _Atomic uint64_t acc_comm_plan_allocs;
+uint64_t acc_queue_doorbells(const struct accel_queue *q);
 
 #define NDEV		4
 #define ID0		970
@@ -831,5 +835,91 @@ TEST_F_TIMEOUT(comm, create_use_destroy_1000, 900)
 	EXPECT_EQ(fd0, fds_now());
 	EXPECT_EQ(thr0, threads_now());
 }
+
+/* --- commlat: the issue path's doorbells, kicks and heap allocations --- */
+
+/* The device's KICK count (the "stats" file: module debugfs or the in-process device), or -1. */
+static long long dev_kicks(struct accel_device *dev)
+{
+	char buf[4096], *p;
+
+	if (accel_device_debug_read(dev, "stats", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "kicks ");
+	return p ? strtoll(p + 6, NULL, 10) : -1;
+}
+
+/*
+ * An 8-byte allreduce (one-shot, @n ranks) and a barrier, each rank's
+ * call then its wait: every rank call rings its queue's doorbell exactly
+ * once (the wait rings none), KICKs at most once, and, once the rank's
+ * plan buffers are warm, makes no heap allocation for its plan. Results
+ * are checked on every iteration.
+ */
+static void issue_counts(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *self,
+			 unsigned int n)
+{
+	struct accel_comm *comms[NDEV];
+	struct accel_event ev[NDEV];
+	unsigned int it, r, iters = 200;
+	uint64_t db0[NDEV], allocs0 = 0;
+	long long k0 = 0, k1 = 0, k;
+
+	ASSERT_EQ(0, comm_make(self, n, ACCEL_COMM_ALGO_ONESHOT, 10000, comms));
+	for (it = 0; it < iters + 2; it++) {
+		bool barrier = it % 2;
+
+		if (it == 2) {	/* warm: each rank made one plan of each kind */
+			allocs0 = atomic_load(&acc_comm_plan_allocs);
+			for (r = 0; r < n; r++) {
+				k = dev_kicks(self->dev[r]);
+				ASSERT_LE(0, k);
+				k0 += k;
+			}
+		}
+		for (r = 0; r < n; r++) {
+			float *s = self->s[r];
+
+			s[0] = (float)(r + it);
+			s[1] = 1.0f;
+			db0[r] = acc_queue_doorbells(self->q[r]);
+			if (barrier) {
+				ASSERT_EQ(0, accel_barrier(comms[r], self->q[r], &ev[r]));
+			} else {
+				ASSERT_EQ(0, accel_allreduce(accel_buffer_va(self->sbuf[r]),
+							     accel_buffer_va(self->rbuf[r]), 2,
+							     ACCEL_DTYPE_F32, ACCEL_REDOP_SUM,
+							     comms[r], self->q[r], &ev[r]));
+			}
+			ASSERT_EQ(1, acc_queue_doorbells(self->q[r]) - db0[r])
+				TH_LOG("iteration %u, rank %u: doorbells of one call", it, r);
+		}
+		for (r = 0; r < n; r++) {
+			ASSERT_EQ(0, accel_comm_wait(comms[r], &ev[r], WAIT_NS));
+			ASSERT_EQ(1, acc_queue_doorbells(self->q[r]) - db0[r])
+				TH_LOG("iteration %u, rank %u: doorbells of one call and its wait",
+				       it, r);
+		}
+		for (r = 0; r < n && !barrier; r++) {
+			const float *d = self->r[r];
+			float want = (float)(n * it) + (float)(n * (n - 1) / 2);
+
+			ASSERT_EQ(want, d[0]) TH_LOG("iteration %u, rank %u", it, r);
+			ASSERT_EQ((float)n, d[1]) TH_LOG("iteration %u, rank %u", it, r);
+		}
+	}
+	EXPECT_EQ(allocs0, atomic_load(&acc_comm_plan_allocs))
+		TH_LOG("heap allocations of plans in %u warm calls per rank", iters);
+	for (r = 0; r < n; r++)
+		k1 += dev_kicks(self->dev[r]);
+	/* a KICK only when the engine sleeps (need_wakeup): at most one per call */
+	EXPECT_GE((long long)iters * n, k1 - k0);
+	TH_LOG("%u ranks: %lld KICKs in %u calls per rank (%.2f per call)", n, k1 - k0, iters,
+	       (double)(k1 - k0) / (iters * n));
+	comm_free(comms, n);
+}
+
+TEST_F(comm, issue_one_doorbell_per_rank_2) { issue_counts(_metadata, self, 2); }
+TEST_F(comm, issue_one_doorbell_per_rank_4) { issue_counts(_metadata, self, 4); }
 
 TEST_HARNESS_MAIN

@@ -554,4 +554,94 @@ TEST_F(trace, dumps_while_issuing_and_abort_from_a_thread)
 	trace_dir_done(self);
 }
 
+struct blocked_abort {
+	struct accel_comm *comm;
+	atomic_bool started, done;
+	int ret;
+	struct accel_comm_error err;
+};
+
+static void *abort_thread(void *arg)
+{
+	struct blocked_abort *b = arg;
+
+	atomic_store(&b->started, true);
+	b->ret = accel_comm_abort(b->comm);
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+static void *async_error_thread(void *arg)
+{
+	struct blocked_abort *b = arg;
+
+	b->ret = accel_comm_get_async_error(b->comm, &b->err, sizeof(b->err));
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+/*
+ * The dump's file I/O happens after the group's lock is released (other
+ * ranks, and other processes of a multi-process communicator, take it on
+ * every call): the temporary file of each rank's dump is a FIFO here, so
+ * writing it blocks until the test reads it. While the aborting thread
+ * is blocked there, another thread's accel_comm_get_async_error() (which
+ * takes the lock) must return; with the write under the lock it would
+ * wait for the FIFO's reader, and the test would see it still blocked
+ * after 5 s.
+ */
+TEST_F(trace, dump_writes_outside_the_lock)
+{
+	struct blocked_abort ab = { 0 }, ae = { 0 };
+	struct accel_comm *comms[2];
+	char fifo[2][600], id[17] = { 0 }, buf[4096];
+	const char *p;
+	pthread_t ta, te;
+	unsigned int r, i;
+	char *doc;
+	int ret, fd;
+	ssize_t n;
+
+	ASSERT_EQ(0, trace_dir(self, "fifo"));
+	ASSERT_EQ(0, make_comm(self, 2, 20000, 16, self->dir, comms));
+	/* the dump's file names: the id is in every document */
+	doc = dump_of(comms[0], &ret);
+	ASSERT_NE(NULL, doc);
+	p = strstr(doc, "\"comm\": {\"id\": \"");
+	ASSERT_NE(NULL, p);
+	memcpy(id, p + strlen("\"comm\": {\"id\": \""), 16);
+	free(doc);
+	for (r = 0; r < 2; r++) {
+		snprintf(fifo[r], sizeof(fifo[r]), "%s/accel-comm-%s-rank%u.json.%d.tmp", self->dir,
+			 id, r, (int)getpid());
+		ASSERT_EQ(0, mkfifo(fifo[r], 0600));
+	}
+	ab.comm = comms[1];
+	ASSERT_EQ(0, pthread_create(&ta, NULL, abort_thread, &ab));
+	while (!atomic_load(&ab.started))
+		usleep(1000);
+	usleep(100000);		/* the abort is now blocked opening rank 0's FIFO */
+	EXPECT_FALSE(atomic_load(&ab.done));
+	ae.comm = comms[0];
+	ASSERT_EQ(0, pthread_create(&te, NULL, async_error_thread, &ae));
+	for (i = 0; i < 500 && !atomic_load(&ae.done); i++)
+		usleep(10000);
+	EXPECT_TRUE(atomic_load(&ae.done));
+	/* release the abort: read both documents (in the order it writes them) */
+	for (r = 0; r < 2; r++) {
+		fd = open(fifo[r], O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			;
+		close(fd);
+	}
+	pthread_join(ta, NULL);
+	pthread_join(te, NULL);
+	EXPECT_EQ(0, ab.ret);
+	EXPECT_EQ(-ECONNABORTED, ae.ret);	/* rank 1 aborted: a peer, for rank 0 */
+	EXPECT_EQ(-ECONNABORTED, ae.err.error);
+	free_comm(comms, 2);
+	trace_dir_done(self);
+}
+
 TEST_HARNESS_MAIN
