@@ -32,7 +32,7 @@ LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c backend.c va.c slots.c bu
 	graph/capture.c graph/instantiate.c graph/launch.c graph/dot.c graph/trace.c \
 	coll/comm.c coll/transport.c coll/algo.c coll/ring.c coll/oneshot.c coll/ops.c coll/errors.c \
 	coll/bootstrap.c coll/monitor.c coll/alltoallv.c coll/p2p.c coll/split.c coll/recorder.c \
-	coll/xproc.c)
+	coll/xproc.c graph/coll_task.c)
 LIBACCEL_HDRS := $(wildcard lib/*.h lib/graph/*.h lib/coll/*.h lib/include/accel/*.h) uapi/drm/vaccel_accel.h
 # the in-process device: adds lib/sim/ to LIBACCEL_SRCS and LIBACCEL_HDRS
 include lib/sim/sim.mk
@@ -298,7 +298,8 @@ $(BUILD)/lib-tsan/libaccel.a: $(patsubst lib/%.c,$(BUILD)/lib-tsan/obj/%.o,$(LIB
 	$(call quiet,AR,$@)ar rcs $@ $^
 
 LIB_SIM_TSAN_SRCS := $(addprefix tests/lib/libaccel_,core_test.c robust_test.c taskgraph_test.c \
-	tg_faults_test.c tg_state_test.c comm_test.c comm_ops_test.c comm_trace_test.c)
+	tg_faults_test.c tg_state_test.c comm_test.c comm_ops_test.c comm_trace_test.c \
+	comm_tg_test.c)
 LIB_SIM_TSAN_TESTS := $(patsubst tests/lib/libaccel_%_test.c,$(BUILD)/sim-tsan-tests/libaccel_%_tsan_test, \
 	$(LIB_SIM_TSAN_SRCS))
 

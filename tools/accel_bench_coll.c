@@ -98,6 +98,12 @@ struct bench {
 	bool procs;			/* -p: one process per rank */
 	struct accel_comm_id id;	/* -p: the job's */
 	struct procs_shared *sh;	/* -p: what the ranks tell rank 0 */
+	/* -G: one task graph over the ranks' devices, a graph per (count, in place) */
+	bool graph;
+	struct accel_tg *tg;
+	struct accel_graph *g[2];
+	struct accel_graph_exec *ge[2];
+	uint64_t gcount[2];
 };
 
 /* -p: each rank's figures of a row, and its pid, for rank 0 to print. */
@@ -340,11 +346,75 @@ static int issue(struct bench *b, unsigned int r, uint64_t count, bool inplace,
 	}
 }
 
+/* -G: the collective of rank @r as a task of b->tg (tensors over the same addresses) */
+static int issue_task(struct bench *b, unsigned int r, uint64_t count, bool inplace)
+{
+	struct accel_tensor sv, rv;
+	uint64_t s, d, sendn, recvn, c, shape[1];
+	bool nx = b->op == ACCEL_COMM_OP_ALLGATHER || b->op == ACCEL_COMM_OP_REDUCESCATTER ||
+		  b->op == ACCEL_COMM_OP_ALLTOALL;
+
+	counts_of(b, count * b->es * (nx ? b->n : 1), &c, &sendn, &recvn);
+	addrs(b, r, count, inplace, &s, &d);
+	shape[0] = sendn;
+	accel_tensor_init(&sv, s >= accel_buffer_va(b->rb[r]) &&
+			  s < accel_buffer_va(b->rb[r]) + accel_buffer_size(b->rb[r]) ? b->rb[r] :
+			  b->sb[r], 0, b->t, 1, shape);
+	sv.offset = s - accel_buffer_va(sv.buf);
+	shape[0] = recvn;
+	accel_tensor_init(&rv, b->rb[r], d - accel_buffer_va(b->rb[r]), b->t, 1, shape);
+	switch (b->op) {
+	case ACCEL_COMM_OP_ALLREDUCE:
+		return accel_tg_allreduce(b->tg, &sv, &rv, b->redop, b->comm[r], NULL);
+	case ACCEL_COMM_OP_REDUCE:
+		return accel_tg_reduce(b->tg, &sv, &rv, b->redop, b->root, b->comm[r], NULL);
+	case ACCEL_COMM_OP_BROADCAST:
+		return accel_tg_broadcast(b->tg, &sv, &rv, b->root, b->comm[r], NULL);
+	case ACCEL_COMM_OP_ALLGATHER:
+		return accel_tg_allgather(b->tg, &sv, &rv, b->comm[r], NULL);
+	case ACCEL_COMM_OP_REDUCESCATTER:
+		return accel_tg_reducescatter(b->tg, &sv, &rv, b->redop, b->comm[r], NULL);
+	default:
+		return accel_tg_alltoall(b->tg, &sv, &rv, b->comm[r], NULL);
+	}
+}
+
+/* -G: the graph of one iteration at @count, captured once per size and placement */
+static struct accel_graph_exec *graph_of(struct bench *b, uint64_t count, bool inplace)
+{
+	unsigned int r;
+	int ret;
+
+	if (b->ge[inplace] && b->gcount[inplace] == count)
+		return b->ge[inplace];
+	accel_graph_exec_destroy(b->ge[inplace]);
+	accel_graph_destroy(b->g[inplace]);
+	b->ge[inplace] = NULL;
+	b->g[inplace] = NULL;
+	ret = accel_tg_capture_begin(b->tg);
+	for (r = 0; !ret && r < b->n; r++)
+		ret = issue_task(b, r, count, inplace);
+	if (accel_tg_capture_end(b->tg, &b->g[inplace]) && !ret)
+		ret = -EINVAL;
+	if (!ret)
+		ret = accel_graph_instantiate(b->g[inplace], &b->ge[inplace]);
+	if (ret)
+		die("-G: capture", ret);
+	b->gcount[inplace] = count;
+	return b->ge[inplace];
+}
+
 static void wait_all(struct bench *b, struct accel_event *ev)
 {
 	unsigned int r;
 	int ret;
 
+	if (b->graph) {
+		ret = accel_tg_sync(b->tg, 60000000000ll);
+		if (ret)
+			die(b->opname, ret);
+		return;
+	}
 	for (r = b->lo; r < b->hi; r++) {
 		ret = accel_comm_wait(b->comm[r], &ev[r], 60000000000ll);
 		if (ret)
@@ -359,7 +429,12 @@ static void iteration(struct bench *b, uint64_t count, bool inplace, struct acce
 	unsigned int r;
 	int ret;
 
-	for (r = b->lo; r < b->hi; r++) {
+	if (b->graph) {	/* one launch of the captured iteration */
+		ret = accel_graph_launch(graph_of(b, count, inplace), NULL, 0);
+		if (ret)
+			die(b->opname, ret);
+	}
+	for (r = b->lo; !b->graph && r < b->hi; r++) {
 		ret = issue(b, r, count, inplace, &ev[r]);
 		if (ret)
 			die(b->opname, ret);
@@ -566,12 +641,15 @@ static void recorder_cost(struct bench *b, double *on, double *off)
 	struct accel_event ev[MAX_DEV];
 	double blk[2][21], x;
 	unsigned int k, i, j, r, m;
+	bool graph;
 	int ret;
 
 	ret = accel_comm_init_all(nrec, b->n, b->dev, &cp);
 	if (ret)
 		die("accel_comm_init_all (recorder off)", ret);
 	memcpy(save, b->comm, sizeof(save));
+	graph = b->graph;	/* eager calls here, waited for by their events */
+	b->graph = false;
 	for (k = 0; k < 21; k++) {
 		for (m = 0; m < 2; m++) {
 			uint64_t t = 0, t0;
@@ -602,6 +680,7 @@ static void recorder_cost(struct bench *b, double *on, double *off)
 				blk[m][j] = blk[m][j - 1];
 				blk[m][j - 1] = x;
 			}
+	b->graph = graph;
 	*on = blk[0][10];
 	*off = blk[1][10];
 	for (r = 0; r < b->n; r++)
@@ -617,8 +696,9 @@ static void usage(void)
 		"       [-p]\n"
 		"sizes take K, M, G; TYPE: int8 uint8 int32 uint32 int64 uint64 half float double\n"
 		"bfloat16; OP: sum prod min max avg; -z waits after each call; sendrecv: rank r\n"
-		"sends to r + 1 and receives from r - 1 (busbw = algbw); -G (graph replay) is\n"
-		"not implemented for collectives; -L creates fresh devices with link_bw_mbps=LINK_MBPS;\n"
+		"sends to r + 1 and receives from r - 1 (busbw = algbw); -G captures each size's\n"
+		"operation once (a task graph) and launches the graph per iteration (not with\n"
+		"sendrecv or -p); -L creates fresh devices with link_bw_mbps=LINK_MBPS;\n"
 		"-p: one process per rank (fresh devices, accel_comm_init_rank()), rank 0 prints.\n"
 		"Defaults: -b 8 -e 64M -f 2 -g 4 -d float -o sum -r 0 -n 20 -w 5 -c 1 -a auto.\n");
 	exit(2);
@@ -677,12 +757,25 @@ static void setup(struct bench *b)
 	ret = accel_comm_init_all(b->comm, b->n, b->dev, &cp);
 	if (ret)
 		die("accel_comm_init_all", ret);
+	if (b->graph) {
+		struct accel_tg_params tp = { .size = sizeof(tp), .queues_per_device = 1,
+					      .ring_size = 16384, .timeout_ns = 60000000000ll };
+
+		ret = accel_tg_create(b->dev, b->n, &tp, &b->tg);
+		if (ret)
+			die("-G: accel_tg_create", ret);
+	}
 }
 
 static void teardown(struct bench *b)
 {
 	unsigned int i;
 
+	for (i = 0; i < 2; i++) {
+		accel_graph_exec_destroy(b->ge[i]);
+		accel_graph_destroy(b->g[i]);
+	}
+	accel_tg_destroy(b->tg);
 	for (i = b->lo; i < b->hi; i++)
 		accel_comm_destroy(b->comm[i]);
 	for (i = b->lo; i < b->hi; i++) {
@@ -718,11 +811,11 @@ static int run_table(struct bench *b)
 	char algo[16];
 
 	if (pr) {
-		printf("# accel-bench %s: nranks %u (%s, %s backend) minBytes %llu maxBytes %llu step: %g(factor) warmup iters: %u iters: %u validation: %u blocking: %d graph: 0 link_bw_mbps: %u\n",
+		printf("# accel-bench %s: nranks %u (%s, %s backend) minBytes %llu maxBytes %llu step: %g(factor) warmup iters: %u iters: %u validation: %u blocking: %d graph: %d link_bw_mbps: %u\n",
 		       b->opname, b->n, b->procs ? "one process per rank" :
 		       "one process, one rank per device", accel_device_backend(b->dev[b->lo]),
 		       (unsigned long long)b->minb, (unsigned long long)b->maxb, b->factor,
-		       b->warmup, b->iters, b->check, b->blocking, b->link_mbps);
+		       b->warmup, b->iters, b->check, b->blocking, b->graph, b->link_mbps);
 		printf("#\n# Using devices\n");
 	}
 	for (i = 0; pr && i < b->n; i++) {
@@ -968,11 +1061,7 @@ int accel_bench_coll(int argc, char **argv)
 		case 'z': b.blocking = true; break;
 		case 'p': b.procs = true; break;
 		case 'L': b.link_mbps = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'G':
-			fprintf(stderr, "accel-bench %s -G: graph replay of collectives is not "
-				"implemented (capture of collective calls is not built yet)\n",
-				argv[0]);
-			return 2;
+		case 'G': b.graph = true; break;
 		case 'a':
 			if (!strcmp(optarg, "ring"))
 				b.algo = ACCEL_COMM_ALGO_RING;
@@ -1012,8 +1101,12 @@ int accel_bench_coll(int argc, char **argv)
 	if (b.op != ACCEL_COMM_OP_REDUCE && b.op != ACCEL_COMM_OP_BROADCAST)
 		b.root = -1;
 	b.es = (unsigned int)accel_dtype_size(b.t);
-	setup(&b);
-
+	if (b.graph && (b.procs || b.op == ACCEL_COMM_OP_SEND)) {
+		fprintf(stderr, "accel-bench %s -G: %s\n", argv[0], b.procs ?
+			"not with -p (a task graph is one process's)" :
+			"sends and receives are not task-graph tasks yet");
+		return 2;
+	}
 	if (b.procs)
 		return run_procs(&b);
 	b.lo = 0;

@@ -221,6 +221,8 @@ struct acc_recorder {
 
 struct accel_comm {
 	struct acc_group *g;
+	/* commtg: graphs holding this rank, and ACC_COMM_DESTROYED (comm_tasks.c) */
+	atomic_uint refs;
 	unsigned int rank, nranks;
 	struct accel_device *dev;
 	/* staging: a region per source peer, @slots slots of @chunk bytes each */
@@ -363,6 +365,8 @@ struct acc_args {
 	/* commops: alltoallv's arrays (copies, nranks entries each) */
 	const uint64_t *scounts, *sdispls, *rcounts, *rdispls;
 	uint64_t *vspare;	/* 2 nranks^2 entries for the arrival, or NULL */
+	/* commtg: a task-graph task's packets around the call's (NULL: none) */
+	struct acc_coll_hook *hook;
 };
 
 void acc_ring_plan(struct acc_plan *pl, const struct acc_args *a);
@@ -498,5 +502,36 @@ uint64_t *acc_alltoallv_table(struct acc_group *g, struct acc_arrival *w);
 int acc_xsplit(struct accel_comm *c, int color, int key, struct accel_comm **newcomm);
 /* " (pid N)" after each rank of @mask in @buf ("2 (pid 7),3 (pid 9)"); "none" if empty. */
 const char *acc_ranks_pids(const struct acc_group *g, uint64_t mask, char *buf, size_t len);
+/* --- 1.4 (commtg): collectives as task-graph tasks (lib/graph/coll_task.c) --- */
+
+/*
+ * What a task graph puts around a collective's packets on its queue. The
+ * call adds @npre + @npost to the ring slots it reserves; @room (before
+ * the group's lock is taken, may wait) makes sure the ring has that many
+ * free; @pre writes @npre packets before the gate (the task's WAITs) and
+ * @post @npost after the call's last packet (the task's completion), both
+ * at commit, once the sequence number is taken (they cannot fail).
+ */
+struct acc_coll_hook {
+	unsigned int npre, npost;
+	int (*room)(struct acc_coll_hook *h, struct accel_queue *q, unsigned int n);
+	void (*pre)(struct acc_coll_hook *h, struct accel_queue *q);
+	void (*post)(struct acc_coll_hook *h, struct accel_queue *q);
+	bool committed;		/* set by the call once @pre ran */
+};
+
+/* Check a call as the public entry points do (nothing changes); also the group's error. */
+int acc_coll_check(struct accel_comm *c, struct acc_args *a, enum accel_dtype dtype,
+		   enum accel_redop op, struct accel_queue *q);
+/* Check and enqueue, as the public entry points (a->hook may be set). */
+int acc_coll_issue(struct accel_comm *c, struct acc_args *a, enum accel_dtype dtype,
+		   enum accel_redop op, struct accel_queue *q, struct accel_event *ev);
+/* The program's destroy of @c is deferred while graphs hold it (bit 31 of refs). */
+#define ACC_COMM_DESTROYED	0x80000000u
+void acc_comm_get(struct accel_comm *c);
+void acc_comm_put(struct accel_comm *c);
+/* The destroy proper (comm.c), once the program and every graph let go. */
+void acc_comm_destroy_now(struct accel_comm *c);
+/* --- end of 1.4 (commtg) --- */
 
 #endif /* ACCEL_COLL_H */

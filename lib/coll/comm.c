@@ -314,11 +314,16 @@ static void mp_destroy(struct accel_comm *comm)
 
 ACCEL_API void accel_comm_destroy(struct accel_comm *comm)
 {
+	/* commtg: graphs holding the rank keep it until the last goes */
+	if (comm && !(atomic_fetch_or(&comm->refs, ACC_COMM_DESTROYED) & ~ACC_COMM_DESTROYED))
+		acc_comm_destroy_now(comm);
+}
+
+void acc_comm_destroy_now(struct accel_comm *comm)
+{
 	struct acc_group *g;
 	bool last;
 
-	if (!comm)
-		return;
 	g = comm->g;
 	if (g->mp) {
 		mp_destroy(comm);

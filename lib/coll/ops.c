@@ -239,6 +239,12 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	xq = c->have_last && c->last_q != q &&
 	     acc_comm_queue_alive(c->dev, c->last_q, c->last_qid);
 	need = pl.n + 2 + (c->nranks > 2 ? c->nranks - 1 : 1) + 1 + xq;
+	if (a->hook) {	/* commtg: a task graph's WAITs and completion around the call */
+		need += a->hook->npre + a->hook->npost;
+		ret = a->hook->room(a->hook, q, need);
+		if (ret)
+			goto out;
+	}
 	acc_group_lock(g);
 	ret = acc_comm_group_error(g, c->rank);
 	if (ret)
@@ -311,6 +317,10 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	 */
 	first = q->pi;
 	epoch = seq - g->seq0 + 1;
+	if (a->hook) {
+		a->hook->pre(a->hook, q);
+		a->hook->committed = true;
+	}
 	if (xq)
 		accel_prep_wait(accel_queue_get_packet(q), accel_signal_va(c->last_ev.signal),
 				DRM_VACCEL_WAIT_GE, c->last_ev.value, 0, g->timeout_ns);
@@ -330,6 +340,8 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 		*accel_queue_get_packet(q) = pl.pkts[i];
 	accel_prep_wait(accel_queue_get_packet(q), c->abort.va, DRM_VACCEL_WAIT_EQ, c->abort.base,
 			0, 1);
+	if (a->hook)
+		a->hook->post(a->hook, q);
 	ret = accel_queue_record(q, ev);
 	memcpy(c->sent, pl.sent, c->nranks * sizeof(uint64_t));
 	memcpy(c->recvd, pl.recvd, c->nranks * sizeof(uint64_t));
@@ -376,6 +388,27 @@ static int coll_issue(struct accel_comm *c, struct acc_args *a, enum accel_dtype
 	int ret = check_args(c, q, ev, a, dtype, op);
 
 	return ret ? ret : acc_coll_call(c, a, q, ev);
+}
+
+/* commtg: the checks of coll_issue() alone, and the communicator's error */
+int acc_coll_check(struct accel_comm *c, struct acc_args *a, enum accel_dtype dtype,
+		   enum accel_redop op, struct accel_queue *q)
+{
+	struct accel_event ev;
+	int ret = check_args(c, q, &ev, a, dtype, op);
+
+	if (ret)
+		return ret;
+	acc_group_lock(c->g);
+	ret = acc_comm_group_error(c->g, c->rank);
+	acc_group_unlock(c->g);
+	return ret;
+}
+
+int acc_coll_issue(struct accel_comm *c, struct acc_args *a, enum accel_dtype dtype,
+		   enum accel_redop op, struct accel_queue *q, struct accel_event *ev)
+{
+	return coll_issue(c, a, dtype, op, q, ev);
 }
 
 ACCEL_API int accel_allreduce(uint64_t send, uint64_t recv, uint64_t count, enum accel_dtype dtype,

@@ -42,6 +42,7 @@ static void graph_free(struct accel_graph *g)
 		acc_buffer_unpin(gb->buf, &gb->pin);
 		free(gb);
 	}
+	tg_coll_graph_free(g);	/* commtg */
 	for (i = 0; i < g->ntasks; i++)
 		free(g->tasks[i].deps);
 	tm_destroy(g->tm);
@@ -237,7 +238,7 @@ int tg_capture_task(struct accel_tg *tg, struct tg_task *tt)
 	t->line = tt->line;
 	t->nargs = tt->nargs;
 	t->u0 = tt->u0;
-	if (t->op == ACCEL_TASK_HOST) {
+	if (t->op == ACCEL_TASK_HOST || t->op == TG_TASK_COLL) {	/* COLL: arg is the comm */
 		t->fn = tt->tk.host.fn;
 		t->arg = tt->tk.host.arg;
 	}

@@ -352,6 +352,10 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 	ret = check_bindings(ge, bindings, n, act);
 	if (ret)
 		goto out;
+	if (ge->replay) {	/* commtg: a graph with collectives */
+		ret = tg_coll_launch(ge, act);
+		goto out;
+	}
 	if (atomic_load_explicit(&tg->orphans, memory_order_relaxed) ||
 	    !list_empty(&tg->pending_drop))
 		tg_bufs_collect(tg);

@@ -364,6 +364,8 @@ struct accel_graph_exec {
 	 */
 	int32_t trace_bind;
 	struct accel_buffer *tstamps[ACCEL_TG_MAX_DEVICES];
+	/* commtg: a graph with collectives, launched by replaying its tasks (coll_task.c) */
+	bool replay;
 };
 
 static inline uint64_t tg_nelems(const struct accel_tensor *t)
@@ -612,5 +614,16 @@ void tg_trace_stamp(const struct tg_line *l, uint64_t value, int end,
 void tg_trace_note(struct tg_line *l, uint64_t value, uint64_t id, const char *name);
 /* an executable goes: its launches' records keep only the launch slice */
 void tg_trace_forget_exec(struct accel_tg *tg, const struct accel_graph_exec *ge);
+
+/* --- coll_task.c (commtg): collectives as tasks --- */
+/* tg_gtask.op of a collective: @arg its communicator, @u0 tg_coll_pack() */
+#define TG_TASK_COLL		0x100u
+bool tg_graph_has_coll(const struct accel_graph *g);
+/* accel_graph_instantiate() of a graph with collectives */
+int tg_coll_instantiate(struct accel_graph *g, struct accel_graph_exec **out);
+/* accel_graph_launch() of such a graph: @act the buffers bound for it (checked) */
+int tg_coll_launch(struct accel_graph_exec *ge, struct accel_buffer **act);
+/* a graph goes: its collective tasks' communicator references too */
+void tg_coll_graph_free(struct accel_graph *g);
 
 #endif /* ACCEL_GRAPH_TG_INTERNAL_H */

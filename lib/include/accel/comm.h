@@ -732,6 +732,145 @@ int accel_comm_split(struct accel_comm *comm, int color, int key, struct accel_c
  */
 int accel_comm_dump(struct accel_comm *comm, int fd);
 
+/* --- 1.4 (commtg): collectives as task-graph tasks --- */
+
+struct accel_tg;
+
+/**
+ * DOC: collective tasks
+ *
+ * accel_tg_allreduce() and its siblings make a collective a task of a
+ * task graph (<accel/taskgraph.h>): the operation's buffers are tensors
+ * (contiguous views of buffers of the rank's device; count and dtype come
+ * from them), the send tensor is an ACCEL_INPUT and the receive tensor an
+ * ACCEL_OUTPUT (ACCEL_INOUT when the two overlap, in place) in the task
+ * graph's TensorMap, so its dependencies on the task graph's other tasks
+ * are derived as for any task. The packets go on the last queue of the
+ * rank's device in the task graph, after the WAITs the dependencies need,
+ * and the task's completion is a value of that queue's timeline: later
+ * tasks, accel_tg_task_wait(), accel_tg_sync() and accel_tg_map() see it
+ * like any device task.
+ *
+ * The task graph may span the devices of every rank (accel_comm_init_all()
+ * and one thread issuing every rank, in turn), or each rank may have its
+ * own (a thread or a process per rank); each call issues one rank.
+ *
+ * While the task graph captures (accel_tg_capture_begin()), the call
+ * checks its arguments and the communicator (a failure returns here and
+ * leaves the capture and the communicator as they were) and records the
+ * collective as a node of the graph, which then holds a reference on the
+ * communicator: accel_comm_destroy() of a rank a graph holds is completed
+ * when the last such graph is destroyed. A graph with collectives is
+ * launched by issuing its tasks again in capture order, each with the
+ * buffers bound for the launch (struct accel_binding): every collective
+ * of a launch takes a new sequence number, is matched across ranks
+ * (-EPROTO), recorded by the flight recorder and bounded by the
+ * communicator's timeout like an eager call. Such a graph may not have
+ * host tasks or output heap tensors (-EOPNOTSUPP at instantiation), and
+ * a launch that fails after its first task was issued leaves the tasks
+ * before it issued (the log names the task).
+ *
+ * Return (every function): 0 and the task's id in @id (if not NULL; 0
+ * while capturing); -EINVAL for NULL @tg or @comm, a missing or
+ * non-contiguous tensor, a tensor of another device than the rank's,
+ * tensors whose dtypes or element counts do not fit the operation, and
+ * everything accel_allreduce() and the others refuse; -ENOENT when the
+ * task graph does not have the rank's device; -EACCES for a receive
+ * tensor the device may not write; -E2BIG when the task's packets and
+ * WAITs do not fit its queue's ring; the task graph's errors
+ * (-ECANCELED, -EIO, -ETIMEDOUT waiting for ring room) and the
+ * communicator's (-ETIMEDOUT, -ECANCELED, -ECONNABORTED, -ECONNRESET,
+ * -EPROTO, and -EAGAIN 256 calls ahead of the slowest rank). Once the
+ * sequence number is taken the task is issued: an error after that
+ * (the queue found dead while publishing) is returned with the task
+ * committed and @id set.
+ */
+
+/**
+ * accel_tg_allreduce() - accel_allreduce() as a task of @tg
+ * @tg: the task graph (has the rank's device)
+ * @send: count elements
+ * @recv: count elements of the same dtype
+ * @op: &enum accel_redop
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ */
+int accel_tg_allreduce(struct accel_tg *tg, const struct accel_tensor *send,
+		       const struct accel_tensor *recv, enum accel_redop op,
+		       struct accel_comm *comm, uint64_t *id);
+
+/**
+ * accel_tg_reduce() - accel_reduce() as a task of @tg
+ * @tg: the task graph
+ * @send: count elements
+ * @recv: count elements on @root; ignored (may be NULL) on other ranks
+ * @op: &enum accel_redop
+ * @root: the receiving rank
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ */
+int accel_tg_reduce(struct accel_tg *tg, const struct accel_tensor *send,
+		    const struct accel_tensor *recv, enum accel_redop op, int root,
+		    struct accel_comm *comm, uint64_t *id);
+
+/**
+ * accel_tg_broadcast() - accel_broadcast() as a task of @tg
+ * @tg: the task graph
+ * @send: count elements on @root; ignored (may be NULL) on other ranks
+ * @recv: count elements
+ * @root: the sending rank
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ */
+int accel_tg_broadcast(struct accel_tg *tg, const struct accel_tensor *send,
+		       const struct accel_tensor *recv, int root, struct accel_comm *comm,
+		       uint64_t *id);
+
+/**
+ * accel_tg_allgather() - accel_allgather() as a task of @tg
+ * @tg: the task graph
+ * @send: count elements
+ * @recv: nranks * count elements
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ */
+int accel_tg_allgather(struct accel_tg *tg, const struct accel_tensor *send,
+		       const struct accel_tensor *recv, struct accel_comm *comm, uint64_t *id);
+
+/**
+ * accel_tg_reducescatter() - accel_reducescatter() as a task of @tg
+ * @tg: the task graph
+ * @send: nranks * count elements
+ * @recv: count elements
+ * @op: &enum accel_redop
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ */
+int accel_tg_reducescatter(struct accel_tg *tg, const struct accel_tensor *send,
+			   const struct accel_tensor *recv, enum accel_redop op,
+			   struct accel_comm *comm, uint64_t *id);
+
+/**
+ * accel_tg_alltoall() - accel_alltoall() as a task of @tg
+ * @tg: the task graph
+ * @send: nranks * count elements
+ * @recv: as many elements as @send
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ */
+int accel_tg_alltoall(struct accel_tg *tg, const struct accel_tensor *send,
+		      const struct accel_tensor *recv, struct accel_comm *comm, uint64_t *id);
+
+/**
+ * accel_tg_barrier() - accel_barrier() as a task of @tg (no tensors: it
+ * orders nothing in the TensorMap, only its queue)
+ * @tg: the task graph
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ */
+int accel_tg_barrier(struct accel_tg *tg, struct accel_comm *comm, uint64_t *id);
+
+/* --- end of 1.4 (commtg) --- */
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,691 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Collectives as task-graph tasks (accel_tg_allreduce() and the others),
+ * in eager mode, in graph capture and in graph launches.
+ *
+ * Eager: the task's tensors go through the stages of an eager task
+ * (submit.c): register, find the dependencies in the TensorMap, prepare
+ * (TensorMap and hold room, the WAITs' signal imports), and only then the
+ * collective's own call (ops.c), which takes the sequence number and
+ * writes, through struct acc_coll_hook, the task's WAITs before its gate
+ * and the SIGNAL of the queue line's timeline after its last packet. A
+ * call that fails before the sequence number is taken changes nothing;
+ * once it is taken the task is committed like any task.
+ *
+ * Capture: the call is checked (arguments, the communicator's error) and
+ * recorded as a node (tg_gtask.op TG_TASK_COLL, .arg the communicator,
+ * .u0 the operation); the graph takes a reference on the communicator.
+ *
+ * Launch: a graph with collectives is not lowered to sealed packet lists
+ * (the collective's packets depend on its sequence number and the
+ * channels' counters at the call); each launch submits its tasks again,
+ * in capture order, through the eager paths, with the launch's buffers.
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg_internal.h"
+#include "../coll/coll.h"
+
+/* a collective task: what the public entry points say */
+struct tg_coll {
+	uint32_t op;			/* enum accel_comm_op */
+	uint32_t redop;			/* enum accel_redop (ACCEL_REDOP_COUNT: none) */
+	int32_t root;
+	struct accel_comm *comm;
+	const struct accel_tensor *send, *recv;	/* NULL: none */
+};
+
+/* tg_gtask.u0 of a collective: op, redop, root, which tensors (recv at 0, send after) */
+#define U0_RECV		(1ull << 16)
+#define U0_SEND		(1ull << 17)
+
+static uint64_t coll_pack(const struct tg_coll *tc, bool has_recv, bool has_send)
+{
+	return (uint64_t)tc->op | (uint64_t)(tc->redop & 0xff) << 8 |
+	       (has_recv ? U0_RECV : 0) | (has_send ? U0_SEND : 0) |
+	       (uint64_t)(uint32_t)tc->root << 32;
+}
+
+static void coll_unpack(uint64_t u0, struct tg_coll *tc)
+{
+	tc->op = (uint32_t)(u0 & 0xff);
+	tc->redop = (uint32_t)(u0 >> 8 & 0xff);
+	tc->root = (int32_t)(uint32_t)(u0 >> 32);
+}
+
+static const char *coll_name(uint32_t op)
+{
+	return acc_op_name(op);
+}
+
+/*
+ * Check the tensors of @tc for @tg and fill @tt (arguments, layouts, the
+ * line: the last queue of the rank's device), @a (addresses, count) and
+ * @dtype. No state changes.
+ */
+static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg_task *tt,
+			struct acc_args *a, enum accel_dtype *dtype)
+{
+	const char *fn = coll_name(tc->op);
+	struct accel_comm *c = tc->comm;
+	const struct accel_tensor *ts[2];
+	uint64_t ns = 0, nr = 0, n;
+	bool root, in_place = false, optional[2] = { false, false }, has[2] = { false, false };
+	uint32_t k, nt = 0;
+	int d, ret;
+
+	if (!c) {
+		acc_err("accel_tg_%s: NULL communicator", fn);
+		return -EINVAL;
+	}
+	n = c->nranks;
+	root = (int)c->rank == tc->root;
+	d = tg_devi_of(tg, c->dev);
+	if (d < 0) {
+		acc_err("accel_tg_%s: rank %u's device %s is not a device of the task graph", fn,
+			c->rank, c->dev->path);
+		return -ENOENT;
+	}
+	memset(tt, 0, sizeof(*tt));
+	memset(a, 0, sizeof(*a));
+	a->op = tc->op;
+	a->root = tc->root;
+	*dtype = ACCEL_DTYPE_U8;
+	/* which tensors the operation reads and writes on this rank (recv, then send) */
+	switch (tc->op) {
+	case ACCEL_COMM_OP_BARRIER:
+		break;
+	case ACCEL_COMM_OP_REDUCE:	/* recv: the root's only */
+		ts[nt++] = root ? tc->recv : NULL;
+		ts[nt++] = tc->send;
+		optional[0] = !root;
+		break;
+	case ACCEL_COMM_OP_BROADCAST:	/* send: the root's only */
+		ts[nt++] = tc->recv;
+		ts[nt++] = root ? tc->send : NULL;
+		optional[1] = !root;
+		break;
+	default:
+		ts[nt++] = tc->recv;
+		ts[nt++] = tc->send;
+		break;
+	}
+	for (k = 0; k < nt; k++) {
+		const struct accel_tensor *t = ts[k];
+		struct tg_arg *ar;
+
+		if (!t) {
+			if (optional[k])
+				continue;
+			acc_err("accel_tg_%s: rank %u: no %s tensor", fn, c->rank,
+				k ? "send" : "receive");
+			return -EINVAL;
+		}
+		has[k] = true;
+		ar = &tt->a[tt->nargs];
+		ar->t = (struct accel_tensor *)t;
+		ar->v = *t;
+		ar->heap = -1;
+		ar->access = k ? ACCEL_INPUT : ACCEL_OUTPUT;
+		ret = tg_check_view(fn, k, &ar->v, &ar->lay);
+		if (ret)
+			return ret;
+		if (!accel_tensor_is_contiguous(t)) {
+			acc_err("accel_tg_%s: rank %u: the %s tensor is not contiguous", fn,
+				c->rank, k ? "send" : "receive");
+			return -EINVAL;
+		}
+		if (t->buf->dev != c->dev) {
+			acc_err("accel_tg_%s: rank %u: the %s tensor is in buffer 0x%llx of %s, not of the rank's device %s",
+				fn, c->rank, k ? "send" : "receive",
+				(unsigned long long)t->buf->va, t->buf->dev->path, c->dev->path);
+			return -EINVAL;
+		}
+		if (!k && !(t->buf->vm_flags & DRM_VACCEL_VM_WRITE)) {
+			acc_err("accel_tg_%s: rank %u: the receive tensor's buffer 0x%llx is %s", fn,
+				c->rank, (unsigned long long)t->buf->va,
+				t->buf->sealed ? "sealed" : "read-only");
+			return -EACCES;
+		}
+		ar->heap = tg_heap_of(tg, t->buf);
+		if (ar->heap >= 0) {
+			ret = tg_heap_check(tg, ar, fn, k);
+			if (ret)
+				return ret;
+			tt->nheap++;
+		}
+		if (k)
+			a->send = t->buf->va + t->offset;
+		else
+			a->recv = t->buf->va + t->offset;
+		if (k)
+			ns = tg_nelems(t);
+		else
+			nr = tg_nelems(t);
+		if (tt->nargs && t->dtype != tt->a[0].v.dtype) {
+			acc_err("accel_tg_%s: rank %u: send dtype %u, receive dtype %u", fn, c->rank,
+				(unsigned int)t->dtype, (unsigned int)tt->a[0].v.dtype);
+			return -EINVAL;
+		}
+		*dtype = t->dtype;
+		tt->nargs++;
+	}
+	/* counts from the tensors */
+	switch (tc->op) {
+	case ACCEL_COMM_OP_BARRIER:
+		ret = 0;
+		break;
+	case ACCEL_COMM_OP_ALLREDUCE:
+		ret = ns != nr;
+		a->count = nr;
+		break;
+	case ACCEL_COMM_OP_REDUCE:
+		ret = root && ns != nr;
+		a->count = ns;
+		if (!root)
+			a->recv = a->send;	/* not written: any address passes */
+		break;
+	case ACCEL_COMM_OP_BROADCAST:
+		ret = root && ns != nr;
+		a->count = nr;
+		if (!root)
+			a->send = a->recv;	/* not read */
+		break;
+	case ACCEL_COMM_OP_ALLGATHER:
+		ret = nr != ns * n;
+		a->count = ns;
+		break;
+	case ACCEL_COMM_OP_REDUCESCATTER:
+		ret = ns != nr * n;
+		a->count = nr;
+		break;
+	default:	/* ALLTOALL */
+		ret = ns != nr || ns % n;
+		a->count = ns / n;
+		break;
+	}
+	if (ret) {
+		acc_err("accel_tg_%s: rank %u: send %llu and receive %llu elements do not fit the operation on %llu ranks",
+			fn, c->rank, (unsigned long long)ns, (unsigned long long)nr,
+			(unsigned long long)n);
+		return -EINVAL;
+	}
+	/* in place (or an overlap check_args() refuses): the receive tensor is INOUT */
+	if (tt->nargs == 2 && tt->a[0].v.buf == tt->a[1].v.buf && !tt->a[0].lay.empty &&
+	    !tt->a[1].lay.empty && tt->a[0].lay.lo < tt->a[1].lay.hi &&
+	    tt->a[1].lay.lo < tt->a[0].lay.hi)
+		in_place = true;
+	if (in_place)
+		tt->a[0].access = ACCEL_INOUT;
+	tt->tk.size = sizeof(tt->tk);
+	tt->tk.op = TG_TASK_COLL;
+	tt->tk.device = (uint32_t)d;
+	tt->tk.queue = tg->qcount[d] - 1;
+	tt->tk.nargs = tt->nargs;
+	tt->tk.name = fn;
+	tt->tk.host.arg = c;
+	tt->line = tg->qbase[d] + tg->qcount[d] - 1;
+	tt->u0 = coll_pack(tc, has[0], has[1]);
+	return 0;
+}
+
+/* the task graph's packets around the collective's (ops.c calls these) */
+struct coll_hook {
+	struct acc_coll_hook h;
+	struct accel_tg *tg;
+	struct tg_line *l;
+	uint64_t value, sva, first;
+	bool trace;
+};
+
+static int hook_room(struct acc_coll_hook *h, struct accel_queue *q, unsigned int n)
+{
+	struct coll_hook *ch = (struct coll_hook *)h;
+	int ret;
+
+	(void)q;
+	ret = tg_reserve(ch->tg, ch->l, n);
+	if (ret == -EINVAL)
+		ret = -E2BIG;	/* logged by the queue: can never fit its ring */
+	return ret;
+}
+
+static void hook_pre(struct acc_coll_hook *h, struct accel_queue *q)
+{
+	struct coll_hook *ch = (struct coll_hook *)h;
+
+	ch->first = q->pi;
+	tg_deps_emit(ch->tg, ch->l);
+	if (ch->trace)
+		tg_trace_stamp(ch->l, ch->value, 0, accel_queue_get_packet(q));
+}
+
+static void hook_post(struct acc_coll_hook *h, struct accel_queue *q)
+{
+	struct coll_hook *ch = (struct coll_hook *)h;
+	struct drm_vaccel_packet *p = accel_queue_get_packet(q);
+
+	accel_prep_signal(p, ch->sva, DRM_VACCEL_SIGNAL_MAX, ch->value);
+	accel_prep_irq(p);
+	if (ch->trace)
+		tg_trace_stamp(ch->l, ch->value, 1, accel_queue_get_packet(q));
+}
+
+/* an eager collective task (checked by coll_prepare()) */
+static int coll_submit(struct accel_tg *tg, struct tg_task *tt, struct acc_args *a,
+		       enum accel_dtype dtype, const struct tg_coll *tc, uint64_t *id_out)
+{
+	struct tg_line *l = &tg->lines[tt->line];
+	struct coll_hook ch = { .tg = tg, .l = l, .trace = tg->p.flags & ACCEL_TG_TRACE };
+	const struct accel_buffer *bufs[ACCEL_TASK_MAX_ARGS];
+	struct accel_event ev;
+	struct tg_ring_rec *rec;
+	uint64_t value, id;
+	uint32_t i;
+	int ret;
+
+	if (atomic_load_explicit(&tg->orphans, memory_order_relaxed) ||
+	    !list_empty(&tg->pending_drop))
+		tg_bufs_collect(tg);
+	ret = tg_line_room(l, 1, tt->tk.name);
+	if (ret)
+		return ret;
+	/* register */
+	for (i = 0; i < tt->nargs; i++) {
+		tt->a[i].b = tg_buf_get(tg, tt->a[i].v.buf, &ret);
+		if (!tt->a[i].b)
+			goto unstage;
+	}
+	value = l->next;
+	id = tg_id(tt->line, value);
+	/* find */
+	tg_deps_begin(tg, tt->line, id);
+	for (i = 0; i < tt->nargs; i++) {
+		struct tg_arg *ar = &tt->a[i];
+
+		ret = tm_deps_layout(tg->tm, ar->v.buf, &ar->lay, (enum accel_access)ar->access, id,
+				     tg_dep_cb, tg);
+		if (ret < 0)
+			goto unstage;
+		bufs[i] = ar->v.buf;
+	}
+	/* prepare */
+	ret = tg_holds_room(l, tt);
+	if (!ret)
+		ret = tm_reserve(tg->tm, bufs, tt->nargs);
+	if (!ret)
+		ret = tg_deps_resolve(tg, l->devi);
+	if (!ret)
+		ret = tg_line_va(tg, tt->line, l->devi, &ch.sva);
+	if (ret)
+		goto unstage;
+	ch.value = value;
+	ch.h.npre = tg->deps.nwaits + ch.trace;
+	ch.h.npost = 1 + ch.trace;
+	ch.h.room = hook_room;
+	ch.h.pre = hook_pre;
+	ch.h.post = hook_post;
+	a->hook = &ch.h;
+	ret = acc_coll_issue(tc->comm, a, dtype, (enum accel_redop)tc->redop, l->q, &ev);
+	a->hook = NULL;
+	if (!ch.h.committed)
+		goto unstage;
+	/* committed: the packets are in the ring (and published, unless ret says not) */
+	tg_buf_commit_staged(tg);
+	if (ch.trace)
+		tg_trace_note(l, value, id, tt->tk.name);
+	rec = &l->recs[value & (l->q->size - 1)];
+	rec->value = value;
+	rec->first = ch.first;
+	rec->last = l->q->pi - 1;
+	rec->ge = NULL;
+	snprintf(rec->name, sizeof(rec->name), "%s", tt->tk.name);
+	tm_group_begin(tg->tm);
+	for (i = 0; i < tt->nargs; i++) {
+		struct tg_arg *ar = &tt->a[i];
+
+		tm_insert_layout(tg->tm, ar->v.buf, &ar->lay, (enum accel_access)ar->access, id);
+		tg_buf_used(ar->b, tt->line, value);
+	}
+	tm_group_end(tg->tm);
+	tg_holds_commit(tg, l, tt, value);
+	tg_deps_count(tg);
+	if (tg->open_maps)
+		tg_deps_mark_blocked(tg, tt->line, value);
+	tg->st.tasks++;
+	l->next = value + 1;
+	if (id_out)
+		*id_out = id;
+	if (ret == -EIO || ret == -ENODEV) {
+		/* queued, its queue dead: stop here until recovery, as submit.c */
+		if (!tg->fault) {
+			tg->fault = ret;
+			tg->fault_line = tt->line;
+		}
+	}
+	return ret;
+unstage:
+	tg_buf_unstage(tg);
+	return ret;
+}
+
+/* capture: check, then record (the graph holds the communicator) */
+static int coll_capture(struct accel_tg *tg, struct tg_task *tt, struct acc_args *a,
+			enum accel_dtype dtype, const struct tg_coll *tc)
+{
+	struct tg_line *l = &tg->lines[tt->line];
+	int ret;
+
+	ret = acc_coll_check(tc->comm, a, dtype, (enum accel_redop)tc->redop, l->q);
+	if (ret) {
+		acc_err("accel_tg_%s: capture: rank %u: %s", tt->tk.name, tc->comm->rank,
+			strerror(-ret));
+		return ret;
+	}
+	ret = tg_capture_task(tg, tt);
+	if (!ret)
+		acc_comm_get(tc->comm);
+	return ret;
+}
+
+static int coll_task(struct accel_tg *tg, const struct tg_coll *tc, uint64_t *id)
+{
+	enum accel_dtype dtype;
+	struct acc_args a;
+	struct tg_task tt;
+	char fn[48];
+	int ret;
+
+	snprintf(fn, sizeof(fn), "accel_tg_%s", coll_name(tc->op));
+	ret = tg_enter(tg, TG_E_ABORT | TG_E_FAULT, fn);
+	if (ret)
+		return ret;
+	ret = coll_prepare(tg, tc, &tt, &a, &dtype);
+	if (ret)
+		return ret;
+	if (tg->capture) {
+		ret = coll_capture(tg, &tt, &a, dtype, tc);
+		if (!ret && id)
+			*id = 0;
+		return ret;
+	}
+	return coll_submit(tg, &tt, &a, dtype, tc, id);
+}
+
+ACCEL_API int accel_tg_allreduce(struct accel_tg *tg, const struct accel_tensor *send,
+				 const struct accel_tensor *recv, enum accel_redop op,
+				 struct accel_comm *comm, uint64_t *id)
+{
+	struct tg_coll tc = { .op = ACCEL_COMM_OP_ALLREDUCE, .redop = op, .root = -1,
+			      .comm = comm, .send = send, .recv = recv };
+
+	return coll_task(tg, &tc, id);
+}
+
+ACCEL_API int accel_tg_reduce(struct accel_tg *tg, const struct accel_tensor *send,
+			      const struct accel_tensor *recv, enum accel_redop op, int root,
+			      struct accel_comm *comm, uint64_t *id)
+{
+	struct tg_coll tc = { .op = ACCEL_COMM_OP_REDUCE, .redop = op, .root = root,
+			      .comm = comm, .send = send, .recv = recv };
+
+	return coll_task(tg, &tc, id);
+}
+
+ACCEL_API int accel_tg_broadcast(struct accel_tg *tg, const struct accel_tensor *send,
+				 const struct accel_tensor *recv, int root, struct accel_comm *comm,
+				 uint64_t *id)
+{
+	struct tg_coll tc = { .op = ACCEL_COMM_OP_BROADCAST, .redop = ACCEL_REDOP_COUNT,
+			      .root = root, .comm = comm, .send = send, .recv = recv };
+
+	return coll_task(tg, &tc, id);
+}
+
+ACCEL_API int accel_tg_allgather(struct accel_tg *tg, const struct accel_tensor *send,
+				 const struct accel_tensor *recv, struct accel_comm *comm,
+				 uint64_t *id)
+{
+	struct tg_coll tc = { .op = ACCEL_COMM_OP_ALLGATHER, .redop = ACCEL_REDOP_COUNT,
+			      .root = -1, .comm = comm, .send = send, .recv = recv };
+
+	return coll_task(tg, &tc, id);
+}
+
+ACCEL_API int accel_tg_reducescatter(struct accel_tg *tg, const struct accel_tensor *send,
+				     const struct accel_tensor *recv, enum accel_redop op,
+				     struct accel_comm *comm, uint64_t *id)
+{
+	struct tg_coll tc = { .op = ACCEL_COMM_OP_REDUCESCATTER, .redop = op, .root = -1,
+			      .comm = comm, .send = send, .recv = recv };
+
+	return coll_task(tg, &tc, id);
+}
+
+ACCEL_API int accel_tg_alltoall(struct accel_tg *tg, const struct accel_tensor *send,
+				const struct accel_tensor *recv, struct accel_comm *comm,
+				uint64_t *id)
+{
+	struct tg_coll tc = { .op = ACCEL_COMM_OP_ALLTOALL, .redop = ACCEL_REDOP_COUNT,
+			      .root = -1, .comm = comm, .send = send, .recv = recv };
+
+	return coll_task(tg, &tc, id);
+}
+
+ACCEL_API int accel_tg_barrier(struct accel_tg *tg, struct accel_comm *comm, uint64_t *id)
+{
+	struct tg_coll tc = { .op = ACCEL_COMM_OP_BARRIER, .redop = ACCEL_REDOP_COUNT,
+			      .root = -1, .comm = comm };
+
+	return coll_task(tg, &tc, id);
+}
+
+/* --- the communicator's references (accel_comm_destroy() in comm.c) --- */
+
+void acc_comm_get(struct accel_comm *c)
+{
+	atomic_fetch_add(&c->refs, 1);
+}
+
+void acc_comm_put(struct accel_comm *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == (ACC_COMM_DESTROYED | 1))
+		acc_comm_destroy_now(c);
+}
+
+/* --- graphs --- */
+
+bool tg_graph_has_coll(const struct accel_graph *g)
+{
+	uint32_t i;
+
+	for (i = 0; i < g->ntasks; i++)
+		if (g->tasks[i].op == TG_TASK_COLL)
+			return true;
+	return false;
+}
+
+void tg_coll_graph_free(struct accel_graph *g)
+{
+	uint32_t i;
+
+	for (i = 0; i < g->ntasks; i++)
+		if (g->tasks[i].op == TG_TASK_COLL)
+			acc_comm_put(g->tasks[i].arg);
+}
+
+int tg_coll_instantiate(struct accel_graph *g, struct accel_graph_exec **out)
+{
+	struct accel_tg *tg = g->tg;
+	struct accel_graph_exec *ge;
+	uint32_t *npoints, i, k, nl = 0;
+	int ret = -ENOMEM;
+
+	for (i = 0; i < g->ntasks; i++) {
+		const struct tg_gtask *t = &g->tasks[i];
+
+		if (t->op == ACCEL_TASK_HOST) {
+			acc_err("accel_graph_instantiate: task %u (%s): a graph with collectives may not have host tasks (not yet)",
+				i, t->name);
+			return -EOPNOTSUPP;
+		}
+		for (k = 0; k < t->nargs; k++) {
+			if (tg_heap_of(tg, t->t[k].buf) >= 0) {
+				acc_err("accel_graph_instantiate: task %u (%s), argument %u: a graph with collectives may not use output heap tensors (not yet)",
+					i, t->name, k);
+				return -EOPNOTSUPP;
+			}
+		}
+	}
+	ge = calloc(1, sizeof(*ge));
+	npoints = calloc(tg->nlines, sizeof(*npoints));
+	if (!ge || !npoints)
+		goto fail;
+	list_init(&ge->node);
+	ge->tg = tg;
+	ge->replay = true;
+	ge->trace_bind = -1;
+	for (i = 0; i < g->ntasks; i++)
+		if (!npoints[g->tasks[i].line]++)
+			nl++;
+	ge->lines = calloc(nl, sizeof(*ge->lines));
+	ge->bind = calloc(g->nbufs ? g->nbufs : 1, sizeof(*ge->bind));
+	if (!ge->lines || !ge->bind)
+		goto fail;
+	for (i = 0; i < tg->nlines; i++) {
+		if (!npoints[i])
+			continue;
+		ge->lines[ge->nlines].line = i;
+		ge->lines[ge->nlines++].npoints = npoints[i];
+	}
+	/* every buffer may be rebound (a launch submits its tasks anew) */
+	for (i = 0; i < g->nbufs; i++)
+		ge->bind[i] = (int32_t)i;
+	ge->nbound = g->nbufs;
+	ge->g = g;
+	g->refs++;
+	list_add_tail(&tg->execs, &ge->node);
+	free(npoints);
+	*out = ge;
+	return 0;
+fail:
+	if (ge) {
+		free(ge->lines);
+		free(ge->bind);
+	}
+	free(ge);
+	free(npoints);
+	acc_err("accel_graph_instantiate: %s", strerror(-ret));
+	return ret;
+}
+
+/* the view @t of the graph, in the buffer bound for this launch */
+static void rebind(const struct accel_graph *g, struct accel_buffer **act,
+		   const struct accel_tensor *t, struct accel_tensor *out)
+{
+	*out = *t;
+	out->buf = act[tg_graph_buf_index(g, t->buf)];
+}
+
+int tg_coll_launch(struct accel_graph_exec *ge, struct accel_buffer **act)
+{
+	struct accel_graph *g = ge->g;
+	struct accel_tg *tg = ge->tg;
+	struct accel_tensor tv[ACCEL_TASK_MAX_ARGS];
+	uint32_t i, k;
+	int ret;
+
+	/* what can be checked before anything is issued */
+	for (i = 0; i < g->ntasks; i++) {
+		const struct tg_gtask *t = &g->tasks[i];
+
+		if (t->op == TG_TASK_COLL) {
+			struct accel_comm *c = t->arg;
+
+			acc_group_lock(c->g);
+			ret = acc_comm_group_error(c->g, c->rank);
+			acc_group_unlock(c->g);
+			if (ret) {
+				acc_err("accel_graph_launch: task %u (%s): rank %u of the communicator failed before: %s",
+					i, t->name, c->rank, strerror(-ret));
+				return ret;
+			}
+		}
+		for (k = 0; k < t->nargs; k++) {
+			const struct accel_buffer *to = act[tg_graph_buf_index(g, t->t[k].buf)];
+
+			if (tg_writes(t->access[k]) && !(to->vm_flags & DRM_VACCEL_VM_WRITE)) {
+				acc_err("accel_graph_launch: buffer 0x%llx, bound for one task %u (%s) writes, is %s",
+					(unsigned long long)to->va, i, t->name,
+					to->sealed ? "sealed" : "read-only");
+				return -EACCES;
+			}
+		}
+	}
+	for (i = 0; i < g->ntasks; i++) {
+		const struct tg_gtask *t = &g->tasks[i];
+		struct tg_line *l = &tg->lines[t->line];
+		uint64_t id = 0;
+
+		for (k = 0; k < t->nargs; k++)
+			rebind(g, act, &t->t[k], &tv[k]);
+		if (t->op == TG_TASK_COLL) {
+			struct tg_coll tc = { .comm = t->arg };
+
+			coll_unpack(t->u0, &tc);
+			k = 0;
+			if (t->u0 & U0_RECV)
+				tc.recv = &tv[k++];
+			if (t->u0 & U0_SEND)
+				tc.send = &tv[k++];
+			ret = coll_task(tg, &tc, &id);
+		} else {
+			struct accel_task tk;
+
+			accel_task_init(&tk, t->op, t->name);
+			tk.device = l->devi;
+			tk.queue = l->qi;
+			for (k = 0; k < t->nargs; k++)
+				accel_task_arg(&tk, &tv[k], t->access[k]);
+			switch (t->op) {
+			case ACCEL_TASK_FILL:
+				tk.fill.pattern = t->u0;
+				break;
+			case ACCEL_TASK_REDUCE:
+				tk.reduce.op = (uint32_t)t->u0;
+				break;
+			case ACCEL_TASK_MATMUL:
+				tk.matmul.accumulate = (uint32_t)t->u0;
+				break;
+			case ACCEL_TASK_DELAY:
+				tk.delay.ns = t->u0;
+				break;
+			default:
+				break;
+			}
+			ret = accel_tg_submit(tg, &tk, &id);
+		}
+		if (id) {
+			for (k = 0; k < ge->nlines; k++)
+				if (ge->lines[k].line == t->line)
+					ge->lines[k].last_value = TG_ID_VALUE(id);
+		}
+		if (ret) {
+			if (i)
+				acc_err("accel_graph_launch: task %u (%s) of %u: %s; the %u before it are issued",
+					i, t->name, g->ntasks, strerror(-ret), i);
+			if (id || i) {
+				ge->launches++;
+				tg->st.launches++;
+			}
+			return ret;
+		}
+	}
+	ge->launches++;
+	tg->st.launches++;
+	return 0;
+}

@@ -1,0 +1,971 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libaccel collectives as task-graph tasks (accel_tg_allreduce() and the
+ * others, issue 16), on both backends, one task graph over every rank's
+ * device and one thread issuing every rank:
+ *
+ *   - every collective as a task on 1, 2, 3 and 4 ranks, every dtype the
+ *     operation takes, in place and out of place, counts 0, 1, 7 and 1031,
+ *     against the host oracle (comm_oracle.h), between the task graph's own
+ *     tasks on another queue: a COPY behind a DELAY writes the send tensor
+ *     before it, a COPY reads the receive tensor after it and a FILL
+ *     overwrites the send tensor after it. The collective's dependencies
+ *     come only from the TensorMap: a collective not entered there reads
+ *     the send tensor before the late COPY wrote it, is read before it
+ *     wrote, or has its input overwritten, and the results are wrong;
+ *   - 1,000 random cases (100 in the VM) on 4 ranks: operation, dtype,
+ *     reduction, any count up to 2,500, placement, against the same oracle;
+ *   - capture and replay: a graph of COPY, allreduce, COPY on every rank,
+ *     launched 1,000 times natively (100 in the VM) with bindings that
+ *     alternate the input and output buffers, every launch checked; the
+ *     replays take sequence numbers (the flight recorder's last entry);
+ *     the task graph's pools are back at their baseline afterwards;
+ *   - eager and replayed calls alternating 10^4 times (10^3 in the VM);
+ *   - replays are matched across ranks (-EPROTO) and covered by the
+ *     timeout (-ETIMEDOUT naming the rank that is not in the graph);
+ *   - destroy orders: communicators before the graph (the graph keeps them
+ *     and still launches), the graph before the communicators, the task
+ *     graph with its graphs open;
+ *   - capture errors return at the call and change nothing (the graph's
+ *     task count, a later capture on the same communicator works);
+ *   - a buffer destroyed and another created in its place between two
+ *     launches (the same address, most often): the second launch computes
+ *     with the new buffer's data.
+ *
+ * Every wait is bounded (the library's waits take timeouts; every device
+ * wait of a collective carries the communicator's timeout).
+ *
+ * Copyright (C) 2026 The vaccel authors
+ */
+#include <math.h>
+
+#include "kselftest_harness.h"
+#include "libaccel_test.h"
+#include "comm_oracle.h"
+
+#define NDEV		4
+#define ID0		944
+#define CHUNK		4096		/* small slots: 1031 elements span several chunks */
+#define BUFSZ		(64u << 10)
+#define WAIT_NS		(20 * SEC)
+#define Q_TASKS		0		/* the task graph's own tasks */
+#define Q_COLL		1		/* collectives: the last queue of each device */
+
+FIXTURE(ctg) {
+	struct accel_device *dev[NDEV];
+	/* per rank: host input, send, receive, and the copy of the receive */
+	struct accel_buffer *src[NDEV], *sbuf[NDEV], *rbuf[NDEV], *out[NDEV];
+	struct accel_tg *tg;
+	struct accel_comm *comms[NDEV];
+	struct vaccel_counts counts;
+};
+
+static int tg_make(FIXTURE_DATA(ctg) *self, unsigned int n)
+{
+	struct accel_tg_params p = { .size = sizeof(p), .queues_per_device = 2,
+				     .ring_size = 4096, .timeout_ns = 10 * SEC };
+
+	return accel_tg_create(self->dev, n, &p, &self->tg);
+}
+
+static int comm_make(FIXTURE_DATA(ctg) *self, unsigned int n, uint32_t algo,
+		     uint32_t timeout_ms)
+{
+	struct accel_comm_params p = {
+		.size = sizeof(p), .algo = algo, .timeout_ms = timeout_ms, .chunk_bytes = CHUNK,
+	};
+
+	return accel_comm_init_all(self->comms, n, self->dev, &p);
+}
+
+static void comm_free(FIXTURE_DATA(ctg) *self)
+{
+	unsigned int i;
+
+	for (i = 0; i < NDEV; i++) {
+		accel_comm_destroy(self->comms[i]);
+		self->comms[i] = NULL;
+	}
+}
+
+FIXTURE_SETUP(ctg)
+{
+	int i;
+
+	memset(self, 0, sizeof(*self));
+	if (!lib_present())
+		SKIP(return, "vaccel is not loaded");
+	for (i = 1; i < NDEV; i++)
+		lib_del_device(ID0 + i);
+	ASSERT_EQ(0, lib_counted_open(ID0, "memory=64M", &self->counts, &self->dev[0]));
+	for (i = 1; i < NDEV; i++)
+		ASSERT_EQ(0, lib_fresh_open(ID0 + i, "memory=64M", &self->dev[i]));
+	for (i = 0; i < NDEV; i++) {
+		ASSERT_EQ(0, accel_buffer_create(self->dev[i], BUFSZ, ACCEL_BUFFER_HOST,
+						 &self->src[i]));
+		ASSERT_EQ(0, accel_buffer_create(self->dev[i], BUFSZ, ACCEL_BUFFER_HOST,
+						 &self->sbuf[i]));
+		ASSERT_EQ(0, accel_buffer_create(self->dev[i], BUFSZ, ACCEL_BUFFER_HOST,
+						 &self->rbuf[i]));
+		ASSERT_EQ(0, accel_buffer_create(self->dev[i], BUFSZ, ACCEL_BUFFER_HOST,
+						 &self->out[i]));
+	}
+}
+
+FIXTURE_TEARDOWN(ctg)
+{
+	int i;
+
+	if (!lib_present())
+		return;
+	accel_tg_destroy(self->tg);
+	comm_free(self);
+	for (i = 0; i < NDEV; i++) {
+		accel_buffer_destroy(self->src[i]);
+		accel_buffer_destroy(self->sbuf[i]);
+		accel_buffer_destroy(self->rbuf[i]);
+		accel_buffer_destroy(self->out[i]);
+		accel_device_close(self->dev[i]);
+		lib_del_device(ID0 + i);
+	}
+	EXPECT_LIB_COUNTS_BACK(&self->counts, 5000);
+}
+
+/* a 1-D view of @n elements at element @off of @buf */
+static struct accel_tensor view(struct accel_buffer *buf, enum accel_dtype t, uint64_t off,
+				uint64_t n)
+{
+	struct accel_tensor v;
+	uint64_t shape[1] = { n };
+
+	accel_tensor_init(&v, buf, off * accel_dtype_size(t), t, 1, shape);
+	return v;
+}
+
+static int task_on(struct accel_tg *tg, struct accel_task *tk, unsigned int dev)
+{
+	tk->device = dev;
+	tk->queue = Q_TASKS;
+	return accel_tg_submit(tg, tk, NULL);
+}
+
+/* Iterations: @dflt natively, a tenth in the VM; ACCEL_COMM_TEST_ITERS overrides. */
+static unsigned int iterations(unsigned int dflt)
+{
+	const char *s = getenv("ACCEL_COMM_TEST_ITERS");
+	const char *scale = getenv("KSFT_TIMEOUT_SCALE");
+	unsigned int n = dflt;
+
+	if (s && atoi(s) > 0)
+		n = (unsigned int)atoi(s);
+	else if (!lib_on_sim())
+		n = scale && atoi(scale) > 1 ? dflt / 100 : dflt / 10;
+	if (!n)
+		n = 1;
+	ksft_print_msg("%u iterations\n", n);
+	return n;
+}
+
+/* --- every collective as a task, against the oracle --- */
+
+enum { ALLREDUCE, REDUCE, BROADCAST, ALLGATHER, REDUCESCATTER, ALLTOALL, NOPS };
+static const char *const opname[] = { "allreduce", "reduce", "broadcast", "allgather",
+				       "reducescatter", "alltoall" };
+
+/* elements of the send and receive tensors of rank @r */
+static void sizes(int op, unsigned int n, uint64_t count, uint64_t *ns, uint64_t *nr)
+{
+	*ns = *nr = count;
+	if (op == ALLGATHER)
+		*nr = count * n;
+	if (op == REDUCESCATTER)
+		*ns = count * n;
+	if (op == ALLTOALL)
+		*ns = *nr = count * n;
+}
+
+/* input element @i of rank @r's send tensor */
+static double input(int op, unsigned int r, uint64_t i, enum accel_redop rop, enum accel_dtype t)
+{
+	return value(r, i, op == ALLREDUCE || op == REDUCE || op == REDUCESCATTER ? rop :
+		     ACCEL_REDOP_SUM, t);
+}
+
+/* the oracle: element @i of rank @r's receive tensor */
+static double expect(int op, unsigned int n, unsigned int r, uint64_t count, uint64_t i,
+		     enum accel_redop rop, enum accel_dtype t, int root)
+{
+	switch (op) {
+	case ALLREDUCE:
+	case REDUCE:
+		return reduced(n, i, rop, t);
+	case BROADCAST:
+		return input(op, (unsigned int)root, i, rop, t);
+	case ALLGATHER:
+		return input(op, (unsigned int)(i / count), i % count, rop, t);
+	case REDUCESCATTER:
+		return reduced(n, r * count + i, rop, t);
+	default:	/* ALLTOALL: block j from rank j's block r */
+		return input(op, (unsigned int)(i / count), r * count + i % count, rop, t);
+	}
+}
+
+/* the task for rank @r (in place: the send view inside the receive buffer) */
+static int issue(FIXTURE_DATA(ctg) *self, int op, unsigned int n, unsigned int r,
+		 uint64_t count, enum accel_dtype t, enum accel_redop rop, int root,
+		 bool in_place, struct accel_tensor *sv, struct accel_tensor *rv)
+{
+	uint64_t ns, nr, soff = 0;
+
+	sizes(op, n, count, &ns, &nr);
+	if (in_place && op == ALLGATHER)
+		soff = r * count;
+	*rv = view(self->rbuf[r], t, 0, nr);
+	*sv = in_place ? view(self->rbuf[r], t, soff, ns) : view(self->sbuf[r], t, 0, ns);
+	if (in_place && op == REDUCESCATTER) {	/* recv == send + rank * count */
+		*sv = view(self->rbuf[r], t, 0, ns);
+		*rv = view(self->rbuf[r], t, r * count, nr);
+	}
+	switch (op) {
+	case ALLREDUCE:
+		return accel_tg_allreduce(self->tg, sv, rv, rop, self->comms[r], NULL);
+	case REDUCE:
+		return accel_tg_reduce(self->tg, sv, rv, rop, root, self->comms[r], NULL);
+	case BROADCAST:
+		return accel_tg_broadcast(self->tg, sv, rv, root, self->comms[r], NULL);
+	case ALLGATHER:
+		return accel_tg_allgather(self->tg, sv, rv, self->comms[r], NULL);
+	case REDUCESCATTER:
+		return accel_tg_reducescatter(self->tg, sv, rv, rop, self->comms[r], NULL);
+	default:
+		return accel_tg_alltoall(self->tg, sv, rv, self->comms[r], NULL);
+	}
+}
+
+/*
+ * One case on every rank: src (host) -> COPY behind a DELAY -> send;
+ * the collective; COPY receive -> out; FILL send with junk. Then the
+ * oracle on out. Returns 0 or the first wrong element (logged).
+ */
+static int one_case(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self, int op,
+		    unsigned int n, uint64_t count, enum accel_dtype t, enum accel_redop rop,
+		    bool in_place)
+{
+	struct accel_tensor sv[NDEV], rv[NDEV], srcv, outv;
+	struct accel_task tk;
+	int root = (int)(count % n), ret;
+	uint64_t ns, nr, i;
+	unsigned int r;
+
+	sizes(op, n, count, &ns, &nr);
+	for (r = 0; r < n; r++) {
+		unsigned char *s = accel_buffer_host(self->src[r]);
+
+		memset(accel_buffer_host(self->sbuf[r]), 0x5a, BUFSZ);
+		memset(accel_buffer_host(self->rbuf[r]), 0x5a, BUFSZ);
+		memset(accel_buffer_host(self->out[r]), 0x5a, BUFSZ);
+		for (i = 0; i < ns; i++)
+			put(s, t, i, input(op, r, i, rop, t));
+	}
+	for (r = 0; r < n; r++) {
+		uint64_t soff = in_place && op == ALLGATHER ? r * count : 0;
+
+		/* the send tensor is written late by the task graph's queue */
+		accel_task_prep_delay(&tk, 5000000);
+		if (task_on(self->tg, &tk, r))
+			return -EIO;
+		srcv = view(self->src[r], t, 0, ns);
+		outv = in_place ? view(self->rbuf[r], t, soff, ns) : view(self->sbuf[r], t, 0, ns);
+		if (ns) {
+			accel_task_prep_copy(&tk, &outv, &srcv, ACCEL_OUTPUT);
+			if (task_on(self->tg, &tk, r))
+				return -EIO;
+		}
+	}
+	for (r = 0; r < n; r++) {
+		ret = issue(self, op, n, r, count, t, rop, root, in_place, &sv[r], &rv[r]);
+		if (ret) {
+			TH_LOG("%s rank %u: %s", opname[op], r, strerror(-ret));
+			return ret;
+		}
+	}
+	for (r = 0; r < n; r++) {
+		if (op == REDUCE && (int)r != root)
+			continue;
+		outv = view(self->out[r], t, 0, rv[r].shape[0]);
+		if (rv[r].shape[0]) {
+			accel_task_prep_copy(&tk, &outv, &rv[r], ACCEL_OUTPUT);
+			if (task_on(self->tg, &tk, r))
+				return -EIO;
+		}
+		if (!in_place && sv[r].shape[0]) {
+			accel_task_prep_fill(&tk, &sv[r], ACCEL_OUTPUT, 0x7f);
+			if (task_on(self->tg, &tk, r))
+				return -EIO;
+		}
+	}
+	ret = accel_tg_sync(self->tg, WAIT_NS);
+	if (ret) {
+		TH_LOG("%s: sync: %s", opname[op], strerror(-ret));
+		return ret;
+	}
+	for (r = 0; r < n; r++) {
+		const void *o = accel_buffer_host(self->out[r]);
+
+		if (op == REDUCE && (int)r != root)
+			continue;
+		for (i = 0; i < rv[r].shape[0]; i++) {
+			double got = get(o, t, i);
+			double want = expect(op, n, r, count, i, rop, t, root);
+
+			if (!close_enough(got, want, op <= REDUCE || op == REDUCESCATTER ? rop :
+					  ACCEL_REDOP_SUM, t)) {
+				TH_LOG("%s n=%u count=%llu dtype %u op %u %s: rank %u element %llu is %g, not %g",
+				       opname[op], n, (unsigned long long)count, t, rop,
+				       in_place ? "in place" : "out of place", r,
+				       (unsigned long long)i, got, want);
+				return -EBADMSG;
+			}
+		}
+	}
+	return 0;
+}
+
+static const enum accel_dtype rdtypes[] = {	/* the device reduces these */
+	ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_I32, ACCEL_DTYPE_I64,
+	ACCEL_DTYPE_U8,
+};
+static const uint64_t counts[] = { 0, 1, 7, 1031 };
+
+static void matrix(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self, unsigned int n)
+{
+	unsigned int d, c, ip, cases = 0;
+	int op, rop, fails = 0;
+
+	ASSERT_EQ(0, tg_make(self, n));
+	ASSERT_EQ(0, comm_make(self, n, ACCEL_COMM_ALGO_AUTO, 10000));
+	for (op = 0; op < NOPS; op++) {
+		bool red = op == ALLREDUCE || op == REDUCE || op == REDUCESCATTER;
+
+		for (d = 0; d < sizeof(rdtypes) / sizeof(rdtypes[0]); d++) {
+			enum accel_dtype t = rdtypes[d];
+
+			for (rop = 0; rop < (red ? ACCEL_REDOP_COUNT : 1); rop++) {
+				if (rop == ACCEL_REDOP_AVG && (t == ACCEL_DTYPE_I32 ||
+				    t == ACCEL_DTYPE_I64 || t == ACCEL_DTYPE_U8))
+					continue;
+				for (c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+					/* every op: every count once per dtype; ops x counts */
+					if (red && rop != ACCEL_REDOP_SUM && counts[c] != 7 &&
+					    counts[c] != 1031)
+						continue;
+					for (ip = 0; ip < 2; ip++) {
+						if (ip && op == REDUCE)
+							continue;	/* as broadcast */
+						cases++;
+						if (one_case(_metadata, self, op, n, counts[c], t,
+							     (enum accel_redop)rop, ip))
+							fails++;
+						if (fails > 3)
+							goto done;
+					}
+				}
+			}
+		}
+	}
+done:
+	ksft_print_msg("%u ranks: %u cases, %d failed\n", n, cases, fails);
+	EXPECT_EQ(0, fails);
+	/* the barrier as a task */
+	for (d = 0; d < n; d++)
+		EXPECT_EQ(0, accel_tg_barrier(self->tg, self->comms[d], NULL));
+	EXPECT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	for (d = 0; d < n; d++)
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[d], NULL, 0));
+}
+
+TEST_F_TIMEOUT(ctg, matrix_1, 600) { matrix(_metadata, self, 1); }
+TEST_F_TIMEOUT(ctg, matrix_2, 600) { matrix(_metadata, self, 2); }
+TEST_F_TIMEOUT(ctg, matrix_3, 600) { matrix(_metadata, self, 3); }
+TEST_F_TIMEOUT(ctg, matrix_4, 600) { matrix(_metadata, self, 4); }
+
+/* xorshift64*: the seed is printed, so a failure can be replayed (ACCEL_TEST_SEED) */
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+/*
+ * Random cases on 4 ranks, one after another on the same task graph and
+ * communicator: operation, dtype, reduction, count (0 to 2,500, so any
+ * count, primes among them), placement, each against the oracle.
+ */
+TEST_F_TIMEOUT(ctg, random_cases, 600)
+{
+	const char *seed = getenv("ACCEL_TEST_SEED");
+	unsigned int k, cases = iterations(1000), fails = 0;
+
+	rng_state = seed && *seed ? strtoull(seed, NULL, 0) :
+		    (uint64_t)vaccel_now_ms() * 2654435761u + 1;
+	if (!rng_state)
+		rng_state = 1;
+	ksft_print_msg("seed %#llx\n", (unsigned long long)rng_state);
+	ASSERT_EQ(0, tg_make(self, 4));
+	ASSERT_EQ(0, comm_make(self, 4, ACCEL_COMM_ALGO_AUTO, 10000));
+	for (k = 0; k < cases && fails < 3; k++) {
+		int op = (int)(rnd() % NOPS);
+		bool red = op == ALLREDUCE || op == REDUCE || op == REDUCESCATTER;
+		enum accel_dtype t = rdtypes[rnd() % (sizeof(rdtypes) / sizeof(rdtypes[0]))];
+		enum accel_redop rop = red ? (enum accel_redop)(rnd() % ACCEL_REDOP_COUNT) :
+				       ACCEL_REDOP_SUM;
+		uint64_t count = rnd() % 2501;
+		bool ip = rnd() % 2 && op != REDUCE;
+
+		if (rop == ACCEL_REDOP_AVG && (t == ACCEL_DTYPE_I32 || t == ACCEL_DTYPE_I64 ||
+					       t == ACCEL_DTYPE_U8))
+			rop = ACCEL_REDOP_MAX;
+		if (op == ALLGATHER || op == REDUCESCATTER || op == ALLTOALL)
+			count /= 4;	/* nranks x count elements of 8 bytes fit 64 KiB */
+		if (one_case(_metadata, self, op, 4, count, t, rop, ip))
+			fails++;
+	}
+	EXPECT_EQ(0, fails);
+}
+
+/* --- capture and replay --- */
+
+/* I32 inputs of launch @it, rank @r: src[i] = it * 3 + r * 5 + i */
+static void fill_src(struct accel_buffer *b, uint64_t count, unsigned int r, unsigned int it)
+{
+	int32_t *p = accel_buffer_host(b);
+	uint64_t i;
+
+	for (i = 0; i < count; i++)
+		p[i] = (int32_t)(it * 3 + r * 5 + i);
+}
+
+static int check_sum(struct __test_metadata *_metadata, struct accel_buffer *b, uint64_t count,
+		     unsigned int n, unsigned int it, const char *what)
+{
+	const int32_t *p = accel_buffer_host(b);
+	uint64_t i;
+	unsigned int r;
+
+	for (i = 0; i < count; i++) {
+		int64_t want = 0;
+
+		for (r = 0; r < n; r++)
+			want += (int64_t)(it * 3 + r * 5 + i);
+		if (p[i] != (int32_t)want) {
+			TH_LOG("%s, launch %u: element %llu is %d, not %lld", what, it,
+			       (unsigned long long)i, p[i], (long long)want);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Capture on every rank: COPY src -> send, allreduce send -> recv, COPY
+ * recv -> out.
+ */
+static int capture_chain(FIXTURE_DATA(ctg) *self, unsigned int n, uint64_t count,
+			 struct accel_graph **g)
+{
+	struct accel_tensor s, d, snd, rcv;
+	struct accel_task tk;
+	unsigned int r;
+	int ret;
+
+	ret = accel_tg_capture_begin(self->tg);
+	if (ret)
+		return ret;
+	for (r = 0; r < n && !ret; r++) {
+		s = view(self->src[r], ACCEL_DTYPE_I32, 0, count);
+		snd = view(self->sbuf[r], ACCEL_DTYPE_I32, 0, count);
+		rcv = view(self->rbuf[r], ACCEL_DTYPE_I32, 0, count);
+		d = view(self->out[r], ACCEL_DTYPE_I32, 0, count);
+		accel_task_prep_copy(&tk, &snd, &s, ACCEL_OUTPUT);
+		ret = task_on(self->tg, &tk, r);
+		if (!ret)
+			ret = accel_tg_allreduce(self->tg, &snd, &rcv, ACCEL_REDOP_SUM,
+						 self->comms[r], NULL);
+		if (!ret) {
+			accel_task_prep_copy(&tk, &d, &rcv, ACCEL_OUTPUT);
+			ret = task_on(self->tg, &tk, r);
+		}
+	}
+	if (accel_tg_capture_end(self->tg, g) && !ret)
+		ret = -EINVAL;
+	if (ret) {
+		accel_graph_destroy(*g);
+		*g = NULL;
+	}
+	return ret;
+}
+
+/* the last sequence number in rank @r's flight recorder dump, or -1 */
+static long long last_seq(struct accel_comm *c)
+{
+	char path[] = "/tmp/comm_tg_dump.XXXXXX", *buf, *p;
+	long long seq = -1;
+	int fd = mkstemp(path);
+	off_t len;
+
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	if (accel_comm_dump(c, fd)) {
+		close(fd);
+		return -1;
+	}
+	len = lseek(fd, 0, SEEK_END);
+	buf = calloc(1, (size_t)len + 1);
+	if (buf && pread(fd, buf, (size_t)len, 0) == len)
+		for (p = strstr(buf, "\"seq\":"); p; p = strstr(p + 1, "\"seq\":"))
+			seq = strtoll(p + 6, NULL, 10);
+	free(buf);
+	close(fd);
+	return seq;
+}
+
+static void replay(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self, unsigned int n,
+		   uint32_t algo, uint64_t count)
+{
+	struct accel_buffer *src2[NDEV], *out2[NDEV];
+	struct accel_binding bind[2 * NDEV];
+	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	unsigned int it, r, iters = iterations(1000), bad = 0;
+	long long seq0;
+
+	if (iters < 3)
+		iters = 3;
+
+	ASSERT_EQ(0, tg_make(self, n));
+	ASSERT_EQ(0, comm_make(self, n, algo, 10000));
+	for (r = 0; r < n; r++) {
+		ASSERT_EQ(0, accel_buffer_create(self->dev[r], BUFSZ, ACCEL_BUFFER_HOST, &src2[r]));
+		ASSERT_EQ(0, accel_buffer_create(self->dev[r], BUFSZ, ACCEL_BUFFER_HOST, &out2[r]));
+	}
+	ASSERT_EQ(0, capture_chain(self, n, count, &g));
+	EXPECT_EQ(3 * n, accel_graph_num_tasks(g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	/* one eager allreduce first: a baseline sequence number */
+	for (r = 0; r < n; r++) {
+		struct accel_tensor s = view(self->sbuf[r], ACCEL_DTYPE_I32, 0, count);
+		struct accel_tensor d = view(self->rbuf[r], ACCEL_DTYPE_I32, 0, count);
+
+		ASSERT_EQ(0, accel_tg_allreduce(self->tg, &s, &d, ACCEL_REDOP_SUM, self->comms[r],
+						NULL));
+	}
+	ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	seq0 = last_seq(self->comms[0]);
+	for (it = 0; it < iters && bad < 3; it++) {
+		if (it == 2) {	/* the baseline: every buffer of both bindings seen once */
+			ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+			ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st0));
+		}
+		unsigned int nb = 0;
+
+		for (r = 0; r < n; r++) {
+			fill_src(it % 2 ? src2[r] : self->src[r], count, r, it);
+			memset(accel_buffer_host(it % 2 ? out2[r] : self->out[r]), 0, count * 4);
+			if (it % 2) {
+				bind[nb++] = (struct accel_binding){ self->src[r], src2[r] };
+				bind[nb++] = (struct accel_binding){ self->out[r], out2[r] };
+			}
+		}
+		ASSERT_EQ(0, accel_graph_launch(ge, nb ? bind : NULL, nb));
+		ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+		for (r = 0; r < n; r++)
+			if (check_sum(_metadata, it % 2 ? out2[r] : self->out[r], count, n, it,
+				      "replay"))
+				bad++;
+	}
+	EXPECT_EQ(0, bad);
+	/* every replay took a sequence number, in the recorder */
+	if (seq0 >= 0)
+		EXPECT_EQ(seq0 + iters, last_seq(self->comms[0]));
+	EXPECT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st1));
+	/* pools back at the baseline: TensorMap entries, heap, indexed buffers */
+	EXPECT_EQ(st0.tm_live, st1.tm_live);
+	EXPECT_EQ(st0.heap_used, st1.heap_used);
+	EXPECT_EQ(st0.buffers, st1.buffers);
+	EXPECT_EQ(st0.launches + iters - 2, st1.launches);
+	ksft_print_msg("%u launches: TensorMap entries %llu -> %llu, buffers %llu -> %llu\n", iters,
+		       (unsigned long long)st0.tm_live, (unsigned long long)st1.tm_live,
+		       (unsigned long long)st0.buffers, (unsigned long long)st1.buffers);
+	for (r = 0; r < n; r++)
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+	accel_tg_destroy(self->tg);
+	self->tg = NULL;
+	for (r = 0; r < n; r++) {
+		accel_buffer_destroy(src2[r]);
+		accel_buffer_destroy(out2[r]);
+	}
+}
+
+TEST_F_TIMEOUT(ctg, replay_oneshot_4, 600)
+{
+	replay(_metadata, self, 4, ACCEL_COMM_ALGO_ONESHOT, 61);
+}
+TEST_F_TIMEOUT(ctg, replay_ring_3, 600) { replay(_metadata, self, 3, ACCEL_COMM_ALGO_RING, 3001); }
+TEST_F_TIMEOUT(ctg, replay_ring_2, 600) { replay(_metadata, self, 2, ACCEL_COMM_ALGO_RING, 1031); }
+
+/*
+ * Many launches back to back (a wait every 1,000): every pool of the task
+ * graph and the communicator's window back at the baseline afterwards.
+ */
+TEST_F_TIMEOUT(ctg, replay_many_pools_at_baseline, 900)
+{
+	const unsigned int n = 2;
+	const uint64_t count = 8;
+	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	unsigned int it, r, iters = iterations(20000);
+	long long seq0;
+
+	ASSERT_EQ(0, tg_make(self, n));
+	ASSERT_EQ(0, comm_make(self, n, ACCEL_COMM_ALGO_ONESHOT, 10000));
+	ASSERT_EQ(0, capture_chain(self, n, count, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	for (r = 0; r < n; r++)
+		fill_src(self->src[r], count, r, 5);
+	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+	ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st0));
+	seq0 = last_seq(self->comms[0]);
+	for (it = 0; it < iters; it++) {
+		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+		if (it % 1000 == 999)
+			ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+	}
+	ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st1));
+	for (r = 0; r < n; r++) {
+		EXPECT_EQ(0, check_sum(_metadata, self->out[r], count, n, 5, "many launches"));
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	}
+	if (seq0 >= 0)
+		EXPECT_EQ(seq0 + iters, last_seq(self->comms[0]));
+	EXPECT_EQ(st0.tm_live, st1.tm_live);
+	EXPECT_EQ(st0.heap_used, st1.heap_used);
+	EXPECT_EQ(st0.buffers, st1.buffers);
+	EXPECT_EQ(st0.launches + iters, st1.launches);
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+}
+
+/* eager and replayed calls alternate: each round checked */
+TEST_F_TIMEOUT(ctg, eager_replay_alternation, 900)
+{
+	const unsigned int n = 3;
+	const uint64_t count = 13;
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	unsigned int it, r, iters = iterations(10000), bad = 0;
+
+	ASSERT_EQ(0, tg_make(self, n));
+	ASSERT_EQ(0, comm_make(self, n, ACCEL_COMM_ALGO_AUTO, 10000));
+	ASSERT_EQ(0, capture_chain(self, n, count, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	for (it = 0; it < iters && bad < 3; it++) {
+		for (r = 0; r < n; r++)
+			fill_src(self->src[r], count, r, it);
+		if (it % 2) {
+			ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+		} else {
+			/* the same chain, eagerly */
+			for (r = 0; r < n; r++) {
+				struct accel_tensor s = view(self->src[r], ACCEL_DTYPE_I32, 0, count);
+				struct accel_tensor snd = view(self->sbuf[r], ACCEL_DTYPE_I32, 0, count);
+				struct accel_tensor rcv = view(self->rbuf[r], ACCEL_DTYPE_I32, 0, count);
+				struct accel_tensor d = view(self->out[r], ACCEL_DTYPE_I32, 0, count);
+				struct accel_task tk;
+
+				accel_task_prep_copy(&tk, &snd, &s, ACCEL_OUTPUT);
+				ASSERT_EQ(0, task_on(self->tg, &tk, r));
+				ASSERT_EQ(0, accel_tg_allreduce(self->tg, &snd, &rcv, ACCEL_REDOP_SUM,
+								self->comms[r], NULL));
+				accel_task_prep_copy(&tk, &d, &rcv, ACCEL_OUTPUT);
+				ASSERT_EQ(0, task_on(self->tg, &tk, r));
+			}
+		}
+		/* the host reads out and writes src: the task graph orders it */
+		ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+		for (r = 0; r < n; r++)
+			if (check_sum(_metadata, self->out[r], count, n, it,
+				      it % 2 ? "replay" : "eager"))
+				bad++;
+	}
+	EXPECT_EQ(0, bad);
+	for (r = 0; r < n; r++)
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+}
+
+/* a replay is matched across ranks like an eager call: -EPROTO everywhere */
+TEST_F_TIMEOUT(ctg, replay_mismatch_eproto, 120)
+{
+	struct accel_comm_error err;
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	struct accel_tensor s, d;
+	unsigned int r;
+
+	ASSERT_EQ(0, tg_make(self, 2));
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_AUTO, 10000));
+	ASSERT_EQ(0, accel_tg_capture_begin(self->tg));
+	for (r = 0; r < 2; r++) {
+		/* rank 1 calls with count + 1: capture checks each rank alone */
+		s = view(self->sbuf[r], ACCEL_DTYPE_F32, 0, 100 + r);
+		d = view(self->rbuf[r], ACCEL_DTYPE_F32, 0, 100 + r);
+		ASSERT_EQ(0, accel_tg_allreduce(self->tg, &s, &d, ACCEL_REDOP_SUM, self->comms[r],
+						NULL));
+	}
+	ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	EXPECT_EQ(-EPROTO, accel_graph_launch(ge, NULL, 0));
+	for (r = 0; r < 2; r++) {
+		EXPECT_EQ(-EPROTO, accel_comm_get_async_error(self->comms[r], &err, sizeof(err)));
+		EXPECT_EQ(ACCEL_COMM_OP_ALLREDUCE, err.op);
+	}
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+}
+
+/* a replay is covered by the timeout: the rank not in the graph is named */
+TEST_F_TIMEOUT(ctg, replay_timeout_names_the_rank, 120)
+{
+	struct accel_comm_error err = { 0 };
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	struct accel_tensor s, d;
+	unsigned int r;
+	long long t0, ms;
+	int ret = 0;
+
+	ASSERT_EQ(0, tg_make(self, 3));
+	ASSERT_EQ(0, comm_make(self, 3, ACCEL_COMM_ALGO_RING, 1000));
+	ASSERT_EQ(0, accel_tg_capture_begin(self->tg));
+	for (r = 0; r < 2; r++) {	/* rank 2 never calls */
+		s = view(self->sbuf[r], ACCEL_DTYPE_F32, 0, 100);
+		d = view(self->rbuf[r], ACCEL_DTYPE_F32, 0, 100);
+		ASSERT_EQ(0, accel_tg_allreduce(self->tg, &s, &d, ACCEL_REDOP_SUM, self->comms[r],
+						NULL));
+	}
+	ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	t0 = vaccel_now_ms();
+	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+	/* bounded: the timeout (1 s) + 1 s, scaled for slow kernels */
+	while ((ms = vaccel_now_ms() - t0) < 2000 * (getenv("KSFT_TIMEOUT_SCALE") ?
+						    atoi(getenv("KSFT_TIMEOUT_SCALE")) : 1)) {
+		ret = accel_comm_get_async_error(self->comms[0], &err, sizeof(err));
+		if (ret)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(-ETIMEDOUT, ret);
+	EXPECT_NE(0, err.missing & (1ull << 2));
+	ksft_print_msg("-ETIMEDOUT after %lld ms, missing %#llx\n", ms,
+		       (unsigned long long)err.missing);
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+	accel_tg_destroy(self->tg);	/* its queues faulted: bounded by its timeout */
+	self->tg = NULL;
+}
+
+/* --- destroy orders --- */
+
+static void destroy_order(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self, int order)
+{
+	const unsigned int n = 2;
+	const uint64_t count = 33;
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	unsigned int r;
+
+	ASSERT_EQ(0, tg_make(self, n));
+	ASSERT_EQ(0, comm_make(self, n, ACCEL_COMM_ALGO_AUTO, 10000));
+	ASSERT_EQ(0, capture_chain(self, n, count, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	for (r = 0; r < n; r++)
+		fill_src(self->src[r], count, r, 1);
+	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+	ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+	switch (order) {
+	case 0:	/* communicators first: the graph keeps them, and still runs */
+		comm_free(self);
+		for (r = 0; r < n; r++) {
+			fill_src(self->src[r], count, r, 2);
+			memset(accel_buffer_host(self->out[r]), 0, count * 4);
+		}
+		ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+		ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+		for (r = 0; r < n; r++)
+			EXPECT_EQ(0, check_sum(_metadata, self->out[r], count, n, 2, "after destroy"));
+		accel_graph_destroy(g);		/* the executable still holds it */
+		accel_graph_exec_destroy(ge);	/* the communicators go here */
+		break;
+	case 1:	/* graph and executable first, then the communicators */
+		accel_graph_exec_destroy(ge);
+		accel_graph_destroy(g);
+		comm_free(self);
+		break;
+	default:	/* communicators, then the task graph with its graphs open */
+		comm_free(self);
+		accel_tg_destroy(self->tg);
+		self->tg = NULL;
+		break;
+	}
+}
+
+TEST_F_TIMEOUT(ctg, destroy_comm_before_graph, 120) { destroy_order(_metadata, self, 0); }
+TEST_F_TIMEOUT(ctg, destroy_graph_before_comm, 120) { destroy_order(_metadata, self, 1); }
+TEST_F_TIMEOUT(ctg, destroy_task_graph_with_graphs, 120) { destroy_order(_metadata, self, 2); }
+
+/* --- capture errors --- */
+
+TEST_F_TIMEOUT(ctg, capture_errors_change_nothing, 120)
+{
+	struct accel_comm *other[2];
+	struct accel_tensor s, d, bad;
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	uint64_t shape[2] = { 10, 10 };
+	unsigned int r;
+
+	ASSERT_EQ(0, tg_make(self, 2));
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_AUTO, 10000));
+	ASSERT_EQ(0, accel_comm_init_all(other, 2, self->dev, NULL));
+	ASSERT_EQ(0, accel_comm_abort(other[0]));
+	ASSERT_EQ(0, accel_tg_capture_begin(self->tg));
+	s = view(self->sbuf[0], ACCEL_DTYPE_I32, 0, 64);
+	d = view(self->rbuf[0], ACCEL_DTYPE_I32, 0, 64);
+	/* a view that is not contiguous */
+	ASSERT_EQ(0, accel_tensor_init(&bad, self->rbuf[0], 0, ACCEL_DTYPE_I32, 2, shape));
+	bad.strides[0] = 20;
+	EXPECT_EQ(-EINVAL, accel_tg_allreduce(self->tg, &s, &bad, ACCEL_REDOP_SUM,
+					      self->comms[0], NULL));
+	/* a tensor of another rank's device */
+	bad = view(self->rbuf[1], ACCEL_DTYPE_I32, 0, 64);
+	EXPECT_EQ(-EINVAL, accel_tg_allreduce(self->tg, &s, &bad, ACCEL_REDOP_SUM,
+					      self->comms[0], NULL));
+	/* counts that do not fit, a dtype mismatch, a bad root, AVG of integers */
+	bad = view(self->rbuf[0], ACCEL_DTYPE_I32, 0, 63);
+	EXPECT_EQ(-EINVAL, accel_tg_allreduce(self->tg, &s, &bad, ACCEL_REDOP_SUM,
+					      self->comms[0], NULL));
+	bad = view(self->rbuf[0], ACCEL_DTYPE_F32, 0, 64);
+	EXPECT_EQ(-EINVAL, accel_tg_allreduce(self->tg, &s, &bad, ACCEL_REDOP_SUM,
+					      self->comms[0], NULL));
+	EXPECT_EQ(-EINVAL, accel_tg_broadcast(self->tg, &s, &d, 2, self->comms[0], NULL));
+	EXPECT_EQ(-EINVAL, accel_tg_allreduce(self->tg, &s, &d, ACCEL_REDOP_AVG, self->comms[0],
+					      NULL));
+	EXPECT_EQ(-EINVAL, accel_tg_allreduce(self->tg, NULL, &d, ACCEL_REDOP_SUM,
+					      self->comms[0], NULL));
+	/* an aborted communicator: its error, at the call */
+	EXPECT_EQ(-ECANCELED, accel_tg_allreduce(self->tg, &s, &d, ACCEL_REDOP_SUM, other[0],
+						 NULL));
+	s = view(self->sbuf[1], ACCEL_DTYPE_I32, 0, 64);
+	d = view(self->rbuf[1], ACCEL_DTYPE_I32, 0, 64);
+	EXPECT_EQ(-ECONNABORTED, accel_tg_allreduce(self->tg, &s, &d, ACCEL_REDOP_SUM, other[1],
+						    NULL));
+	/* the capture and the communicator are still good */
+	ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g));
+	EXPECT_EQ(0, accel_graph_num_tasks(g));
+	accel_graph_destroy(g);
+	accel_comm_destroy(other[0]);
+	accel_comm_destroy(other[1]);
+	ASSERT_EQ(0, capture_chain(self, 2, 64, &g));
+	EXPECT_EQ(6, accel_graph_num_tasks(g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	for (r = 0; r < 2; r++)
+		fill_src(self->src[r], 64, r, 7);
+	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+	ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+	for (r = 0; r < 2; r++)
+		EXPECT_EQ(0, check_sum(_metadata, self->out[r], 64, 2, 7, "after capture errors"));
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+}
+
+/* --- allocation identity --- */
+
+static int churn(struct accel_device *dev)
+{
+	struct accel_buffer *x;
+	int i, ret;
+
+	for (i = 0; i < 256; i++) {
+		ret = accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &x);
+		if (ret)
+			return ret;
+		accel_buffer_destroy(x);
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(ctg, rebind_reallocated_buffer, 120)
+{
+	const unsigned int n = 2;
+	const uint64_t count = 256;
+	struct accel_buffer *b[NDEV];
+	struct accel_binding bind[NDEV];
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	uint64_t va[NDEV];
+	unsigned int r, round, same = 0;
+
+	ASSERT_EQ(0, tg_make(self, n));
+	ASSERT_EQ(0, comm_make(self, n, ACCEL_COMM_ALGO_AUTO, 10000));
+	ASSERT_EQ(0, capture_chain(self, n, count, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	for (round = 0; round < 4; round++) {
+		for (r = 0; r < n; r++) {
+			/* a new input buffer each round, where the last one was (most often) */
+			ASSERT_EQ(0, accel_buffer_create(self->dev[r], BUFSZ, ACCEL_BUFFER_HOST,
+							 &b[r]));
+			if (round && accel_buffer_va(b[r]) == va[r])
+				same++;
+			va[r] = accel_buffer_va(b[r]);
+			fill_src(b[r], count, r, 10 + round);
+			memset(accel_buffer_host(self->out[r]), 0, count * 4);
+			bind[r] = (struct accel_binding){ self->src[r], b[r] };
+		}
+		ASSERT_EQ(0, accel_graph_launch(ge, bind, n));
+		ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+		for (r = 0; r < n; r++) {
+			EXPECT_EQ(0, check_sum(_metadata, self->out[r], count, n, 10 + round,
+					       "reallocated input"));
+			accel_buffer_destroy(b[r]);
+		}
+		/* the task graph lets go of the destroyed buffers: their addresses are free */
+		ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+		/*
+		 * A destroyed buffer's address is quarantined for the next 256
+		 * destroys of the device (lib/va.c): push it through, so the
+		 * next buffer may take it.
+		 */
+		for (r = 0; r < n; r++)
+			ASSERT_EQ(0, churn(self->dev[r]));
+	}
+	ksft_print_msg("%u of %u reallocations at the same address\n", same, 3 * n);
+	EXPECT_LT(0, same);	/* else this test did not test what it says */
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+}
+
+TEST_HARNESS_MAIN
