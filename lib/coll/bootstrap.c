@@ -418,7 +418,7 @@ static void hello_fill(struct bs_hello *h, const struct bs_id *id, unsigned int 
 	h->pid = (int32_t)getpid();
 	h->version = ACCEL_VERSION_MAJOR << 16 | ACCEL_VERSION_MINOR << 8 | ACCEL_VERSION_PATCH;
 	snprintf(h->backend, sizeof(h->backend), "%s", be ? be : "?");
-	/* the struct and the extension of commxp (xproc.c): the whole memfd layout */
+	/* the struct and the extension of xproc.c: the whole memfd layout */
 	h->group_bytes = (uint32_t)(sizeof(struct acc_group) + acc_xp_bytes(nranks));
 	h->channels = ACC_COMM_CHANNELS;
 	h->window = ACC_COMM_WINDOW;
@@ -773,7 +773,7 @@ static size_t group_shared_bytes(void)
 	return (len + ACC_PAGE - 1) & ~(size_t)(ACC_PAGE - 1);
 }
 
-/* The memfd: the group's shared part, then the extension of commxp (xproc.c). */
+/* The memfd: the group's shared part, then the extension of xproc.c. */
 static size_t shared_bytes(unsigned int nranks)
 {
 	return group_shared_bytes() + acc_xp_bytes(nranks);

@@ -137,7 +137,7 @@ struct acc_group {
 			 */
 			struct acc_rec_doc *rec_pending;
 			/*
-			 * commxp, multi-process only (xproc.c): this process's
+			 * multi-process only (xproc.c): this process's
 			 * view of the shared extension after the group (the
 			 * memfd's pages past the struct): alltoallv's count
 			 * tables (one per call-window slot) and the split's
@@ -174,7 +174,7 @@ struct acc_group {
 	_Atomic uint64_t left;		/* ranks whose process destroyed its rank */
 	int32_t lock_owner;		/* the rank holding @lock (EOWNERDEAD names it) */
 	/*
-	 * commxp: alltoallv's count mismatch (@lock), so that every rank's
+	 * alltoallv's count mismatch (@lock), so that every rank's
 	 * report names both ranks and both counts: rank @src sends @sent
 	 * elements to @dst, which receives @recvd from it (@set: recorded)
 	 */
@@ -221,7 +221,7 @@ struct acc_recorder {
 
 struct accel_comm {
 	struct acc_group *g;
-	/* commtg: graphs holding this rank, and ACC_COMM_DESTROYED (comm_tasks.c) */
+	/* graphs holding this rank, and ACC_COMM_DESTROYED (lib/graph/coll_task.c) */
 	atomic_uint refs;
 	unsigned int rank, nranks;
 	struct accel_device *dev;
@@ -257,7 +257,7 @@ struct accel_comm {
 	atomic_bool logged;
 	struct acc_recorder rec;	/* flight recorder (group->lock) */
 	/*
-	 * commlat: the plan buffers the rank's calls reuse (acc_plan_init()):
+	 * the plan buffers the rank's calls reuse (acc_plan_init()):
 	 * packets (@plan_cap of them) and 2 x nranks chunk counts, lent to
 	 * one plan at a time (@plan_busy; a second plan alive at once, as in
 	 * two threads calling for one rank, allocates its own). NULL: none
@@ -317,13 +317,13 @@ struct acc_plan {
 	int err;
 	uint64_t *sent, *recvd;		/* copies, committed on success */
 	uint64_t timeout_ns;
-	bool pooled;			/* the buffers are c->plan_* (commlat) */
+	bool pooled;			/* the buffers are c->plan_* */
 };
 
 /*
  * Test hook (hidden, like acc_comm_test_base): heap allocations plans
  * made (their packets, chunk counts and growth). The issue path of a
- * rank whose plan buffers are warm makes none (commlat).
+ * rank whose plan buffers are warm makes none.
  */
 extern _Atomic uint64_t acc_comm_plan_allocs;
 
@@ -362,10 +362,10 @@ struct acc_args {
 	bool avg;
 	int root;
 	bool in_place;
-	/* commops: alltoallv's arrays (copies, nranks entries each) */
+	/* alltoallv's arrays (copies, nranks entries each) */
 	const uint64_t *scounts, *sdispls, *rcounts, *rdispls;
 	uint64_t *vspare;	/* 2 nranks^2 entries for the arrival, or NULL */
-	/* commtg: a task-graph task's packets around the call's (NULL: none) */
+	/* a task-graph task's packets around the call's (NULL: none) */
 	struct acc_coll_hook *hook;
 };
 
@@ -388,7 +388,7 @@ void acc_call_describe(const struct acc_call *call, char *buf, size_t len);
 /* Is @q (a queue of @dev seen before) still alive? Its work is abandoned if not. */
 bool acc_comm_queue_alive(struct accel_device *dev, struct accel_queue *q, uint32_t id);
 
-/* --- commops: alltoallv.c, p2p.c --- */
+/* --- alltoallv.c, p2p.c --- */
 /* The call's packets (a->op ALLTOALLV) and the matching of its counts (g->lock). */
 void acc_alltoallv_plan(struct acc_plan *pl, const struct acc_args *a);
 const char *acc_alltoallv_match(struct acc_group *g, struct acc_arrival *w,
@@ -409,7 +409,7 @@ void acc_split_fini(struct acc_group *g);
 int acc_split_group_end(void);
 /* p2p.c: this thread's group depth */
 unsigned int acc_group_depth(void);
-/* Free what the operations of commops keep in @g (the group is going). */
+/* Free what alltoallv, sends/receives and split keep in @g (the group is going). */
 void acc_comm_ops_fini(struct acc_group *g);
 /* --- recorder.c --- */
 /* Settings from the caller's params and the environment (init). */
@@ -481,7 +481,7 @@ const char *acc_mp_peer_pid(const struct acc_group *g, int peer, char *buf, size
 void acc_mp_peer_died(struct acc_group *g, unsigned int p, const char *how);
 
 /*
- * --- commxp: alltoallv, send/recv and split across processes (xproc.c) ---
+ * --- alltoallv, send/recv and split across processes (xproc.c) ---
  *
  * A multi-process group's memfd holds, after the shared part of struct
  * acc_group, an extension whose size depends on the rank count only: the
@@ -502,7 +502,7 @@ uint64_t *acc_alltoallv_table(struct acc_group *g, struct acc_arrival *w);
 int acc_xsplit(struct accel_comm *c, int color, int key, struct accel_comm **newcomm);
 /* " (pid N)" after each rank of @mask in @buf ("2 (pid 7),3 (pid 9)"); "none" if empty. */
 const char *acc_ranks_pids(const struct acc_group *g, uint64_t mask, char *buf, size_t len);
-/* --- 1.4 (commtg): collectives as task-graph tasks (lib/graph/coll_task.c) --- */
+/* --- collectives as task-graph tasks (lib/graph/coll_task.c) --- */
 
 /*
  * What a task graph puts around a collective's packets on its queue. The
@@ -532,6 +532,5 @@ void acc_comm_get(struct accel_comm *c);
 void acc_comm_put(struct accel_comm *c);
 /* The destroy proper (comm.c), once the program and every graph let go. */
 void acc_comm_destroy_now(struct accel_comm *c);
-/* --- end of 1.4 (commtg) --- */
 
 #endif /* ACCEL_COLL_H */

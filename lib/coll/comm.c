@@ -314,7 +314,7 @@ static void mp_destroy(struct accel_comm *comm)
 
 ACCEL_API void accel_comm_destroy(struct accel_comm *comm)
 {
-	/* commtg: graphs holding the rank keep it until the last goes */
+	/* graphs holding the rank keep it until the last goes */
 	if (comm && !(atomic_fetch_or(&comm->refs, ACC_COMM_DESTROYED) & ~ACC_COMM_DESTROYED))
 		acc_comm_destroy_now(comm);
 }

@@ -168,7 +168,7 @@ static bool find_fault(struct accel_comm *c, struct accel_comm_error *rep)
 		if (rep->phase != ACCEL_COMM_PHASE_FAULT) {
 			rep->error = -ETIMEDOUT;
 			rep->missing = missing_of(g, rep->seq);
-			/* commops: a send or receive waits for its peer alone */
+			/* a send or receive waits for its peer alone */
 			if (h->call.op == ACCEL_COMM_OP_SEND || h->call.op == ACCEL_COMM_OP_RECV)
 				rep->missing = rep->peer >= 0 ? 1ull << rep->peer : 0;
 		}
@@ -180,7 +180,7 @@ static bool find_fault(struct accel_comm *c, struct accel_comm_error *rep)
 static void log_report(struct accel_comm *c, const struct accel_comm_error *rep)
 {
 	const struct acc_hist *h = NULL;
-	/* commxp: each missing rank with its pid (multi-process), "2 (pid 7),3 (pid 9)" */
+	/* each missing rank with its pid (multi-process), "2 (pid 7),3 (pid 9)" */
 	char miss[ACCEL_COMM_MAX_RANKS * 24] = "", call[160] = "?", ppid[32];
 	uint64_t i = c->nhist > ACC_COMM_HISTORY ? c->nhist - ACC_COMM_HISTORY : 0;
 
@@ -268,7 +268,7 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 				rep.seq = g->fail_call[0].seq;
 				rep.op = g->fail_call[0].op;
 			}
-			/* commxp: the peer's process, of a multi-process communicator */
+			/* the peer's process, of a multi-process communicator */
 			rep.peer_pid = g->mp && rep.peer >= 0 && (unsigned int)rep.peer < g->nranks ?
 				       g->pids[rep.peer] : 0;
 			comm->err = rep;

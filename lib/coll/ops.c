@@ -239,7 +239,7 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	xq = c->have_last && c->last_q != q &&
 	     acc_comm_queue_alive(c->dev, c->last_q, c->last_qid);
 	need = pl.n + 2 + (c->nranks > 2 ? c->nranks - 1 : 1) + 1 + xq;
-	if (a->hook) {	/* commtg: a task graph's WAITs and completion around the call */
+	if (a->hook) {	/* a task graph's WAITs and completion around the call */
 		need += a->hook->npre + a->hook->npost;
 		ret = a->hook->room(a->hook, q, need);
 		if (ret)
@@ -312,7 +312,7 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 
 	/*
 	 * commit: the packets, the event, the history and the recorder's
-	 * entry still under the lock (one lock round trip per call, commlat);
+	 * entry still under the lock (one lock round trip per call);
 	 * the doorbell after it. Nothing below waits: the room is reserved.
 	 */
 	first = q->pi;
@@ -390,7 +390,7 @@ static int coll_issue(struct accel_comm *c, struct acc_args *a, enum accel_dtype
 	return ret ? ret : acc_coll_call(c, a, q, ev);
 }
 
-/* commtg: the checks of coll_issue() alone, and the communicator's error */
+/* the checks of coll_issue() alone, and the communicator's error */
 int acc_coll_check(struct accel_comm *c, struct acc_args *a, enum accel_dtype dtype,
 		   enum accel_redop op, struct accel_queue *q)
 {

@@ -42,7 +42,7 @@ static void graph_free(struct accel_graph *g)
 		acc_buffer_unpin(gb->buf, &gb->pin);
 		free(gb);
 	}
-	tg_coll_graph_free(g);	/* commtg */
+	tg_coll_graph_free(g);	/* its collectives (coll_task.c) */
 	for (i = 0; i < g->ntasks; i++)
 		free(g->tasks[i].deps);
 	tm_destroy(g->tm);

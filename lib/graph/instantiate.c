@@ -343,7 +343,7 @@ ACCEL_API int accel_graph_instantiate(struct accel_graph *g, struct accel_graph_
 		acc_err("accel_graph_instantiate: the graph has no tasks");
 		return -EINVAL;
 	}
-	if (tg_graph_has_coll(g))	/* commtg: launched by replay */
+	if (tg_graph_has_coll(g))	/* launched by replay */
 		return tg_coll_instantiate(g, out);
 	ret = -ENOMEM;
 	ge = calloc(1, sizeof(*ge));

@@ -352,7 +352,7 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 	ret = check_bindings(ge, bindings, n, act);
 	if (ret)
 		goto out;
-	if (ge->replay) {	/* commtg: a graph with collectives */
+	if (ge->replay) {	/* a graph with collectives */
 		ret = tg_coll_launch(ge, act);
 		goto out;
 	}

@@ -364,7 +364,7 @@ struct accel_graph_exec {
 	 */
 	int32_t trace_bind;
 	struct accel_buffer *tstamps[ACCEL_TG_MAX_DEVICES];
-	/* commtg: a graph with collectives, launched by replaying its tasks (coll_task.c) */
+	/* a graph with collectives, launched by replaying its tasks (coll_task.c) */
 	bool replay;
 };
 
@@ -615,7 +615,7 @@ void tg_trace_note(struct tg_line *l, uint64_t value, uint64_t id, const char *n
 /* an executable goes: its launches' records keep only the launch slice */
 void tg_trace_forget_exec(struct accel_tg *tg, const struct accel_graph_exec *ge);
 
-/* --- coll_task.c (commtg): collectives as tasks --- */
+/* --- coll_task.c: collectives as tasks --- */
 /* tg_gtask.op of a collective: @arg its communicator, @u0 tg_coll_pack() */
 #define TG_TASK_COLL		0x100u
 bool tg_graph_has_coll(const struct accel_graph *g);

@@ -880,7 +880,7 @@ TEST_F_TIMEOUT(mp, call_mismatch_fails_every_rank, 60)
 	run_job(_metadata, 3, &p, rank_call_mismatch, 0, NULL, 30000);
 }
 
-/* --- alltoallv, sends/receives and split across processes (commxp) --- */
+/* --- alltoallv, sends/receives and split across processes --- */
 
 /* Counts of the cross-process tests: 0, 1, primes, and more than a 4 KiB chunk. */
 static uint64_t xcnt(unsigned int s, unsigned int d, unsigned int round)
@@ -1331,7 +1331,11 @@ TEST_F_TIMEOUT(mp, split_a_rank_never_calls_times_out, 60)
  * SIGKILL of rank n-1 during alltoallv (x->arg 0: a large one in flight),
  * a group of sends and receives (1: in flight) or split (2: before it
  * calls, while the others wait in it): the survivors fail with
- * -ECONNRESET within 2 s naming it.
+ * -ECONNRESET within 2 s naming it. "In flight" is made sure of: the
+ * victim calls last (its queue's packets are the ones that release the
+ * others' gates) and behind a 500 ms DELAY on its queue, and dies 20 ms
+ * after the call; without the DELAY a fast run could finish the
+ * operation before the SIGKILL (it did once in the VM).
  */
 static void rank_xp_killed(struct rank_ctx *x)
 {
@@ -1350,6 +1354,12 @@ static void rank_xp_killed(struct rank_ctx *x)
 		raise(SIGKILL);
 	}
 	t0 = now_ns();
+	if (x->arg != 2 && r == victim) {
+		usleep(100000);		/* the others have called: this call is the last */
+		RCHECK_EQ(0, accel_queue_reserve(x->q, 1, WAIT_NS));
+		accel_prep_delay(accel_queue_get_packet(x->q), 500000000);
+		RCHECK(accel_queue_submit(x->q) >= 0);
+	}
 	if (x->arg == 0) {
 		for (p = 0; p < n; p++) {
 			sc[p] = rc[p] = big;

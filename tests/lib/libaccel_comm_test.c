@@ -28,7 +28,7 @@
 
 /* the library's test hook (lib/coll/coll.h): counters and sequence numbers start here */
 extern uint64_t acc_comm_test_base;
-/* commlat: test hooks (lib/coll/coll.h, lib/internal.h): plan heap allocations, doorbells */
+/* test hooks (lib/coll/coll.h, lib/internal.h): plan heap allocations, doorbells */
 extern _Atomic uint64_t acc_comm_plan_allocs;
 uint64_t acc_queue_doorbells(const struct accel_queue *q);
 
@@ -836,7 +836,7 @@ TEST_F_TIMEOUT(comm, create_use_destroy_1000, 900)
 	EXPECT_EQ(thr0, threads_now());
 }
 
-/* --- commlat: the issue path's doorbells, kicks and heap allocations --- */
+/* --- the issue path's doorbells, kicks and heap allocations --- */
 
 /* The device's KICK count (the "stats" file: module debugfs or the in-process device), or -1. */
 static long long dev_kicks(struct accel_device *dev)

@@ -122,7 +122,7 @@ enum accel_comm_op {
 	ACCEL_COMM_OP_REDUCESCATTER,
 	ACCEL_COMM_OP_ALLTOALL,
 	ACCEL_COMM_OP_BARRIER,
-	/* 1.3 (commops) */
+	/* libaccel 1.3 */
 	ACCEL_COMM_OP_ALLTOALLV,
 	ACCEL_COMM_OP_SEND,
 	ACCEL_COMM_OP_RECV,
@@ -288,7 +288,7 @@ struct accel_comm_error {
 	uint32_t algo;
 	uint64_t missing;
 	uint64_t reserved[2];
-	/* commxp (1.4) */
+	/* libaccel 1.4 */
 	int32_t peer_pid;
 	uint32_t reserved2;
 };
@@ -563,7 +563,7 @@ int accel_comm_init_rank(struct accel_comm **comm, unsigned int nranks,
  * progress; -EINVAL for NULL. A few syscalls.
  */
 int accel_comm_init_abort(const struct accel_comm_id *id);
-/* --- 1.3 (commops): alltoallv, send/recv and groups, split --- */
+/* --- libaccel 1.3: alltoallv, send/recv and groups, split --- */
 
 /**
  * accel_alltoallv() - rank i's @sendcounts[j] elements at @sdispls[j] go to rank j's @rdispls[i]
@@ -587,9 +587,9 @@ int accel_comm_init_abort(const struct accel_comm_id *id);
  * call: -EINVAL). No range of @recv may overlap another range of @recv
  * or any range of @send (no in-place form): -EINVAL naming both ranges.
  * Zero counts move nothing. Always the direct algorithm (a forced ring
- * is -EINVAL). Otherwise as the other operations, except that
- * multi-process communicators (accel_comm_init_rank()) do not have it
- * yet: -EOPNOTSUPP.
+ * is -EINVAL). Otherwise as the other operations, on one-process and
+ * multi-process communicators alike (libaccel 1.4: multi-process ones
+ * returned -EOPNOTSUPP before).
  */
 int accel_alltoallv(uint64_t send, const uint64_t *sendcounts, const uint64_t *sdispls,
 		    uint64_t recv, const uint64_t *recvcounts, const uint64_t *rdispls,
@@ -647,9 +647,9 @@ int accel_group_end(void);
  * then fail with -ETIMEDOUT naming the peer (NCCL needs a group there
  * too).
  *
- * Return: 0; -EINVAL for a bad argument (logged); -EOPNOTSUPP on a
- * multi-process communicator (not yet); as accel_group_end() outside a
- * group.
+ * Return: 0; -EINVAL for a bad argument (logged); as accel_group_end()
+ * outside a group. Multi-process communicators have it too (libaccel
+ * 1.4; -EOPNOTSUPP before).
  */
 int accel_send(uint64_t send, uint64_t count, enum accel_dtype dtype, int peer,
 	       struct accel_comm *comm, struct accel_queue *queue, struct accel_event *ev);
@@ -689,15 +689,18 @@ int accel_recv(uint64_t recv, uint64_t count, enum accel_dtype dtype, int peer,
  * one-shot threshold) and have staging and counters of their own, so
  * parent and children work at the same time (Documentation/
  * collectives.rst, "Split"). Destroy them in any order with the parent.
+ * On a multi-process communicator (libaccel 1.4; -EOPNOTSUPP before)
+ * each process calls it for its rank; the ranks meet in the parent's
+ * shared state and each new communicator is bootstrapped like
+ * accel_comm_init_rank() (a rendezvous of its own).
  *
  * Return: 0; -EINVAL for NULL, a color below -1, or a rank calling twice
- * before every rank called once; -EOPNOTSUPP on a multi-process
- * communicator (not yet); -ETIMEDOUT; the parent's error; what
- * accel_comm_init_all() returns (then no rank gets a new communicator).
+ * before every rank called once; -ETIMEDOUT; the parent's error; what
+ * accel_comm_init_all() or accel_comm_init_rank() returns (then no rank
+ * gets a new communicator).
  */
 int accel_comm_split(struct accel_comm *comm, int color, int key, struct accel_comm **newcomm);
 
-/* --- end of 1.3 (commops) --- */
 /* --- the flight recorder (1.3) --- */
 
 /**
@@ -732,7 +735,7 @@ int accel_comm_split(struct accel_comm *comm, int color, int key, struct accel_c
  */
 int accel_comm_dump(struct accel_comm *comm, int fd);
 
-/* --- 1.4 (commtg): collectives as task-graph tasks --- */
+/* --- libaccel 1.4: collectives as task-graph tasks --- */
 
 struct accel_tg;
 
@@ -870,7 +873,6 @@ int accel_tg_alltoall(struct accel_tg *tg, const struct accel_tensor *send,
  */
 int accel_tg_barrier(struct accel_tg *tg, struct accel_comm *comm, uint64_t *id);
 
-/* --- end of 1.4 (commtg) --- */
 #ifdef __cplusplus
 }
 #endif
