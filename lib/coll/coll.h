@@ -99,7 +99,7 @@ struct acc_mp;
  * shared part is the same memory in every process and @lock is a
  * process-shared robust mutex. Hence: nothing from @lock on may hold a
  * pointer or anything else that only means something in one process
- * (fail_field only ever points at string literals and is never read);
+ * (fail_field is a copy of the field's name, not a pointer to it);
  * process-local fields go into the anonymous structure of the local part.
  */
 struct acc_rec_doc;
@@ -167,7 +167,7 @@ struct acc_group {
 	int fail_rank;			/* who aborted, or the rank whose call differed */
 	struct acc_call fail_call[2];	/* PROTO: the reference and the differing call */
 	int fail_ranks[2];
-	const char *fail_field;
+	char fail_field[48];		/* PROTO: the differing field (a copy: shared) */
 	struct accel_comm_error fail_report;	/* TIMEOUT: the first rank's report */
 	/* multi-process (bootstrap.c) */
 	int32_t pids[ACCEL_COMM_MAX_RANKS];	/* every rank's process */

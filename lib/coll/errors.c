@@ -273,6 +273,17 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 				       g->pids[rep.peer] : 0;
 			comm->err = rep;
 			log_report(comm, &rep);
+			if (atomic_load(&g->fail) == ACC_FAIL_PROTO) {
+				/* every rank, in every process: both calls and the field */
+				char x[160], y[160];
+
+				acc_call_describe(&g->fail_call[0], x, sizeof(x));
+				acc_call_describe(&g->fail_call[1], y, sizeof(y));
+				acc_err("comm %p rank %u/%u: seq %llu: rank %d called %s, rank %d "
+					"called %s: the %s differs", (void *)g, comm->rank,
+					comm->nranks, (unsigned long long)g->fail_call[0].seq,
+					g->fail_ranks[0], x, g->fail_ranks[1], y, g->fail_field);
+			}
 			if (atomic_load(&g->fail) == ACC_FAIL_PROTO && g->a2av_fail.set)
 				acc_err("comm %p rank %u: alltoallv seq %llu: rank %u sends %llu "
 					"elements to rank %u, which receives %llu from rank %u",

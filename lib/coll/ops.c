@@ -168,7 +168,7 @@ void acc_comm_fail_proto(struct acc_group *g, const struct acc_call *ref, int re
 	g->fail_call[1] = *call;
 	g->fail_ranks[0] = ref_rank;
 	g->fail_ranks[1] = rank;
-	g->fail_field = field;
+	snprintf(g->fail_field, sizeof(g->fail_field), "%s", field);
 	acc_comm_poison(g, 2);
 }
 

@@ -869,6 +869,11 @@ static void rank_call_mismatch(struct rank_ctx *x)
 		ret = accel_comm_wait(c, &ev, WAIT_NS);
 	RCHECK_EQ(-EPROTO, ret);
 	RCHECK_EQ(-EPROTO, accel_comm_get_async_error(c, &err, sizeof(err)));
+	/* every process's log names both calls and the field, not only rank 1's */
+	RCHECK(log_has(x, "count 1031,"));
+	RCHECK(log_has(x, ", rank 1 called allreduce(dtype"));
+	RCHECK(log_has(x, "count 1032,"));
+	RCHECK(log_has(x, ": the count differs"));
 	accel_comm_destroy(c);
 }
 
@@ -1158,6 +1163,10 @@ static void rank_p2p_mismatch(struct rank_ctx *x)
 	}
 	RCHECK_EQ(-EPROTO, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(1 - (int)x->rank, err.peer);
+	/* rank 0's process, which did not find the mismatch, logs both calls and the field */
+	RCHECK(log_has(x, "rank 0 called send(dtype"));
+	RCHECK(log_has(x, "rank 1 called recv(dtype"));
+	RCHECK(log_has(x, ": the count differs"));
 	accel_comm_destroy(c);
 }
 
