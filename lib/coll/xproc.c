@@ -127,6 +127,14 @@ static uint64_t all_of(unsigned int n)
 	return n == 64 ? ~0ull : (1ull << n) - 1;
 }
 
+/* A wait on the shared state (g->lock held): 0 to go on, else its error or -ETIMEDOUT */
+static int wait_status(struct acc_group *g, unsigned int rank, int64_t deadline)
+{
+	int ret = acc_comm_group_error(g, rank);
+
+	return !ret && acc_now_ns() >= deadline ? -ETIMEDOUT : ret;
+}
+
 /* Sleep between two looks at the shared state: 1 ms for the first 20 ms, then 5 ms. */
 static void nap(int64_t since)
 {
@@ -266,9 +274,7 @@ static int xsplit_meet(struct accel_comm *c, int color, int key, uint64_t *k,
 			ret = 0;
 			break;
 		}
-		ret = acc_comm_group_error(g, c->rank);
-		if (!ret && acc_now_ns() >= deadline)
-			ret = -ETIMEDOUT;
+		ret = wait_status(g, c->rank, deadline);
 		if (ret) {
 			uint64_t miss = all & ~b->seen;	/* not those that timed out first */
 
@@ -306,9 +312,7 @@ static int xsplit_id(struct accel_comm *c, uint64_t k, unsigned int leader,
 			ret = 0;
 			break;
 		}
-		ret = acc_comm_group_error(g, c->rank);
-		if (!ret && acc_now_ns() >= deadline)
-			ret = -ETIMEDOUT;
+		ret = wait_status(g, c->rank, deadline);
 		if (ret) {
 			acc_err("comm_split: comm %p rank %u: split %llu: no id from rank %s, the "
 				"new communicator's rank 0: %s", (void *)g, c->rank,

@@ -283,7 +283,6 @@ static int coll_submit(struct accel_tg *tg, struct tg_task *tt, struct acc_args 
 	struct coll_hook ch = { .tg = tg, .l = l, .trace = tg->p.flags & ACCEL_TG_TRACE };
 	const struct accel_buffer *bufs[ACCEL_TASK_MAX_ARGS];
 	struct accel_event ev;
-	struct tg_ring_rec *rec;
 	uint64_t value, id;
 	uint32_t i;
 	int ret;
@@ -338,26 +337,8 @@ static int coll_submit(struct accel_tg *tg, struct tg_task *tt, struct acc_args 
 	tg_buf_commit_staged(tg);
 	if (ch.trace)
 		tg_trace_note(l, value, id, tt->tk.name);
-	rec = &l->recs[value & (l->q->size - 1)];
-	rec->value = value;
-	rec->first = ch.first;
-	rec->last = l->q->pi - 1;
-	rec->ge = NULL;
-	snprintf(rec->name, sizeof(rec->name), "%s", tt->tk.name);
-	tm_group_begin(tg->tm);
-	for (i = 0; i < tt->nargs; i++) {
-		struct tg_arg *ar = &tt->a[i];
-
-		tm_insert_layout(tg->tm, ar->v.buf, &ar->lay, (enum accel_access)ar->access, id);
-		tg_buf_used(ar->b, tt->line, value);
-	}
-	tm_group_end(tg->tm);
-	tg_holds_commit(tg, l, tt, value);
-	tg_deps_count(tg);
-	if (tg->open_maps)
-		tg_deps_mark_blocked(tg, tt->line, value);
-	tg->st.tasks++;
-	l->next = value + 1;
+	tg_ring_rec_set(l, value, ch.first, tt->tk.name);
+	tg_task_commit(tg, l, tt, id, value);
 	if (id_out)
 		*id_out = id;
 	if (ret == -EIO || ret == -ENODEV) {

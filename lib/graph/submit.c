@@ -107,6 +107,39 @@ static void name_copy(char *dst, size_t len, const char *src)
 	dst[i] = 0;
 }
 
+void tg_ring_rec_set(struct tg_line *l, uint64_t value, uint64_t first, const char *name)
+{
+	struct tg_ring_rec *rec = &l->recs[value & (l->q->size - 1)];
+
+	rec->value = value;
+	rec->first = first;
+	rec->last = l->q->pi - 1;
+	rec->ge = NULL;
+	name_copy(rec->name, sizeof(rec->name), name);
+}
+
+void tg_task_commit(struct accel_tg *tg, struct tg_line *l, struct tg_task *tt, uint64_t id,
+		    uint64_t value)
+{
+	uint32_t i;
+
+	tm_group_begin(tg->tm);
+	for (i = 0; i < tt->nargs; i++) {
+		struct tg_arg *a = &tt->a[i];
+
+		tm_insert_layout(tg->tm, a->v.buf, &a->lay, (enum accel_access)a->access, id);
+		tg_buf_used(a->b, tt->line, value);
+	}
+	tm_group_end(tg->tm);
+	tg_holds_commit(tg, l, tt, value);
+	tg_outputs_commit(tt);
+	tg_deps_count(tg);
+	if (tg->open_maps)
+		tg_deps_mark_blocked(tg, tt->line, value);
+	tg->st.tasks++;
+	l->next = value + 1;
+}
+
 /* register the buffers of the arguments (stage 2) */
 static int register_args(struct accel_tg *tg, struct tg_task *tt)
 {
@@ -146,7 +179,6 @@ static int submit_eager(struct accel_tg *tg, struct tg_task *tt, uint64_t *id_ou
 	bool host = l->kind == TG_LINE_HOST, trace = tg->p.flags & ACCEL_TG_TRACE;
 	struct drm_vaccel_packet *p;
 	struct tg_host *h = NULL;
-	struct tg_ring_rec *rec;
 	uint64_t value, id, sva = 0, first;
 	uint32_t i, nplaced = 0;
 	int ret, n = 0;
@@ -251,29 +283,10 @@ static int submit_eager(struct accel_tg *tg, struct tg_task *tt, uint64_t *id_ou
 			tg_trace_stamp(l, value, 1, accel_queue_get_packet(l->q));
 			tg_trace_note(l, value, id, tg_name(&tt->tk));
 		}
-		rec = &l->recs[value & (l->q->size - 1)];
-		rec->value = value;
-		rec->first = first;
-		rec->last = l->q->pi - 1;
-		rec->ge = NULL;
-		name_copy(rec->name, sizeof(rec->name), tt->tk.name);
+		tg_ring_rec_set(l, value, first, tt->tk.name);
 	}
-	tm_group_begin(tg->tm);
-	for (i = 0; i < tt->nargs; i++) {
-		struct tg_arg *a = &tt->a[i];
-
-		tm_insert_layout(tg->tm, a->v.buf, &a->lay, (enum accel_access)a->access, id);
-		tg_buf_used(a->b, tt->line, value);
-	}
-	tm_group_end(tg->tm);
-	tg_holds_commit(tg, l, tt, value);
-	tg_outputs_commit(tt);
-	tg_deps_count(tg);
-	if (tg->open_maps)
-		tg_deps_mark_blocked(tg, tt->line, value);
+	tg_task_commit(tg, l, tt, id, value);
 	tg->st.heap_allocs += nplaced;
-	tg->st.tasks++;
-	l->next = value + 1;
 	if (id_out)
 		*id_out = id;
 	if (!host && publish) {

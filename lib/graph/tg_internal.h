@@ -615,6 +615,17 @@ void tg_trace_note(struct tg_line *l, uint64_t value, uint64_t id, const char *n
 /* an executable goes: its launches' records keep only the launch slice */
 void tg_trace_forget_exec(struct accel_tg *tg, const struct accel_graph_exec *ge);
 
+/* --- submit.c: the commit stage, shared with coll_task.c (nothing in it fails) --- */
+/* The ring record of the task at @value: slots [@first, the queue's pi) and its name. */
+void tg_ring_rec_set(struct tg_line *l, uint64_t value, uint64_t first, const char *name);
+/*
+ * A task whose packets are in the ring: its views into the TensorMap (one
+ * group), its heap holds and placed outputs, the statistics, the line's
+ * next value.
+ */
+void tg_task_commit(struct accel_tg *tg, struct tg_line *l, struct tg_task *tt, uint64_t id,
+		    uint64_t value);
+
 /* --- coll_task.c: collectives as tasks --- */
 /* tg_gtask.op of a collective: @arg its communicator, @u0 tg_coll_pack() */
 #define TG_TASK_COLL		0x100u
