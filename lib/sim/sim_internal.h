@@ -112,6 +112,8 @@
  * so that a 1 MiB COPY is not one engine's alone.
  */
 #define SIM_SPLIT_MIN		(2ull * VACCEL_CORE_CHUNK)
+/* the smallest range of a split job (sim_split.c: sim_split_chunk()) */
+#define SIM_SPLIT_CHUNK_MIN	(64ull << 10)
 /* the eventfd arms and buckets of the uAPI */
 #define SIM_ARMS_MAX		DRM_VACCEL_EVENTFD_MAX
 /* memfd names: buffer objects carry their flags in it, so another process can read them */

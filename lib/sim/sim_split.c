@@ -6,9 +6,16 @@
  * may run on any thread).
  *
  * The engine running the queue (the owner) turns the rest of the packet
- * into a job of 256 KiB ranges listed on the device; idle engines (and the
- * owner, in its turns) claim ranges with an atomic counter. When every
- * range is claimed and none runs, the owner reports to the core
+ * into a job of ranges listed on the device (64 KiB to 256 KiB: at least
+ * 16 of them); idle engines (and the owner, in its turns) claim ranges from
+ * the front, host threads from the back, both through one atomic word.
+ * From the back, so that a COPY repeated between the same buffers by the
+ * owner and a waiting thread finds most of each one's half in the cache of
+ * the CPU that copied it last (a two-thread host copy's partition is
+ * static). A range that faults ends the claims above it, not below: every
+ * range before the lowest faulting one still runs, so the packet stops
+ * where one engine running it alone would have. When every range is
+ * claimed and none runs, the owner reports to the core
  * (vaccel_core_bulk_done()) and the packet completes on its queue as any
  * other. The owner never helps its own job outside its turns (it would
  * use the queue's TLB outside the engine lock, which VM_UNBIND flushes
@@ -23,7 +30,8 @@
  * its time is nobody's engine time). In-process, the thread that would
  * only spin on the completion copies, so a COPY has the submitter's CPU
  * as well as the engines'. The owner wakes only as many sleeping engines
- * as there are ranges left and other CPUs to run them: a futex wake is
+ * as there are ranges left and CPUs to run them besides its own and the
+ * submitter's (which either helps or does other work): a futex wake is
  * microseconds on the owner's path, and an engine woken with no CPU free
  * only takes one from the work.
  *
@@ -41,9 +49,12 @@
  * struct sim_split - a bulk packet split into ranges
  * @q: the queue, whose engine owns the job
  * @pkt: a copy of the packet
- * @end: units of the packet (bytes, or REDUCE elements)
+ * @start: the unit (byte, or REDUCE element) of range 0
+ * @end: units of the packet
  * @chunk: units per range
- * @next: next unit to claim; set to @end to stop claims
+ * @claims: the next range claimed from the front (bits 0-31) and one past
+ *	the next claimed from the back (bits 32-63); claims stop when they
+ *	meet (open() below)
  * @inflight: helpers holding the job
  * @node: on the device's split list while @listed
  * @listed: on the list (device split lock)
@@ -56,9 +67,10 @@
 struct sim_split {
 	struct sim_queue *q;
 	struct drm_vaccel_packet pkt;
+	uint64_t start;
 	uint64_t end;
 	uint64_t chunk;
-	_Atomic uint64_t next;
+	_Atomic uint64_t claims;
 	atomic_int inflight;
 	struct list node;
 	bool listed;
@@ -69,16 +81,47 @@ struct sim_split {
 	unsigned int slot;
 };
 
-static bool sim_split_claim(struct sim_split *s, uint64_t *from, uint64_t *to)
+#define CLAIM_FRONT(c)	((uint32_t)(c))
+#define CLAIM_BACK(c)	((uint32_t)((c) >> 32))
+#define CLAIMS(f, b)	((uint64_t)(b) << 32 | (f))
+
+/* Are ranges left to claim? */
+static bool sim_split_open(struct sim_split *s)
 {
-	*from = atomic_fetch_add(&s->next, s->chunk);
-	if (*from >= s->end)
-		return false;
+	uint64_t c = atomic_load(&s->claims);
+
+	return CLAIM_FRONT(c) < CLAIM_BACK(c);
+}
+
+/* Claim a range from the front (engines) or the back (host threads). */
+static bool sim_split_claim(struct sim_split *s, bool back, uint64_t *from, uint64_t *to)
+{
+	uint64_t c = atomic_load(&s->claims), n, r;
+
+	do {
+		if (CLAIM_FRONT(c) >= CLAIM_BACK(c))
+			return false;
+		r = back ? CLAIM_BACK(c) - 1 : CLAIM_FRONT(c);
+		n = back ? CLAIMS(CLAIM_FRONT(c), r) : CLAIMS(r + 1, CLAIM_BACK(c));
+	} while (!atomic_compare_exchange_weak(&s->claims, &c, n));
+	*from = s->start + r * s->chunk;
 	*to = *from + s->chunk < s->end ? *from + s->chunk : s->end;
 	return true;
 }
 
-static bool sim_split_work(struct sim_split *s, uint64_t deadline)
+/* No claims at or above range @r from now on (@r 0: none at all). */
+static void sim_split_close(struct sim_split *s, uint64_t r)
+{
+	uint64_t c = atomic_load(&s->claims), n;
+
+	do {
+		if (CLAIM_BACK(c) <= r)
+			return;
+		n = CLAIMS(CLAIM_FRONT(c) < r ? CLAIM_FRONT(c) : r, r);
+	} while (!atomic_compare_exchange_weak(&s->claims, &c, n));
+}
+
+static bool sim_split_work(struct sim_split *s, bool back, uint64_t deadline)
 {
 	bool progress = false;
 	unsigned int slot;
@@ -86,7 +129,7 @@ static bool sim_split_work(struct sim_split *s, uint64_t deadline)
 	uint64_t from, to;
 	u32 f;
 
-	while (sim_now() < deadline && sim_split_claim(s, &from, &to)) {
+	while (sim_now() < deadline && sim_split_claim(s, back, &from, &to)) {
 		progress = true;
 		f = acc_sim_core_bulk_range(s->q, &s->pkt, from, to, &addr, &slot);
 		if (!f)
@@ -99,7 +142,8 @@ static bool sim_split_work(struct sim_split *s, uint64_t deadline)
 			s->slot = slot;
 		}
 		pthread_mutex_unlock(&s->lock);
-		atomic_store(&s->next, s->end);	/* no more claims */
+		/* the ranges below still run: see the top */
+		sim_split_close(s, (from - s->start) / s->chunk);
 	}
 	return progress;
 }
@@ -123,6 +167,20 @@ static void sim_split_cpus_init(void)
 		sim_split_cpus = 1;
 }
 
+/*
+ * Bytes per range for @bytes: at least 16 ranges, so that the last range
+ * to finish leaves little of the packet's time to one thread, and at most
+ * VACCEL_CORE_CHUNK, the core's step, per range; a power of two.
+ */
+static uint64_t sim_split_chunk(uint64_t bytes)
+{
+	uint64_t c = SIM_SPLIT_CHUNK_MIN;
+
+	while (c < VACCEL_CORE_CHUNK && c * 16 < bytes)
+		c *= 2;
+	return c;
+}
+
 bool sim_split_start(struct sim_queue *q)
 {
 	struct sim_dev *dev = q->file->dev;
@@ -136,14 +194,18 @@ bool sim_split_start(struct sim_queue *q)
 	left = acc_sim_core_bulk_left(&q->core, &unit);
 	if (left * unit < SIM_SPLIT_MIN)
 		return false;
+	/* the range numbers are 32 bits: a longer packet runs unsplit (and faults) */
+	if (left / (sim_split_chunk(left * unit) / unit) >= UINT32_MAX)
+		return false;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return false;	/* the queue's engine does it alone */
 	s->q = q;
 	s->pkt = q->core.pkt;
+	s->start = q->core.progress;
 	s->end = q->core.progress + left;
-	s->chunk = VACCEL_CORE_CHUNK / unit;
-	atomic_init(&s->next, q->core.progress);
+	s->chunk = sim_split_chunk(left * unit) / unit;
+	atomic_init(&s->claims, CLAIMS(0, (left + s->chunk - 1) / s->chunk));
 	atomic_init(&s->inflight, 0);
 	pthread_mutex_init(&s->lock, NULL);
 	q->split = s;
@@ -162,7 +224,7 @@ bool sim_split_start(struct sim_queue *q)
 	 */
 	pthread_once(&sim_split_cpus_once, sim_split_cpus_init);
 	ranges = (left + s->chunk - 1) / s->chunk;
-	wakes = (uint64_t)sim_split_cpus - 1;
+	wakes = sim_split_cpus > 2 ? (uint64_t)sim_split_cpus - 2 : 0;
 	if (wakes > ranges - 1)
 		wakes = ranges - 1;
 	for (i = 0; i < dev->cfg.engines; i++) {
@@ -212,8 +274,8 @@ bool sim_split_run(struct sim_queue *q, uint64_t deadline)
 	/* knob split_owner_yield: a turn preempted past its end */
 	if (sim_inject(&q->file->dev->knobs.split_owner_yield))
 		deadline = 0;
-	progress = sim_split_work(s, deadline);
-	if (atomic_load(&s->next) < s->end)
+	progress = sim_split_work(s, false, deadline);
+	if (sim_split_open(s))
 		return progress;
 	sim_split_unlist(s);
 	/* unlisted before @inflight is read: pairs with the helpers' decrement */
@@ -239,7 +301,7 @@ bool sim_split_help(struct sim_engine *e, uint64_t deadline)
 	for (l = dev->splits.next; l != &dev->splits; l = l->next) {
 		s = container_of(l, struct sim_split, node);
 		/* its own jobs an engine runs in its turns only: see the top */
-		if (s->q->engine != e && atomic_load(&s->next) < s->end) {
+		if (s->q->engine != e && sim_split_open(s)) {
 			found = s;
 			atomic_fetch_add(&s->inflight, 1);
 			list_del(&s->node);
@@ -254,11 +316,11 @@ bool sim_split_help(struct sim_engine *e, uint64_t deadline)
 	atomic_store(&e->helping, true);
 	/* the engine's time is the job's file's meanwhile */
 	sim_acct_begin(e, found->q->file, sim_now());
-	progress = sim_split_work(found, deadline);
+	progress = sim_split_work(found, false, deadline);
 	sim_acct_end(e, progress);
 	atomic_store(&e->helping, false);
 	owner = found->q->engine;
-	last = atomic_load(&found->next) >= found->end;
+	last = !sim_split_open(found);
 	/* the ranges' writes before the count: the owner reads it with acquire */
 	atomic_fetch_sub_explicit(&found->inflight, 1, memory_order_release);
 	/* @found may be freed from here on */
@@ -299,7 +361,7 @@ int sim_split_host_help(struct sim_dev *dev, uint64_t deadline)
 	pthread_mutex_lock(&dev->split_lock);
 	for (l = dev->splits.next; l != &dev->splits; l = l->next) {
 		s = container_of(l, struct sim_split, node);
-		if (atomic_load(&s->next) < s->end) {
+		if (sim_split_open(s)) {
 			found = s;
 			atomic_fetch_add(&s->inflight, 1);
 			break;
@@ -308,9 +370,9 @@ int sim_split_host_help(struct sim_dev *dev, uint64_t deadline)
 	pthread_mutex_unlock(&dev->split_lock);
 	if (!found)
 		return 0;
-	progress = sim_split_work(found, deadline);
+	progress = sim_split_work(found, true, deadline);
 	owner = found->q->engine;
-	last = atomic_load(&found->next) >= found->end;
+	last = !sim_split_open(found);
 	/* the ranges' writes before the count: the owner reads it with acquire */
 	atomic_fetch_sub_explicit(&found->inflight, 1, memory_order_release);
 	/* @found may be freed from here on */
@@ -325,7 +387,7 @@ bool sim_split_waiting(struct sim_queue *q)
 {
 	struct sim_split *s = q->split;
 
-	return s && atomic_load(&s->next) >= s->end && atomic_load(&s->inflight);
+	return s && !sim_split_open(s) && atomic_load(&s->inflight);
 }
 
 bool sim_split_pending(struct sim_dev *dev, struct sim_engine *e)
@@ -337,7 +399,7 @@ bool sim_split_pending(struct sim_dev *dev, struct sim_engine *e)
 	for (l = dev->splits.next; l != &dev->splits && !pending; l = l->next) {
 		struct sim_split *s = container_of(l, struct sim_split, node);
 
-		pending = s->q->engine != e && atomic_load(&s->next) < s->end;
+		pending = s->q->engine != e && sim_split_open(s);
 	}
 	pthread_mutex_unlock(&dev->split_lock);
 	return pending;
@@ -346,7 +408,7 @@ bool sim_split_pending(struct sim_dev *dev, struct sim_engine *e)
 void sim_split_stop(struct sim_queue *q)
 {
 	if (q->split)
-		atomic_store(&q->split->next, q->split->end);
+		sim_split_close(q->split, 0);
 }
 
 void sim_split_cancel(struct sim_queue *q)

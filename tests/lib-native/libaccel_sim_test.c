@@ -1974,6 +1974,61 @@ TEST(waiting_thread_runs_split_ranges)
 	accel_device_close(dev);
 }
 
+/*
+ * Host threads claim a split job's ranges from the back (sim_split.c),
+ * engines from the front. A range that faults ends the claims above it
+ * only: every range below the lowest fault still runs, so a split COPY
+ * stops where one engine alone would have. Here only the host runs
+ * ranges (the other engine stalled, the owner giving up its turns), from
+ * the back, so it meets the faulting ranges (a hole in the source from
+ * 6 MiB on) before the good ones; the copy must still hold the first
+ * 6 MiB, and the record must name the hole's first byte.
+ */
+TEST(split_fault_from_the_back_leaves_the_ranges_below_done)
+{
+	struct drm_vaccel_packet p;
+	struct raw_queue q;
+	uint32_t hs, hd;
+	uint8_t *src, *dst;
+	size_t i, n = 8 << 20, good = 6 << 20;
+	unsigned int owner, rounds = 0;
+	char line[64];
+	int fd;
+
+	ASSERT_EQ(0, sim_setup("0 engines=2"));
+	fd = raw_open(0);
+	ASSERT_LE(0, fd);
+	src = raw_buffer(fd, good, 0, RAW_VA + (16 << 20), &hs);
+	dst = raw_buffer(fd, n, 0, RAW_VA + (32 << 20), &hd);
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, dst);
+	for (i = 0; i < good; i += 8)
+		*(uint64_t *)(src + i) = i * 0x9e3779b97f4a7c15ull | 1;
+	memset(dst, 0, n);
+	ASSERT_EQ(0, raw_queue_create(fd, RAW_VA, 64, 0, &q));
+	owner = raw_text_has(fd, "engines", "engine 0 queues 1 ") ? 0 : 1;
+	snprintf(line, sizeof(line), "%u 20000000000", 1 - owner);
+	ASSERT_EQ(0, sim_fd_debug_write(fd, "stall_engine", line));
+	ASSERT_EQ(0, sim_fd_debug_write(fd, "split_owner_yield", "2000000000"));
+	accel_prep_copy(&p, RAW_VA + (32 << 20), RAW_VA + (16 << 20), n);
+	ASSERT_EQ(0, raw_submit(&q, &p));
+	ASSERT_EQ(1, raw_stat_wait(fd, "stats", "splits", 1));
+	/* this thread runs every range left, from the back */
+	while (acc_tp_sim.help(fd, 1000000000) > 0)
+		ASSERT_GT(1000, ++rounds);
+	ASSERT_LE(1, rounds);
+	ASSERT_EQ(0, sim_fd_debug_write(fd, "split_owner_yield", "0"));
+	snprintf(line, sizeof(line), "%u 0", 1 - owner);
+	ASSERT_EQ(0, sim_fd_debug_write(fd, "stall_engine", line));
+	ASSERT_EQ(0, raw_wait_fault(&q, 10 * RAW_SEC));
+	EXPECT_EQ(DRM_VACCEL_FAULT_UNMAPPED, q.ctrl->fault);
+	EXPECT_EQ(RAW_VA + (16 << 20) + good, q.ctrl->fault_addr);
+	EXPECT_EQ(0, memcmp(src, dst, good));
+	EXPECT_EQ(0, raw_stat(fd, "stats", "split_helps"));
+	EXPECT_LE(1, raw_stat(fd, "stats", "split_host_helps"));
+	raw_close(fd);
+}
+
 /* ---- fork ---- */
 
 /*
