@@ -33,6 +33,15 @@
 extern uint64_t acc_comm_test_base;
 
 /*
+ * Test hook (hidden, like acc_comm_test_base): when set, a multi-process
+ * accel_comm_split() calls it with the parent rank once every rank has
+ * arrived and the child's id is known, right before the child's
+ * bootstrap (xproc.c), so that a test can kill a rank while the others
+ * bootstrap the child.
+ */
+extern void (*acc_comm_test_split_hook)(unsigned int rank);
+
+/*
  * A channel's counter, keyed by (source rank, destination rank,
  * direction, channel), never by peer alone (seed 003): DATA counts chunks
  * @src wrote into @dst's staging (the word is @dst's, @src raises it),

@@ -44,6 +44,8 @@
 
 #include "coll.h"
 
+void (*acc_comm_test_split_hook)(unsigned int rank);
+
 #define XP_ALIGN	64u
 #define XP_PAGE		4096u
 
@@ -366,6 +368,8 @@ int acc_xsplit(struct accel_comm *c, int color, int key, struct accel_comm **new
 		if (ret)
 			return ret;
 	}
+	if (acc_comm_test_split_hook)
+		acc_comm_test_split_hook(c->rank);
 	ret = child_init(g, &child, m, &id, me, c->dev);
 	err = ret ? parent_error(c) : 0;
 	if (!ret) {

@@ -39,6 +39,9 @@
 #include "libaccel_test.h"
 #include "comm_oracle.h"
 
+/* the library's hidden test hook (lib/coll/coll.h), reachable: linked statically */
+extern void (*acc_comm_test_split_hook)(unsigned int rank);
+
 #define NMAX		4
 #define ID0		984
 #define CHUNK		4096
@@ -1419,6 +1422,64 @@ static void xp_kill_job(struct __test_metadata *_metadata, unsigned int n, int w
 TEST_F_TIMEOUT(mp, sigkill_during_alltoallv, 60) { xp_kill_job(_metadata, 3, 0); }
 TEST_F_TIMEOUT(mp, sigkill_during_send_recv, 60) { xp_kill_job(_metadata, 4, 1); }
 TEST_F_TIMEOUT(mp, sigkill_during_split, 60) { xp_kill_job(_metadata, 3, 2); }
+
+/*
+ * A rank killed while the others bootstrap the child of a split (the
+ * hidden hook acc_comm_test_split_hook runs in every rank once the
+ * meeting is over and the child's id is known, right before the child's
+ * bootstrap): x->arg 0 kills rank n-1, one of the child's non-leaders;
+ * 1 kills rank 0, the child's leader (whose rendezvous the others
+ * connect to). The survivors' split fails with -ECONNRESET within 2 s
+ * (not the 20 s timeout) naming the victim, and returns no child.
+ */
+static unsigned int split_victim;
+
+static void split_hook_kill(unsigned int rank)
+{
+	if (rank == split_victim)
+		raise(SIGKILL);
+	usleep(50000);		/* the survivors enter the bootstrap after the victim died */
+}
+
+static void rank_split_killed(struct rank_ctx *x)
+{
+	struct accel_comm *c, *child = (struct accel_comm *)1;
+	struct accel_comm_error err;
+	int64_t t0;
+
+	split_victim = x->arg ? 0 : x->n - 1;
+	RCHECK_EQ(0, rank_init(x, &c));
+	acc_comm_test_split_hook = split_hook_kill;
+	t0 = now_ns();
+	RCHECK_EQ(-ECONNRESET, accel_comm_split(c, 0, (int)x->rank, &child));
+	acc_comm_test_split_hook = NULL;
+	RCHECK(child == NULL);
+	RCHECK(now_ns() - t0 < 2 * SEC * tscale() + 50000000);
+	RCHECK_EQ(-ECONNRESET, accel_comm_get_async_error(c, &err, sizeof(err)));
+	RCHECK_EQ(split_victim, err.peer);
+	RCHECK_EQ(job_pids[split_victim], err.peer_pid);
+	accel_comm_destroy(c);
+}
+
+static void split_kill_job(struct __test_metadata *_metadata, unsigned int n, int what)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+	int want[NMAX] = { 0 };
+
+	want[what ? 0 : n - 1] = 128 + SIGKILL;
+	run_job(_metadata, n, &p, rank_split_killed, what, want, 30000);
+}
+
+TEST_F_TIMEOUT(mp, sigkill_of_a_child_rank_during_split_bootstrap, 60)
+{
+	split_kill_job(_metadata, 3, 0);
+}
+
+TEST_F_TIMEOUT(mp, sigkill_of_the_child_leader_during_split_bootstrap, 60)
+{
+	split_kill_job(_metadata, 4, 1);
+}
 
 static int count_dir(const char *path);
 
