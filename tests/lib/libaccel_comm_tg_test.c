@@ -39,7 +39,8 @@
  *     the task graph's own tasks and captured+launched with rebinding,
  *     against the host; the 2-rank exchange that deadlocks as separate
  *     send and receive tasks (-ETIMEDOUT) and completes as sendrecv; bad
- *     inputs with their exact errnos, changing nothing.
+ *     inputs with their exact errnos, changing nothing; tasks issued
+ *     inside an open accel_group_start() leave the thread's group intact.
  *
  * Every wait is bounded (the library's waits take timeouts; every device
  * wait of a collective carries the communicator's timeout).
@@ -1552,6 +1553,58 @@ TEST_F_TIMEOUT(ctg, xfer_bad_inputs, 120)
 	}
 	for (r = 0; r < n; r++)
 		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	free(x);
+}
+
+/*
+ * A task inside an open group (accel_group_start()) is issued at once and
+ * leaves the thread's group as it was: an eager send recorded in the group
+ * before the tasks and its receive recorded after them go out at
+ * accel_group_end(), with their data.
+ */
+TEST_F_TIMEOUT(ctg, task_inside_open_group, 120)
+{
+	struct accel_queue *q[2] = { NULL, NULL };
+	struct accel_buffer *e[2] = { NULL, NULL };
+	struct accel_event ev[2];
+	struct xfer *x = calloc(1, sizeof(*x));
+	int32_t *p;
+	unsigned int r, i;
+
+	ASSERT_NE(NULL, x);
+	ASSERT_EQ(0, tg_make(self, 2));
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_AUTO, 10000));
+	for (r = 0; r < 2; r++) {
+		ASSERT_EQ(0, accel_queue_create(self->dev[r], NULL, &q[r]));
+		ASSERT_EQ(0, accel_buffer_create(self->dev[r], 4096, ACCEL_BUFFER_HOST, &e[r]));
+		memset(accel_buffer_host(e[r]), 0, 4096);
+	}
+	p = accel_buffer_host(e[0]);
+	for (i = 0; i < 100; i++)
+		p[i] = (int32_t)(i * 3 + 1);
+	ASSERT_EQ(0, accel_group_start());
+	ASSERT_EQ(0, accel_send(accel_buffer_va(e[0]), 100, ACCEL_DTYPE_I32, 1, self->comms[0],
+				q[0], &ev[0]));
+	/* the tasks complete while the group is open (xfer_eager() syncs) */
+	xfer_make(x, X_PERM, 2, 300);
+	EXPECT_EQ(0, xfer_eager(_metadata, self, x, 5));
+	xfer_make(x, X_A2AV, 2, 300);
+	EXPECT_EQ(0, xfer_eager(_metadata, self, x, 6));
+	ASSERT_EQ(0, accel_recv(accel_buffer_va(e[1]), 100, ACCEL_DTYPE_I32, 0, self->comms[1],
+				q[1], &ev[1]));
+	ASSERT_EQ(0, accel_group_end());
+	for (r = 0; r < 2; r++)
+		EXPECT_EQ(0, accel_comm_wait(self->comms[r], &ev[r], WAIT_NS));
+	p = accel_buffer_host(e[1]);
+	for (i = 0; i < 100; i++)
+		if (p[i] != (int32_t)(i * 3 + 1))
+			break;
+	EXPECT_EQ(100, i);
+	for (r = 0; r < 2; r++) {
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+		accel_queue_destroy(q[r]);
+		accel_buffer_destroy(e[r]);
+	}
 	free(x);
 }
 
