@@ -174,13 +174,13 @@ static int check_overlaps(const struct accel_comm *c, const struct acc_args *a)
 	return 0;
 }
 
-ACCEL_API int accel_alltoallv(uint64_t send, const uint64_t *sendcounts, const uint64_t *sdispls,
-			      uint64_t recv, const uint64_t *recvcounts, const uint64_t *rdispls,
-			      enum accel_dtype dtype, struct accel_comm *comm,
-			      struct accel_queue *queue, struct accel_event *ev)
+int acc_alltoallv_issue(uint64_t send, const uint64_t *sendcounts, const uint64_t *sdispls,
+			uint64_t recv, const uint64_t *recvcounts, const uint64_t *rdispls,
+			enum accel_dtype dtype, struct accel_comm *comm, struct accel_queue *queue,
+			struct acc_coll_hook *hook, bool check_only, struct accel_event *ev)
 {
 	struct acc_args a = { .op = ACCEL_COMM_OP_ALLTOALLV, .send = send, .recv = recv,
-			      .root = -1 };
+			      .root = -1, .hook = hook };
 	unsigned int n, p;
 	uint64_t *copy, total = 0;
 	int ret, es;
@@ -248,9 +248,24 @@ ACCEL_API int accel_alltoallv(uint64_t send, const uint64_t *sendcounts, const u
 	if (check_overlaps(comm, &a))
 		goto out;
 	a.count = total;	/* described in reports; not compared (the counts are) */
+	if (check_only) {	/* a task graph's capture */
+		acc_group_lock(comm->g);
+		ret = acc_comm_group_error(comm->g, comm->rank);
+		acc_group_unlock(comm->g);
+		goto out;
+	}
 	ret = acc_coll_call(comm, &a, queue, ev);
 out:
 	free(copy);
 	free(a.vspare);
 	return ret;
+}
+
+ACCEL_API int accel_alltoallv(uint64_t send, const uint64_t *sendcounts, const uint64_t *sdispls,
+			      uint64_t recv, const uint64_t *recvcounts, const uint64_t *rdispls,
+			      enum accel_dtype dtype, struct accel_comm *comm,
+			      struct accel_queue *queue, struct accel_event *ev)
+{
+	return acc_alltoallv_issue(send, sendcounts, sdispls, recv, recvcounts, rdispls, dtype,
+				   comm, queue, NULL, false, ev);
 }

@@ -535,6 +535,30 @@ int acc_coll_check(struct accel_comm *c, struct acc_args *a, enum accel_dtype dt
 /* Check and enqueue, as the public entry points (a->hook may be set). */
 int acc_coll_issue(struct accel_comm *c, struct acc_args *a, enum accel_dtype dtype,
 		   enum accel_redop op, struct accel_queue *q, struct accel_event *ev);
+/* One call of a task graph's send/receive task (p2p.c). */
+struct acc_p2p_desc {
+	bool send;
+	uint64_t buf, count;
+	enum accel_dtype dtype;
+	int peer;
+};
+
+/*
+ * Rank @c's @n sends and receives as one group (NCCL's group semantics),
+ * issued at once with @hook's packets around them, or checked only.
+ */
+int acc_p2p_task(struct accel_comm *c, const struct acc_p2p_desc *d, unsigned int n,
+		 struct accel_queue *q, struct acc_coll_hook *hook, bool check_only,
+		 struct accel_event *ev);
+/*
+ * accel_alltoallv() with @hook (a task graph's packets around the call's),
+ * or checked only (@check_only: the argument checks and the
+ * communicator's error).
+ */
+int acc_alltoallv_issue(uint64_t send, const uint64_t *sendcounts, const uint64_t *sdispls,
+			uint64_t recv, const uint64_t *recvcounts, const uint64_t *rdispls,
+			enum accel_dtype dtype, struct accel_comm *comm, struct accel_queue *queue,
+			struct acc_coll_hook *hook, bool check_only, struct accel_event *ev);
 /* The program's destroy of @c is deferred while graphs hold it (bit 31 of refs). */
 #define ACC_COMM_DESTROYED	0x80000000u
 void acc_comm_get(struct accel_comm *c);

@@ -288,7 +288,7 @@ struct batch {
 	unsigned int need, nposts;
 };
 
-static void batch_commit(struct batch *b, uint64_t pos)
+static void batch_commit(struct batch *b, uint64_t pos, struct acc_coll_hook *hook)
 {
 	struct accel_comm *c = b->c;
 	struct acc_group *g = c->g;
@@ -299,6 +299,10 @@ static void batch_commit(struct batch *b, uint64_t pos)
 	unsigned int i;
 	int ret;
 
+	if (hook) {	/* a task graph's WAITs (lib/graph/coll_task.c) */
+		hook->pre(hook, q);
+		hook->committed = true;
+	}
 	if (b->xq)
 		accel_prep_wait(accel_queue_get_packet(q), accel_signal_va(c->last_ev.signal),
 				DRM_VACCEL_WAIT_GE, c->last_ev.value, 0, g->timeout_ns);
@@ -308,6 +312,8 @@ static void batch_commit(struct batch *b, uint64_t pos)
 		*accel_queue_get_packet(q) = b->pl.pkts[i];
 	accel_prep_wait(accel_queue_get_packet(q), c->abort.va, DRM_VACCEL_WAIT_EQ, c->abort.base,
 			0, 1);
+	if (hook)	/* the task's completion */
+		hook->post(hook, q);
 	ret = accel_queue_record(q, &ev);
 	if (!ret) {
 		ret = accel_queue_submit(q);
@@ -342,8 +348,12 @@ static void batch_commit(struct batch *b, uint64_t pos)
 		  "packets", (void *)g, c->rank, (unsigned long long)pos, b->pl.n);
 }
 
-/* Issue this thread's group: check and plan every rank's part, then commit each. */
-static int group_flush(void)
+/*
+ * Issue this thread's group: check and plan every rank's part, then commit
+ * each. @hook (a task graph's send/receive task: one rank's part only)
+ * adds its packets around the part's.
+ */
+static int group_flush(struct acc_coll_hook *hook)
 {
 	struct batch *b = NULL;
 	unsigned int nb = 0, i, k;
@@ -380,6 +390,8 @@ static int group_flush(void)
 		b[k].xq = c->have_last && c->last_q != b[k].q &&
 			  acc_comm_queue_alive(c->dev, c->last_q, c->last_qid);
 		b[k].need = b[k].pl.n + 2 + b[k].xq + 1;
+		if (hook)
+			b[k].need += hook->npre + hook->npost;
 		for (j = 0; j <= k; j++)
 			if (b[j].c->g == g)
 				posts += b[j].nposts;
@@ -405,7 +417,10 @@ static int group_flush(void)
 		for (j = 0; j < nb; j++)
 			if (b[j].q == b[k].q)
 				need += b[j].need;
-		ret = accel_queue_reserve(b[k].q, need, 0);
+		if (hook)	/* may wait for the task graph's ring room */
+			ret = hook->room(hook, b[k].q, need);
+		if (!ret)
+			ret = accel_queue_reserve(b[k].q, need, 0);
 		if (ret == -EINVAL) {
 			acc_err("group: rank %u: %u packets cannot fit the queue's ring: use a "
 				"larger ring or chunk", b[k].c->rank, need);
@@ -426,7 +441,7 @@ static int group_flush(void)
 				ret = p2p_match(g, &tl.ops[i], pos);
 		acc_group_unlock(g);
 		if (!ret)
-			batch_commit(&b[k], pos);
+			batch_commit(&b[k], pos, hook);
 	}
 	for (k = 0; k < nb; k++)
 		if (b[k].planned)
@@ -462,7 +477,7 @@ ACCEL_API int accel_group_end(void)
 	}
 	if (--tl.depth)
 		return 0;
-	ret = group_flush();
+	ret = group_flush(NULL);
 	group_clear();
 	r2 = acc_split_group_end();
 	return ret ? ret : r2;
@@ -542,7 +557,7 @@ static int p2p_issue(bool send, uint64_t buf, uint64_t count, enum accel_dtype d
 	ret = p2p_call(send, buf, count, dtype, peer, c, q, ev);
 	tl.depth = 0;
 	if (!ret)
-		ret = group_flush();
+		ret = group_flush(NULL);
 	group_clear();
 	return ret;
 }
@@ -557,4 +572,41 @@ ACCEL_API int accel_recv(uint64_t recv, uint64_t count, enum accel_dtype dtype, 
 			 struct accel_comm *comm, struct accel_queue *queue, struct accel_event *ev)
 {
 	return p2p_issue(false, recv, count, dtype, peer, comm, queue, ev);
+}
+
+/*
+ * A task graph's send/receive task (lib/graph/coll_task.c): @n calls of
+ * rank @c as one group of their own, issued at once (or, @check_only,
+ * checked only, with the communicator's error), whatever group this
+ * thread has open: the thread's group is set aside and restored. @hook
+ * writes the task's packets around the group's. 0 or -errno; nothing is
+ * issued on failure unless @hook->committed.
+ */
+int acc_p2p_task(struct accel_comm *c, const struct acc_p2p_desc *d, unsigned int n,
+		 struct accel_queue *q, struct acc_coll_hook *hook, bool check_only,
+		 struct accel_event *ev)
+{
+	unsigned int depth = tl.depth, nops = tl.n, cap = tl.cap, i;
+	struct p2p_op *ops = tl.ops;
+	int ret = 0;
+
+	tl.depth = 1;
+	tl.ops = NULL;
+	tl.n = tl.cap = 0;
+	for (i = 0; i < n && !ret; i++)
+		ret = p2p_call(d[i].send, d[i].buf, d[i].count, d[i].dtype, d[i].peer, c, q, ev);
+	tl.depth = 0;
+	if (!ret && check_only) {
+		acc_group_lock(c->g);
+		ret = acc_comm_group_error(c->g, c->rank);
+		acc_group_unlock(c->g);
+	} else if (!ret) {
+		ret = group_flush(hook);
+	}
+	group_clear();
+	tl.depth = depth;
+	tl.ops = ops;
+	tl.n = nops;
+	tl.cap = cap;
+	return ret;
 }

@@ -30,13 +30,33 @@
 #include "tg_internal.h"
 #include "../coll/coll.h"
 
+/*
+ * A send/receive task (accel_tg_send(), accel_tg_recv(), accel_tg_sendrecv()):
+ * its own operation code, past enum accel_comm_op (fits u0's 8 bits)
+ */
+#define TG_OP_P2P	0xf0u
+#define TG_NO_PEER	0xffu		/* u0's receive peer: none */
+
 /* a collective task: what the public entry points say */
 struct tg_coll {
-	uint32_t op;			/* enum accel_comm_op */
+	uint32_t op;			/* enum accel_comm_op, or TG_OP_P2P */
 	uint32_t redop;			/* enum accel_redop (ACCEL_REDOP_COUNT: none) */
-	int32_t root;
+	int32_t root;			/* P2P: the send peer (-1: none) */
+	int32_t rpeer;			/* P2P: the receive peer (-1: none) */
 	struct accel_comm *comm;
 	const struct accel_tensor *send, *recv;	/* NULL: none */
+	/* ALLTOALLV: sendcounts, sdispls, recvcounts, rdispls (nranks each): a copy */
+	const uint64_t *v;
+};
+
+/*
+ * What a graph node of alltoallv keeps (tg_gtask.arg; the other
+ * collectives' arg is the communicator itself): the communicator and the
+ * copy of the four arrays made at the call.
+ */
+struct tg_vnode {
+	struct accel_comm *comm;
+	uint64_t v[];
 };
 
 /* tg_gtask.u0 of a collective: op, redop, root, which tensors (recv at 0, send after) */
@@ -45,7 +65,10 @@ struct tg_coll {
 
 static uint64_t coll_pack(const struct tg_coll *tc, bool has_recv, bool has_send)
 {
-	return (uint64_t)tc->op | (uint64_t)(tc->redop & 0xff) << 8 |
+	uint32_t b8 = tc->op == TG_OP_P2P ? (tc->rpeer < 0 ? TG_NO_PEER : (uint32_t)tc->rpeer) :
+		      tc->redop;
+
+	return (uint64_t)tc->op | (uint64_t)(b8 & 0xff) << 8 |
 	       (has_recv ? U0_RECV : 0) | (has_send ? U0_SEND : 0) |
 	       (uint64_t)(uint32_t)tc->root << 32;
 }
@@ -55,11 +78,47 @@ static void coll_unpack(uint64_t u0, struct tg_coll *tc)
 	tc->op = (uint32_t)(u0 & 0xff);
 	tc->redop = (uint32_t)(u0 >> 8 & 0xff);
 	tc->root = (int32_t)(uint32_t)(u0 >> 32);
+	tc->rpeer = -1;
+	if (tc->op == TG_OP_P2P) {
+		tc->rpeer = tc->redop == TG_NO_PEER ? -1 : (int32_t)tc->redop;
+		tc->redop = ACCEL_REDOP_COUNT;
+	}
 }
 
-static const char *coll_name(uint32_t op)
+static const char *coll_name(const struct tg_coll *tc)
 {
-	return acc_op_name(op);
+	if (tc->op == TG_OP_P2P)
+		return tc->root < 0 ? "recv" : tc->rpeer < 0 ? "send" : "sendrecv";
+	return acc_op_name(tc->op);
+}
+
+/* the communicator of graph node @t (TG_TASK_COLL) */
+static struct accel_comm *node_comm(const struct tg_gtask *t)
+{
+	if ((t->u0 & 0xff) == ACCEL_COMM_OP_ALLTOALLV)
+		return ((const struct tg_vnode *)t->arg)->comm;
+	return t->arg;
+}
+
+/*
+ * alltoallv: every block inside its tensor (@nelems elements), checked
+ * against the copy @counts/@displs; -EINVAL names the rank index and the value
+ */
+static int vcheck(const struct accel_comm *c, const char *side, const uint64_t *counts,
+		  const uint64_t *displs, uint64_t nelems)
+{
+	unsigned int p;
+
+	for (p = 0; p < c->nranks; p++) {
+		if (displs[p] > nelems || counts[p] > nelems - displs[p]) {
+			acc_err("accel_tg_alltoallv: rank %u: %scounts[%u] = %llu at %sdispls[%u] = %llu: past the %s tensor's %llu elements",
+				c->rank, side[0] == 's' ? "send" : "recv", p,
+				(unsigned long long)counts[p], side[0] == 's' ? "s" : "r", p,
+				(unsigned long long)displs[p], side, (unsigned long long)nelems);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -70,7 +129,7 @@ static const char *coll_name(uint32_t op)
 static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg_task *tt,
 			struct acc_args *a, enum accel_dtype *dtype)
 {
-	const char *fn = coll_name(tc->op);
+	const char *fn = coll_name(tc);
 	struct accel_comm *c = tc->comm;
 	const struct accel_tensor *ts[2];
 	uint64_t ns = 0, nr = 0, n;
@@ -108,6 +167,23 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 		ts[nt++] = tc->recv;
 		ts[nt++] = root ? tc->send : NULL;
 		optional[1] = !root;
+		break;
+	case TG_OP_P2P:	/* either, or both (the send's peer in root) */
+		if ((tc->root < 0 && tc->rpeer < 0) || tc->root >= (int)n || tc->rpeer >= (int)n ||
+		    tc->root < -1 || tc->rpeer < -1) {
+			acc_err("accel_tg_%s: rank %u: send peer %d, receive peer %d (%llu ranks)",
+				fn, c->rank, tc->root, tc->rpeer, (unsigned long long)n);
+			return -EINVAL;
+		}
+		if ((tc->root == (int)c->rank) != (tc->rpeer == (int)c->rank)) {
+			acc_err("accel_tg_%s: rank %u: a send to itself needs the receive from itself in the same task (accel_tg_sendrecv())",
+				fn, c->rank);
+			return -EINVAL;
+		}
+		ts[nt++] = tc->rpeer >= 0 ? tc->recv : NULL;
+		ts[nt++] = tc->root >= 0 ? tc->send : NULL;
+		optional[0] = tc->rpeer < 0;
+		optional[1] = tc->root < 0;
 		break;
 	default:
 		ts[nt++] = tc->recv;
@@ -166,7 +242,7 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 			ns = tg_nelems(t);
 		else
 			nr = tg_nelems(t);
-		if (tt->nargs && t->dtype != tt->a[0].v.dtype) {
+		if (tt->nargs && t->dtype != tt->a[0].v.dtype && tc->op != TG_OP_P2P) {
 			acc_err("accel_tg_%s: rank %u: send dtype %u, receive dtype %u", fn, c->rank,
 				(unsigned int)t->dtype, (unsigned int)tt->a[0].v.dtype);
 			return -EINVAL;
@@ -203,6 +279,16 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 		ret = ns != nr * n;
 		a->count = nr;
 		break;
+	case ACCEL_COMM_OP_ALLTOALLV:	/* every block in its tensor */
+		ret = vcheck(c, "send", tc->v, tc->v + n, ns) ||
+		      vcheck(c, "receive", tc->v + 2 * n, tc->v + 3 * n, nr);
+		if (ret)
+			return -EINVAL;
+		break;
+	case TG_OP_P2P:	/* to itself: as many elements as from itself */
+		ret = tc->root == (int)c->rank && ns != nr;
+		a->count = ns;
+		break;
 	default:	/* ALLTOALL */
 		ret = ns != nr || ns % n;
 		a->count = ns / n;
@@ -219,6 +305,10 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 	    !tt->a[1].lay.empty && tt->a[0].lay.lo < tt->a[1].lay.hi &&
 	    tt->a[1].lay.lo < tt->a[0].lay.hi)
 		in_place = true;
+	if (in_place && tc->op == TG_OP_P2P) {
+		acc_err("accel_tg_%s: rank %u: the send and receive tensors overlap", fn, c->rank);
+		return -EINVAL;
+	}
 	if (in_place)
 		tt->a[0].access = ACCEL_INOUT;
 	tt->tk.size = sizeof(tt->tk);
@@ -275,6 +365,40 @@ static void hook_post(struct acc_coll_hook *h, struct accel_queue *q)
 		tg_trace_stamp(ch->l, ch->value, 1, accel_queue_get_packet(q));
 }
 
+/*
+ * The communicator's call of @tc with @a (a->hook set, or @check_only: the
+ * checks alone, for capture)
+ */
+static int coll_call(const struct tg_coll *tc, struct acc_args *a, enum accel_dtype dtype,
+		     struct accel_queue *q, bool check_only, struct accel_event *ev)
+{
+	struct accel_comm *c = tc->comm;
+	unsigned int n = c->nranks;
+
+	if (tc->op == ACCEL_COMM_OP_ALLTOALLV)
+		return acc_alltoallv_issue(a->send, tc->v, tc->v + n, a->recv, tc->v + 2 * n,
+					   tc->v + 3 * n, dtype, c, q, a->hook, check_only, ev);
+	if (tc->op == TG_OP_P2P) {
+		struct acc_p2p_desc d[2];
+		unsigned int k = 0;
+
+		if (tc->root >= 0)
+			d[k++] = (struct acc_p2p_desc){
+				.send = true, .buf = a->send, .count = tg_nelems(tc->send),
+				.dtype = tc->send->dtype, .peer = tc->root,
+			};
+		if (tc->rpeer >= 0)
+			d[k++] = (struct acc_p2p_desc){
+				.send = false, .buf = a->recv, .count = tg_nelems(tc->recv),
+				.dtype = tc->recv->dtype, .peer = tc->rpeer,
+			};
+		return acc_p2p_task(c, d, k, q, a->hook, check_only, ev);
+	}
+	if (check_only)
+		return acc_coll_check(c, a, dtype, (enum accel_redop)tc->redop, q);
+	return acc_coll_issue(c, a, dtype, (enum accel_redop)tc->redop, q, ev);
+}
+
 /* an eager collective task (checked by coll_prepare()) */
 static int coll_submit(struct accel_tg *tg, struct tg_task *tt, struct acc_args *a,
 		       enum accel_dtype dtype, const struct tg_coll *tc, uint64_t *id_out)
@@ -329,7 +453,7 @@ static int coll_submit(struct accel_tg *tg, struct tg_task *tt, struct acc_args 
 	ch.h.pre = hook_pre;
 	ch.h.post = hook_post;
 	a->hook = &ch.h;
-	ret = acc_coll_issue(tc->comm, a, dtype, (enum accel_redop)tc->redop, l->q, &ev);
+	ret = coll_call(tc, a, dtype, l->q, false, &ev);
 	a->hook = NULL;
 	if (!ch.h.committed)
 		goto unstage;
@@ -359,17 +483,30 @@ static int coll_capture(struct accel_tg *tg, struct tg_task *tt, struct acc_args
 			enum accel_dtype dtype, const struct tg_coll *tc)
 {
 	struct tg_line *l = &tg->lines[tt->line];
+	struct tg_vnode *vn = NULL;
+	struct accel_event ev;
+	size_t vb = 4 * (size_t)tc->comm->nranks * sizeof(uint64_t);
 	int ret;
 
-	ret = acc_coll_check(tc->comm, a, dtype, (enum accel_redop)tc->redop, l->q);
+	ret = coll_call(tc, a, dtype, l->q, true, &ev);
 	if (ret) {
 		acc_err("accel_tg_%s: capture: rank %u: %s", tt->tk.name, tc->comm->rank,
 			strerror(-ret));
 		return ret;
 	}
+	if (tc->op == ACCEL_COMM_OP_ALLTOALLV) {	/* the node keeps its copy of the arrays */
+		vn = malloc(sizeof(*vn) + vb);
+		if (!vn)
+			return -ENOMEM;
+		vn->comm = tc->comm;
+		memcpy(vn->v, tc->v, vb);
+		tt->tk.host.arg = vn;
+	}
 	ret = tg_capture_task(tg, tt);
 	if (!ret)
 		acc_comm_get(tc->comm);
+	else
+		free(vn);
 	return ret;
 }
 
@@ -381,7 +518,7 @@ static int coll_task(struct accel_tg *tg, const struct tg_coll *tc, uint64_t *id
 	char fn[48];
 	int ret;
 
-	snprintf(fn, sizeof(fn), "accel_tg_%s", coll_name(tc->op));
+	snprintf(fn, sizeof(fn), "accel_tg_%s", coll_name(tc));
 	ret = tg_enter(tg, TG_E_ABORT | TG_E_FAULT, fn);
 	if (ret)
 		return ret;
@@ -465,6 +602,78 @@ ACCEL_API int accel_tg_barrier(struct accel_tg *tg, struct accel_comm *comm, uin
 	return coll_task(tg, &tc, id);
 }
 
+/* --- libaccel 1.5: alltoallv, sends and receives --- */
+
+ACCEL_API int accel_tg_alltoallv(struct accel_tg *tg, const struct accel_tensor *send,
+				 const uint64_t *sendcounts, const uint64_t *sdispls,
+				 const struct accel_tensor *recv, const uint64_t *recvcounts,
+				 const uint64_t *rdispls, struct accel_comm *comm, uint64_t *id)
+{
+	struct tg_coll tc = { .op = ACCEL_COMM_OP_ALLTOALLV, .redop = ACCEL_REDOP_COUNT,
+			      .root = -1, .comm = comm, .send = send, .recv = recv };
+	uint64_t *v;
+	size_t nb;
+	int ret;
+
+	if (!comm || !sendcounts || !sdispls || !recvcounts || !rdispls) {
+		acc_err("accel_tg_alltoallv: NULL communicator or count/displacement array");
+		return -EINVAL;
+	}
+	/* the program's arrays, copied once: checked and used from the copy */
+	nb = (size_t)comm->nranks * sizeof(uint64_t);
+	v = malloc(4 * nb);
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, sendcounts, nb);
+	memcpy((char *)v + nb, sdispls, nb);
+	memcpy((char *)v + 2 * nb, recvcounts, nb);
+	memcpy((char *)v + 3 * nb, rdispls, nb);
+	tc.v = v;
+	ret = coll_task(tg, &tc, id);
+	free(v);
+	return ret;
+}
+
+ACCEL_API int accel_tg_sendrecv(struct accel_tg *tg, const struct accel_tensor *send,
+				int sendpeer, const struct accel_tensor *recv, int recvpeer,
+				struct accel_comm *comm, uint64_t *id)
+{
+	struct tg_coll tc = { .op = TG_OP_P2P, .redop = ACCEL_REDOP_COUNT, .root = sendpeer,
+			      .rpeer = recvpeer, .comm = comm, .send = send, .recv = recv };
+
+	if (sendpeer < 0 || recvpeer < 0) {
+		acc_err("accel_tg_sendrecv: send peer %d, receive peer %d", sendpeer, recvpeer);
+		return -EINVAL;
+	}
+	return coll_task(tg, &tc, id);
+}
+
+ACCEL_API int accel_tg_send(struct accel_tg *tg, const struct accel_tensor *send, int peer,
+			    struct accel_comm *comm, uint64_t *id)
+{
+	struct tg_coll tc = { .op = TG_OP_P2P, .redop = ACCEL_REDOP_COUNT, .root = peer,
+			      .rpeer = -1, .comm = comm, .send = send };
+
+	if (peer < 0) {
+		acc_err("accel_tg_send: peer %d", peer);
+		return -EINVAL;
+	}
+	return coll_task(tg, &tc, id);
+}
+
+ACCEL_API int accel_tg_recv(struct accel_tg *tg, const struct accel_tensor *recv, int peer,
+			    struct accel_comm *comm, uint64_t *id)
+{
+	struct tg_coll tc = { .op = TG_OP_P2P, .redop = ACCEL_REDOP_COUNT, .root = -1,
+			      .rpeer = peer, .comm = comm, .recv = recv };
+
+	if (peer < 0) {
+		acc_err("accel_tg_recv: peer %d", peer);
+		return -EINVAL;
+	}
+	return coll_task(tg, &tc, id);
+}
+
 /* --- the communicator's references (accel_comm_destroy() in comm.c) --- */
 
 void acc_comm_get(struct accel_comm *c)
@@ -494,9 +703,15 @@ void tg_coll_graph_free(struct accel_graph *g)
 {
 	uint32_t i;
 
-	for (i = 0; i < g->ntasks; i++)
-		if (g->tasks[i].op == TG_TASK_COLL)
-			acc_comm_put(g->tasks[i].arg);
+	for (i = 0; i < g->ntasks; i++) {
+		struct tg_gtask *t = &g->tasks[i];
+
+		if (t->op != TG_TASK_COLL)
+			continue;
+		acc_comm_put(node_comm(t));
+		if ((t->u0 & 0xff) == ACCEL_COMM_OP_ALLTOALLV)
+			free(t->arg);
+	}
 }
 
 int tg_coll_instantiate(struct accel_graph *g, struct accel_graph_exec **out)
@@ -585,7 +800,7 @@ int tg_coll_launch(struct accel_graph_exec *ge, struct accel_buffer **act)
 		const struct tg_gtask *t = &g->tasks[i];
 
 		if (t->op == TG_TASK_COLL) {
-			struct accel_comm *c = t->arg;
+			struct accel_comm *c = node_comm(t);
 
 			acc_group_lock(c->g);
 			ret = acc_comm_group_error(c->g, c->rank);
@@ -615,9 +830,11 @@ int tg_coll_launch(struct accel_graph_exec *ge, struct accel_buffer **act)
 		for (k = 0; k < t->nargs; k++)
 			rebind(g, act, &t->t[k], &tv[k]);
 		if (t->op == TG_TASK_COLL) {
-			struct tg_coll tc = { .comm = t->arg };
+			struct tg_coll tc = { .comm = node_comm(t) };
 
 			coll_unpack(t->u0, &tc);
+			if (tc.op == ACCEL_COMM_OP_ALLTOALLV)
+				tc.v = ((const struct tg_vnode *)t->arg)->v;
 			k = 0;
 			if (t->u0 & U0_RECV)
 				tc.recv = &tv[k++];

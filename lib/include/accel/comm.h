@@ -873,6 +873,101 @@ int accel_tg_alltoall(struct accel_tg *tg, const struct accel_tensor *send,
  */
 int accel_tg_barrier(struct accel_tg *tg, struct accel_comm *comm, uint64_t *id);
 
+/* --- libaccel 1.5: alltoallv, sends and receives as task-graph tasks --- */
+
+/**
+ * accel_tg_alltoallv() - accel_alltoallv() as a task of @tg
+ * @tg: the task graph
+ * @send: the send tensor (its dtype is the operation's)
+ * @sendcounts: nranks entries: elements this rank sends to each rank
+ * @sdispls: nranks entries: where (elements from the start of @send) each
+ *	rank's block starts
+ * @recv: the receive tensor, of @send's dtype
+ * @recvcounts: nranks entries: elements this rank receives from each rank
+ * @rdispls: nranks entries: where (elements from the start of @recv) each
+ *	rank's block goes
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ *
+ * The four arrays are copied at the call (also while capturing: the
+ * graph keeps its copy), so the program may free or change them once it
+ * returns. Every block must lie inside its tensor: a count or
+ * displacement past the tensor's elements is -EINVAL (the log names the
+ * array, the rank index and the value); everything accel_alltoallv()
+ * refuses (overlapping blocks, a count to itself that differs from the
+ * count from itself) is -EINVAL too. In the TensorMap the whole send
+ * tensor is an ACCEL_INPUT and the whole receive tensor an ACCEL_OUTPUT
+ * (ACCEL_INOUT if the two tensors overlap). Counts that do not match
+ * across ranks fail the operation on every rank with -EPROTO, as
+ * accel_alltoallv().
+ */
+int accel_tg_alltoallv(struct accel_tg *tg, const struct accel_tensor *send,
+		       const uint64_t *sendcounts, const uint64_t *sdispls,
+		       const struct accel_tensor *recv, const uint64_t *recvcounts,
+		       const uint64_t *rdispls, struct accel_comm *comm, uint64_t *id);
+
+/**
+ * accel_tg_sendrecv() - send @send to @sendpeer and receive @recv from
+ * @recvpeer, as ONE task of @tg (one group of NCCL's group semantics)
+ * @tg: the task graph
+ * @send: the elements to send (count and dtype from the tensor)
+ * @sendpeer: the receiving rank
+ * @recv: where the elements from @recvpeer go (its element count and
+ *	dtype must be the peer's send's)
+ * @recvpeer: the sending rank
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ *
+ * The send and the receive are issued as one group (accel_group_start(),
+ * accel_send(), accel_recv(), accel_group_end()): chunk rounds that
+ * interleave them, so that any pairing of such tasks across ranks (a
+ * bidirectional exchange, a ring shift, any permutation) cannot
+ * deadlock. Two separate tasks, accel_tg_send() then accel_tg_recv(), on
+ * each of two ranks that exchange do deadlock (each send waits until its
+ * peer consumed it; the peer's receive is queued behind its own send)
+ * and fail with the communicator's -ETIMEDOUT: use this call.
+ * accel_group_start() does not apply to task-graph tasks (each call is
+ * issued as a task at once); a task inside an open group leaves that
+ * group as it was. A rank sends to itself only with @sendpeer and
+ * @recvpeer both itself (a copy; the element counts must be equal). The
+ * send tensor is an ACCEL_INPUT and the receive tensor an ACCEL_OUTPUT
+ * in the TensorMap; the two may not overlap (-EINVAL). Sends and
+ * receives take no sequence number (ranks not involved do not call);
+ * they are matched with the peer's in order, before the next collective
+ * (-EPROTO on a dtype or count mismatch, or when one is left unmatched),
+ * and each replay of a captured one matches anew.
+ * Return: as accel_tg_allreduce(); -EINVAL also for a peer out of range
+ * or negative.
+ */
+int accel_tg_sendrecv(struct accel_tg *tg, const struct accel_tensor *send, int sendpeer,
+		      const struct accel_tensor *recv, int recvpeer, struct accel_comm *comm,
+		      uint64_t *id);
+
+/**
+ * accel_tg_send() - accel_send() as a task of @tg (a group of one send)
+ * @tg: the task graph
+ * @send: the elements to send
+ * @peer: the receiving rank (not this rank: use accel_tg_sendrecv())
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ *
+ * The task completes when the peer has consumed the last chunk. See
+ * accel_tg_sendrecv() for exchanges between two ranks.
+ */
+int accel_tg_send(struct accel_tg *tg, const struct accel_tensor *send, int peer,
+		  struct accel_comm *comm, uint64_t *id);
+
+/**
+ * accel_tg_recv() - accel_recv() as a task of @tg (a group of one receive)
+ * @tg: the task graph
+ * @recv: where the elements go
+ * @peer: the sending rank (not this rank: use accel_tg_sendrecv())
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ */
+int accel_tg_recv(struct accel_tg *tg, const struct accel_tensor *recv, int peer,
+		  struct accel_comm *comm, uint64_t *id);
+
 #ifdef __cplusplus
 }
 #endif
