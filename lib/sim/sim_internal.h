@@ -820,5 +820,13 @@ int sim_debug_write(struct sim_dev *dev, const char *knob, const char *value);
 int sim_debug_read(struct sim_dev *dev, struct sim_file *f, const char *file, char *buf,
 		   size_t len);
 
+/*
+ * Wake-ups a SIGNAL_WRITE in a signal handler left to the thread it
+ * interrupted inside a bucket section (sim_signal.c, bucket_defer()): a
+ * counter for the tests, process-wide.
+ */
+extern atomic_ulong sim_signal_deferred;
+/* The signal buckets, ready: at every open, before the file can be used (sim_signal.c). */
+void sim_signal_init(void);
 
 #endif /* ACCEL_SIM_INTERNAL_H */
