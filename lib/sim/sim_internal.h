@@ -27,10 +27,11 @@
  * Lock order (outer first): bus lock > device lock > file queues_lock >
  * file lock > engine lock > vm lock > seal lock > arms lock > event lock >
  * bucket lock > acct lock. The object registries' and the host-map
- * table's locks are leaves. Engine threads block every signal; user threads take
- * a bucket lock or an event lock only with signals blocked
- * (sim_sigblock()), so that SIGNAL_WRITE and KICK, which are lock-free up
- * to the bucket walk, may run in a signal handler (accel_tg_abort()).
+ * table's locks are leaves. Engine threads block every signal; a signal
+ * handler never takes a bucket lock its own thread holds (sim_signal.c,
+ * bucket_lock(): the wake-up is left to the interrupted thread), and none
+ * takes the event lock, so that SIGNAL_WRITE and KICK, which are lock-free
+ * up to the bucket walk, may run in a signal handler (accel_tg_abort()).
  *
  * Copyright (C) 2026 The vaccel authors
  */

@@ -2031,7 +2031,7 @@ TEST(a_child_has_a_sim_of_its_own)
 	accel_device_close(dev);
 }
 
-/* ---- the small-message path's system calls (Documentation/sim.rst, *Costs*) ---- */
+/* ---- the small-message path's system calls (Documentation/sim.rst, *Costs of the hot calls*) ---- */
 
 #if defined(__x86_64__)
 /* system calls the calling thread made since trap_syscalls(), by kind */
