@@ -45,22 +45,25 @@
  * its count reaches 0: a program's own dup() of one of its fds names no
  * file after that (Documentation/sim.rst, *Differences*).
  *
- * The fd table is also the lookup's fast path: a number in it names its
- * file without a system call (sim_file_lookup(); an fstat() is two of the
- * three system calls of a KICK that wakes an engine, one of SIGNAL_WRITE's
- * and WAIT_SIGNALS's). The entry follows every change of the number the
- * sim can see: the sim's close() empties it before the number is free
- * (so a close and an open() of any other file at the same number, or a
- * dup2() onto it after that, find no entry: fstat() decides, -EBADF or
- * -ENOTTY as the module's ioctl), and the sim's open and dup set it after
- * the kernel handed the number out (replacing an entry left behind, see
- * fdtab_claim()). What the sim cannot see, as the kernel would, is a
+ * The fd table is also the hot calls' lookup (KICK, SIGNAL_WRITE,
+ * WAIT_SIGNALS: the ones the library makes per collective call;
+ * sim_file_lookup_hot()): a number in it names its file without a system
+ * call (an fstat() was one of the two system calls of a KICK that wakes
+ * an engine, one of SIGNAL_WRITE's and WAIT_SIGNALS's). The entry follows
+ * every change of the number the sim can see: the sim's close() empties it
+ * before the number is free (so a close and an open() of any other file
+ * at the same number, or a dup2() onto it after that, find no entry:
+ * fstat() decides, -EBADF as before), and the sim's open and dup set it
+ * after the kernel handed the number out (replacing an entry left behind,
+ * see fdtab_claim()). What the sim cannot see, as the kernel would, is a
  * program closing a descriptor the sim handed out behind its back
  * (close() or dup2() instead of the library's close): until the sim hands
- * that number out again, the number still names the sim's file here,
- * where the module would find whatever file the number names by then.
- * Only a program that closes the library's own descriptors does that
- * (Documentation/sim.rst, *Differences*).
+ * that number out again, the hot calls on that number still reach the
+ * sim's file, where the module's reach whatever file the number names by
+ * then. Every other call (accel_device_open_fd()'s dup, mmap, GET_PARAM,
+ * ...) looks the number up with fstat() (sim_file_lookup()), as before.
+ * Only a program that closes the library's own descriptors sees the
+ * difference (Documentation/sim.rst, *Differences*).
  *
  * idtab buckets, each file's @id_next, the fd table's chunk pointers and
  * entries are read lock-free under the SRCU (sim_file_lookup());
@@ -119,15 +122,24 @@ static struct sim_file *fdtab_find(int fd)
 
 struct sim_file *sim_file_lookup(int fd)
 {
-	struct sim_file *f = fdtab_find(fd);
 	struct stat st;
 
-	if (f)
-		return f;
-	/* not handed out by the sim (a program's own dup()): fstat(), async-signal-safe */
+	/* fstat() is async-signal-safe: SIGNAL_WRITE may come from a handler */
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return NULL;
 	return idtab_find(&st);
+}
+
+/*
+ * The hot calls' lookup (KICK, SIGNAL_WRITE, WAIT_SIGNALS, help; SRCU read
+ * lock held): a number the sim handed out through the fd table, with no
+ * system call; any other through fstat().
+ */
+static struct sim_file *sim_file_lookup_hot(int fd)
+{
+	struct sim_file *f = fdtab_find(fd);
+
+	return f ? f : sim_file_lookup(fd);
 }
 
 /* @fd names a file of a parent of this process (fork()). */
@@ -251,16 +263,27 @@ static void fdtab_release(int fd)
 	file_unpublished(dead);
 }
 
-struct sim_file *sim_file_get(int fd)
+static struct sim_file *file_get(int fd, bool hot)
 {
 	unsigned int idx = sim_srcu_read_lock();
-	struct sim_file *f = sim_file_lookup(fd);
+	struct sim_file *f = hot ? sim_file_lookup_hot(fd) : sim_file_lookup(fd);
 
 	/* the table's reference keeps it alive for the read section */
 	if (f)
 		atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
 	sim_srcu_read_unlock(idx);
 	return f;
+}
+
+struct sim_file *sim_file_get(int fd)
+{
+	return file_get(fd, false);
+}
+
+/* sim_file_get() through the hot calls' lookup. */
+static struct sim_file *sim_file_get_hot(int fd)
+{
+	return file_get(fd, true);
 }
 
 /* The module's postclose: queues, arms, mappings and handles go. */
@@ -564,7 +587,7 @@ static int sim_get_param(struct sim_file *f, struct drm_vaccel_get_param *p)
 static int sim_ioctl_fast(int fd, unsigned long req, void *arg)
 {
 	unsigned int idx = sim_srcu_read_lock();
-	struct sim_file *f = sim_file_lookup(fd);
+	struct sim_file *f = sim_file_lookup_hot(fd);
 	int ret;
 
 	if (!f)
@@ -586,7 +609,8 @@ static int sim_ioctl(int fd, unsigned long req, void *arg, bool restart)
 
 	if (req == DRM_IOCTL_VACCEL_SIGNAL_WRITE || req == DRM_IOCTL_VACCEL_KICK)
 		return sim_ioctl_fast(fd, req, arg);
-	f = sim_file_get(fd);
+	/* the host wait of every collective call: the hot lookup too */
+	f = req == DRM_IOCTL_VACCEL_WAIT_SIGNALS ? sim_file_get_hot(fd) : sim_file_get(fd);
 	if (!f)
 		return no_file(fd);
 	/* drm_ioctl(): every ioctl of an unplugged device */
@@ -653,7 +677,7 @@ static int s_help(int fd, int64_t ns)
 	if (!sim_split_any())
 		return 0;
 	idx = sim_srcu_read_lock();
-	f = sim_file_lookup(fd);
+	f = sim_file_lookup_hot(fd);
 
 	if (f && !atomic_load_explicit(&f->dev->removed, memory_order_acquire))
 		ret = sim_split_host_help(f->dev, sim_now() + (uint64_t)ns);

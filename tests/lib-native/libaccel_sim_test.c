@@ -2230,8 +2230,8 @@ static int kick(int fd, uint32_t queue)
 }
 
 /*
- * A number the sim handed out names its file without a system call, but
- * only while it does: after the sim's close, another file at that number
+ * A number the sim handed out names its file for the hot calls without a
+ * system call, but only while it does: after the sim's close, another file at that number
  * (an open(), a dup2() onto it) is what a KICK or SIGNAL_WRITE reaches,
  * as the module's ioctl reaches whatever the number names: a regular
  * file gives -EBADF, a program's dup() of another device file that
@@ -2291,6 +2291,9 @@ TEST(hot_ioctls_follow_the_fd_number)
 	close(a2);
 	ASSERT_EQ(n, dup2(other, n));
 	EXPECT_EQ(-ENOENT, kick(n, qa.id));
+	/* every other call looks the number up afresh (libaccel_robust_test's a_dup_is_the_same_file) */
+	EXPECT_EQ(-EBADF, raw_ioctl(n, DRM_IOCTL_VACCEL_GET_PARAM,
+				    &(struct drm_vaccel_get_param){ .param = 0 }));
 	close(n);
 	close(spare);
 	a2 = raw_open_at(1, n);
