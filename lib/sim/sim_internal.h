@@ -27,10 +27,11 @@
  * Lock order (outer first): bus lock > device lock > file queues_lock >
  * file lock > engine lock > vm lock > seal lock > arms lock > event lock >
  * bucket lock > acct lock. The object registries' and the host-map
- * table's locks are leaves. Engine threads block every signal; user threads take
- * a bucket lock or an event lock only with signals blocked
- * (sim_sigblock()), so that SIGNAL_WRITE and KICK, which are lock-free up
- * to the bucket walk, may run in a signal handler (accel_tg_abort()).
+ * table's locks are leaves. Engine threads block every signal; a signal
+ * handler never takes a bucket lock its own thread holds (sim_signal.c,
+ * bucket_lock(): the wake-up is left to the interrupted thread), and none
+ * takes the event lock, so that SIGNAL_WRITE and KICK, which are lock-free
+ * up to the bucket walk, may run in a signal handler (accel_tg_abort()).
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -822,5 +823,13 @@ int sim_debug_write(struct sim_dev *dev, const char *knob, const char *value);
 int sim_debug_read(struct sim_dev *dev, struct sim_file *f, const char *file, char *buf,
 		   size_t len);
 
+/*
+ * Wake-ups a SIGNAL_WRITE in a signal handler left to the thread it
+ * interrupted inside a bucket section (sim_signal.c, bucket_defer()): a
+ * counter for the tests, process-wide.
+ */
+extern atomic_ulong sim_signal_deferred;
+/* The signal buckets, ready: at every open, before the file can be used (sim_signal.c). */
+void sim_signal_init(void);
 
 #endif /* ACCEL_SIM_INTERNAL_H */

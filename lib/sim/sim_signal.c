@@ -48,9 +48,8 @@
 
 /**
  * struct sim_bucket - waiters of some words
- * @lock: protects @waiters and the change of @count; taken by engine
- *	threads (which block every signal) and by user threads with signals
- *	blocked, so a signal handler never finds it held by its own thread
+ * @lock: protects @waiters and the change of @count; a signal handler
+ *	never takes it while its own thread holds it (bucket_lock())
  * @count: entries on @waiters (read without the lock by updaters)
  * @waiters: struct sim_waiter.node
  */
@@ -74,6 +73,16 @@ static void buckets_init(void)
 	}
 }
 
+/*
+ * At every open, before the file can be used: the buckets are ready before
+ * any SIGNAL_WRITE, so that one in a signal handler never runs the
+ * pthread_once() its own thread may be inside (the first wait or write).
+ */
+void sim_signal_init(void)
+{
+	pthread_once(&buckets_once, buckets_init);
+}
+
 /* In a child (fork()): the parent's waiters are not the child's (a lock may have been held). */
 void sim_signal_fork_child(void)
 {
@@ -85,19 +94,100 @@ static unsigned int bucket_index(const void *word)
 	return (unsigned int)(((uintptr_t)word >> 3) % SIM_SIGNAL_BUCKETS);
 }
 
-/* Lock @b; signals blocked unless on an engine thread (which blocks them all). */
-static void bucket_lock(struct sim_bucket *b, sigset_t *old)
+/*
+ * Bucket locks and signal handlers. SIGNAL_WRITE may run in a signal
+ * handler (acc_signal_write_raw(), accel_tg_abort()) and its wake-up takes
+ * the word's bucket lock: taken in a handler that interrupted its own
+ * thread inside a bucket section, it would deadlock. Engine threads block
+ * every signal. A user thread counts the bucket sections it is in
+ * (@bucket_depth: only the thread and its own handlers touch it); a
+ * wake-up that finds the count non-zero is a handler's that interrupted
+ * such a section: it takes no lock, it marks the bucket in
+ * @bucket_deferred and the interrupted thread, leaving its outermost
+ * section, wakes every waiter of each marked bucket (bucket_drain(); a
+ * spurious wake-up costs a re-check, an arm fires only if its condition
+ * holds). The word's store and the fence before the count check are the
+ * handler's, so the protocol at the top holds: a waiter that was on the
+ * bucket is woken by the drain, one that arrives later reads the word.
+ * (This replaced blocking every signal around each section: two
+ * rt_sigprocmask() calls a section, 18 per 4-rank allreduce iteration.)
+ * The counters are lock-free atomics, which a handler may use; the
+ * compiler keeps them in order with the section (signal fences).
+ */
+#define SIM_DEFER_WORDS	(SIM_SIGNAL_BUCKETS / 64)
+
+static _Thread_local atomic_uint bucket_depth;
+static _Thread_local atomic_bool bucket_draining;
+static _Thread_local atomic_bool bucket_any_deferred;
+static _Thread_local _Atomic uint64_t bucket_deferred[SIM_DEFER_WORDS];
+
+atomic_ulong sim_signal_deferred;
+
+static void bucket_walk(struct sim_bucket *b, const void *word, bool host, uint64_t *walked);
+
+/* Lock @b: on a user thread, inside a counted section. */
+static void bucket_lock(struct sim_bucket *b)
 {
-	if (!sim_cur_engine)
-		sim_sigblock(old);
+	if (!sim_cur_engine) {
+		atomic_fetch_add_explicit(&bucket_depth, 1, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+	}
 	pthread_mutex_lock(&b->lock);
 }
 
-static void bucket_unlock(struct sim_bucket *b, const sigset_t *old)
+/* The buckets handlers of this thread marked: every waiter of each is woken. */
+static void bucket_drain(void)
+{
+	unsigned int i;
+
+	atomic_store_explicit(&bucket_draining, true, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	/* a handler that marks one more after the exchange sets the flag again */
+	while (atomic_exchange_explicit(&bucket_any_deferred, false, memory_order_relaxed)) {
+		for (i = 0; i < SIM_DEFER_WORDS; i++) {
+			uint64_t bits = atomic_exchange_explicit(&bucket_deferred[i], 0,
+								 memory_order_relaxed);
+
+			while (bits) {
+				unsigned int bit = (unsigned int)__builtin_ctzll(bits);
+				struct sim_bucket *b = &buckets[i * 64 + bit];
+				uint64_t walked = 0;
+
+				bits &= bits - 1;
+				bucket_lock(b);
+				bucket_walk(b, NULL, true, &walked);
+				pthread_mutex_unlock(&b->lock);
+				atomic_fetch_sub_explicit(&bucket_depth, 1, memory_order_relaxed);
+			}
+		}
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&bucket_draining, false, memory_order_relaxed);
+}
+
+static void bucket_unlock(struct sim_bucket *b)
 {
 	pthread_mutex_unlock(&b->lock);
-	if (!sim_cur_engine)
-		sim_sigrestore(old);
+	if (sim_cur_engine)
+		return;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (atomic_fetch_sub_explicit(&bucket_depth, 1, memory_order_relaxed) == 1 &&
+	    atomic_load_explicit(&bucket_any_deferred, memory_order_relaxed) &&
+	    !atomic_load_explicit(&bucket_draining, memory_order_relaxed))
+		bucket_drain();
+}
+
+/* In a signal handler that interrupted this thread inside a bucket section: wake @i later. */
+static bool bucket_defer(unsigned int i)
+{
+	if (sim_cur_engine || !atomic_load_explicit(&bucket_depth, memory_order_relaxed))
+		return false;
+	atomic_fetch_or_explicit(&bucket_deferred[i / 64], 1ull << (i % 64),
+				 memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&bucket_any_deferred, true, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sim_signal_deferred, 1, memory_order_relaxed);
+	return true;
 }
 
 void sim_signal_apply(uint64_t *word, uint32_t op, uint64_t value)
@@ -125,11 +215,10 @@ int sim_waiter_arm(struct sim_waiter *w, const void *word)
 {
 	unsigned int i = bucket_index(word);
 	struct sim_bucket *b = &buckets[i];
-	sigset_t old;
 	int ret = 0;
 
 	pthread_once(&buckets_once, buckets_init);
-	bucket_lock(b, &old);
+	bucket_lock(b);
 	if (atomic_load_explicit(&b->count, memory_order_relaxed) >= SIM_SIGNAL_BUCKET_MAX) {
 		ret = -ENOSPC;
 	} else {
@@ -139,26 +228,25 @@ int sim_waiter_arm(struct sim_waiter *w, const void *word)
 		list_add_tail(&b->waiters, &w->node);
 		atomic_fetch_add(&b->count, 1);
 	}
-	bucket_unlock(b, &old);
+	bucket_unlock(b);
 	return ret;
 }
 
 void sim_waiter_disarm(struct sim_waiter *w)
 {
 	struct sim_bucket *b;
-	sigset_t old;
 
 	if (!w->word)
 		return;
 	b = &buckets[w->bucket];
-	bucket_lock(b, &old);
+	bucket_lock(b);
 	/* an arm's wake-up may have taken it off already */
 	if (w->armed) {
 		list_del(&w->node);
 		atomic_fetch_sub(&b->count, 1);
 		w->armed = false;
 	}
-	bucket_unlock(b, &old);
+	bucket_unlock(b);
 	w->word = NULL;
 }
 
@@ -198,42 +286,49 @@ static void count_walk(struct sim_dev *dev, uint64_t walked)
 		;
 }
 
+/* Wake the waiters of @word on @b (any word's if NULL); @b locked. */
+static void bucket_walk(struct sim_bucket *b, const void *word, bool host, uint64_t *walked)
+{
+	struct list *l, *next;
+
+	for (l = b->waiters.next; l != &b->waiters; l = next) {
+		struct sim_waiter *w = container_of(l, struct sim_waiter, node);
+
+		next = l->next;
+		(*walked)++;
+		if ((word && w->word != word) || (w->host && !host))
+			continue;
+		if (w->kind == SIM_W_HOST) {
+			sim_host_wake(w->owner);
+		} else if (w->kind == SIM_W_QUEUE) {
+			sim_engine_wake(((struct sim_queue *)w->owner)->engine);
+		} else {
+			struct sim_arm *arm = w->owner;
+
+			if (!cond_done(&arm->cond, arm->word))
+				continue;
+			sim_arm_fire(arm);
+			/* one-shot: off the bucket now; disarming later finds it off */
+			list_del(&w->node);
+			atomic_fetch_sub(&b->count, 1);
+			w->armed = false;
+		}
+	}
+}
+
 void sim_signal_wake(struct sim_dev *dev, const void *word, bool host, bool shared)
 {
-	struct sim_bucket *b = &buckets[bucket_index(word)];
-	struct list *l, *next;
+	unsigned int i = bucket_index(word);
+	struct sim_bucket *b = &buckets[i];
 	uint64_t walked = 0;
-	sigset_t old;
 
 	pthread_once(&buckets_once, buckets_init);
 	/* the word before the waiter check: see the top */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&b->count, memory_order_relaxed)) {
-		bucket_lock(b, &old);
-		for (l = b->waiters.next; l != &b->waiters; l = next) {
-			struct sim_waiter *w = container_of(l, struct sim_waiter, node);
-
-			next = l->next;
-			walked++;
-			if (w->word != word || (w->host && !host))
-				continue;
-			if (w->kind == SIM_W_HOST) {
-				sim_host_wake(w->owner);
-			} else if (w->kind == SIM_W_QUEUE) {
-				sim_engine_wake(((struct sim_queue *)w->owner)->engine);
-			} else {
-				struct sim_arm *arm = w->owner;
-
-				if (!cond_done(&arm->cond, arm->word))
-					continue;
-				sim_arm_fire(arm);
-				/* one-shot: off the bucket now; disarming later finds it off */
-				list_del(&w->node);
-				atomic_fetch_sub(&b->count, 1);
-				w->armed = false;
-			}
-		}
-		bucket_unlock(b, &old);
+	if (atomic_load_explicit(&b->count, memory_order_relaxed) && !bucket_defer(i)) {
+		bucket_lock(b);
+		bucket_walk(b, word, host, &walked);
+		bucket_unlock(b);
 	}
 	/* waiters of other processes (and this one's sleeping on the word itself) */
 	if (shared)
@@ -323,26 +418,19 @@ static int check_conds(const struct drm_vaccel_signal_cond *c, uint64_t *const *
 	return all ? 0 : -1;
 }
 
+/* No signal handler takes the event lock (SIGNAL_WRITE and KICK do not): signals stay open. */
 static void event_add(struct sim_dev *dev, struct sim_hwait *hw)
 {
-	sigset_t old;
-
-	sim_sigblock(&old);
 	pthread_mutex_lock(&dev->event_lock);
 	list_add_tail(&dev->event_waiters, &hw->dev_node);
 	pthread_mutex_unlock(&dev->event_lock);
-	sim_sigrestore(&old);
 }
 
 static void event_del(struct sim_dev *dev, struct sim_hwait *hw)
 {
-	sigset_t old;
-
-	sim_sigblock(&old);
 	pthread_mutex_lock(&dev->event_lock);
 	list_del(&hw->dev_node);
 	pthread_mutex_unlock(&dev->event_lock);
-	sim_sigrestore(&old);
 }
 
 /* Sleep until the conditions hold (the module's vaccel_signals_wait()). */
@@ -661,16 +749,11 @@ static void file_event(struct sim_file *file, bool fault)
 void sim_signal_device_event(struct sim_dev *dev, struct sim_file *file, bool fault)
 {
 	struct list *l;
-	sigset_t old;
 
-	if (!sim_cur_engine)
-		sim_sigblock(&old);
 	pthread_mutex_lock(&dev->event_lock);
 	for (l = dev->event_waiters.next; l != &dev->event_waiters; l = l->next)
 		sim_host_wake(container_of(l, struct sim_hwait, dev_node));
 	pthread_mutex_unlock(&dev->event_lock);
-	if (!sim_cur_engine)
-		sim_sigrestore(&old);
 	if (file) {
 		file_event(file, fault);
 		return;

@@ -11,7 +11,9 @@
  * The fd table is read lock-free (SRCU, sim_sync.c), and so are the
  * handle and queue tables, so that SIGNAL_WRITE and KICK take no lock
  * before the signal's bucket and may run in a signal handler. Every other
- * call takes a reference on the file.
+ * call takes a reference on the file. A descriptor the sim handed out is
+ * found through the fd table without a system call; any other through
+ * fstat() (below).
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -37,15 +39,35 @@
  * it was given. The file keeps a descriptor of its own on the memfd, so
  * its identity cannot be reused while the structure lives.
  *
- * The fd table only says which file each descriptor the sim handed out
- * (open, dup) belongs to, so that closing it drops that file's count
- * (@nfds) whatever the number names by then. The file leaves the file
- * table when its count reaches 0: a program's own dup() of one of its fds
- * names no file after that (Documentation/sim.rst, *Differences*).
+ * The fd table says which file each descriptor the sim handed out (open,
+ * dup) belongs to, so that closing it drops that file's count (@nfds)
+ * whatever the number names by then. The file leaves the file table when
+ * its count reaches 0: a program's own dup() of one of its fds names no
+ * file after that (Documentation/sim.rst, *Differences*).
  *
- * idtab buckets and each file's @id_next are read lock-free under the
- * SRCU (sim_file_lookup()); fdtab_lock serialises every change of both
- * tables and of @nfds.
+ * The fd table is also the hot calls' lookup (KICK, SIGNAL_WRITE,
+ * WAIT_SIGNALS: the ones the library makes per collective call;
+ * sim_file_lookup_hot()): a number in it names its file without a system
+ * call (an fstat() was one of the two system calls of a KICK that wakes
+ * an engine, one of SIGNAL_WRITE's and WAIT_SIGNALS's). The entry follows
+ * every change of the number the sim can see: the sim's close() empties it
+ * before the number is free (so a close and an open() of any other file
+ * at the same number, or a dup2() onto it after that, find no entry:
+ * fstat() decides, -EBADF as before), and the sim's open and dup set it
+ * after the kernel handed the number out (replacing an entry left behind,
+ * see fdtab_claim()). What the sim cannot see, as the kernel would, is a
+ * program closing a descriptor the sim handed out behind its back
+ * (close() or dup2() instead of the library's close): until the sim hands
+ * that number out again, the hot calls on that number still reach the
+ * sim's file, where the module's reach whatever file the number names by
+ * then. Every other call (accel_device_open_fd()'s dup, mmap, GET_PARAM,
+ * ...) looks the number up with fstat() (sim_file_lookup()), as before.
+ * Only a program that closes the library's own descriptors sees the
+ * difference (Documentation/sim.rst, *Differences*).
+ *
+ * idtab buckets, each file's @id_next, the fd table's chunk pointers and
+ * entries are read lock-free under the SRCU (sim_file_lookup());
+ * fdtab_lock serialises every change of both tables and of @nfds.
  */
 
 #define SIM_FD_CHUNK	1024u
@@ -54,7 +76,7 @@
 
 static _Atomic(struct sim_file *) idtab[SIM_ID_BUCKETS];
 /* chunks are allocated under fdtab_lock and never freed */
-static struct sim_file **fdtab[SIM_FD_CHUNKS];
+static _Atomic(_Atomic(struct sim_file *) *) fdtab[SIM_FD_CHUNKS];
 static pthread_mutex_t fdtab_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned int id_hash(dev_t dev, ino_t ino)
@@ -87,6 +109,17 @@ static struct sim_file *idtab_find(const struct stat *st)
 	return NULL;
 }
 
+/* The file the sim handed @fd out for (SRCU read lock held), or NULL. No system call. */
+static struct sim_file *fdtab_find(int fd)
+{
+	_Atomic(struct sim_file *) *chunk;
+
+	if (fd < 0 || (unsigned int)fd >= SIM_FD_CHUNK * SIM_FD_CHUNKS)
+		return NULL;
+	chunk = atomic_load(&fdtab[(unsigned int)fd / SIM_FD_CHUNK]);
+	return chunk ? atomic_load(&chunk[(unsigned int)fd % SIM_FD_CHUNK]) : NULL;
+}
+
 struct sim_file *sim_file_lookup(int fd)
 {
 	struct stat st;
@@ -95,6 +128,18 @@ struct sim_file *sim_file_lookup(int fd)
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return NULL;
 	return idtab_find(&st);
+}
+
+/*
+ * The hot calls' lookup (KICK, SIGNAL_WRITE, WAIT_SIGNALS, help; SRCU read
+ * lock held): a number the sim handed out through the fd table, with no
+ * system call; any other through fstat().
+ */
+static struct sim_file *sim_file_lookup_hot(int fd)
+{
+	struct sim_file *f = fdtab_find(fd);
+
+	return f ? f : sim_file_lookup(fd);
 }
 
 /* @fd names a file of a parent of this process (fork()). */
@@ -161,7 +206,8 @@ static void file_unpublished(struct sim_file *dead)
  */
 static int fdtab_claim(int fd, struct sim_file *f, bool first)
 {
-	struct sim_file **chunk, *stale, *dead;
+	_Atomic(struct sim_file *) *chunk;
+	struct sim_file *stale, *dead;
 	unsigned int c, h;
 
 	if (fd < 0 || (unsigned int)fd >= SIM_FD_CHUNK * SIM_FD_CHUNKS)
@@ -172,23 +218,26 @@ static int fdtab_claim(int fd, struct sim_file *f, bool first)
 		pthread_mutex_unlock(&fdtab_lock);
 		return -EBADF;
 	}
-	chunk = fdtab[c];
+	chunk = atomic_load(&fdtab[c]);
 	if (!chunk) {
 		chunk = calloc(SIM_FD_CHUNK, sizeof(*chunk));
 		if (!chunk) {
 			pthread_mutex_unlock(&fdtab_lock);
 			return -ENOMEM;
 		}
-		fdtab[c] = chunk;
+		/* (calloc's zeroes are NULL entries: atomic pointers have no other representation) */
+		atomic_store(&fdtab[c], chunk);
 	}
 	if (first) {
 		h = id_hash(f->st_dev, f->st_ino);
 		atomic_store(&f->id_next, atomic_load(&idtab[h]));
 		atomic_store(&idtab[h], f);
 	}
-	/* a descriptor the sim handed out under this number was closed behind its back */
-	stale = chunk[(unsigned int)fd % SIM_FD_CHUNK];
-	chunk[(unsigned int)fd % SIM_FD_CHUNK] = f;
+	/*
+	 * A descriptor the sim handed out under this number was closed behind
+	 * its back; until now lookups of the number found that file (see the top).
+	 */
+	stale = atomic_exchange(&chunk[(unsigned int)fd % SIM_FD_CHUNK], f);
 	f->nfds++;
 	dead = file_fd_dropped(stale);
 	pthread_mutex_unlock(&fdtab_lock);
@@ -199,31 +248,42 @@ static int fdtab_claim(int fd, struct sim_file *f, bool first)
 /* @fd, handed out by the sim, is being closed: its file's count drops. */
 static void fdtab_release(int fd)
 {
-	struct sim_file **chunk, *f = NULL, *dead;
+	_Atomic(struct sim_file *) *chunk;
+	struct sim_file *f = NULL, *dead;
 
 	if (fd < 0 || (unsigned int)fd >= SIM_FD_CHUNK * SIM_FD_CHUNKS)
 		return;
 	pthread_mutex_lock(&fdtab_lock);
-	chunk = fdtab[(unsigned int)fd / SIM_FD_CHUNK];
-	if (chunk) {
-		f = chunk[(unsigned int)fd % SIM_FD_CHUNK];
-		chunk[(unsigned int)fd % SIM_FD_CHUNK] = NULL;
-	}
+	chunk = atomic_load(&fdtab[(unsigned int)fd / SIM_FD_CHUNK]);
+	/* empty before close() frees the number: see the top */
+	if (chunk)
+		f = atomic_exchange(&chunk[(unsigned int)fd % SIM_FD_CHUNK], NULL);
 	dead = file_fd_dropped(f);
 	pthread_mutex_unlock(&fdtab_lock);
 	file_unpublished(dead);
 }
 
-struct sim_file *sim_file_get(int fd)
+static struct sim_file *file_get(int fd, bool hot)
 {
 	unsigned int idx = sim_srcu_read_lock();
-	struct sim_file *f = sim_file_lookup(fd);
+	struct sim_file *f = hot ? sim_file_lookup_hot(fd) : sim_file_lookup(fd);
 
 	/* the table's reference keeps it alive for the read section */
 	if (f)
 		atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
 	sim_srcu_read_unlock(idx);
 	return f;
+}
+
+struct sim_file *sim_file_get(int fd)
+{
+	return file_get(fd, false);
+}
+
+/* sim_file_get() through the hot calls' lookup. */
+static struct sim_file *sim_file_get_hot(int fd)
+{
+	return file_get(fd, true);
 }
 
 /* The module's postclose: queues, arms, mappings and handles go. */
@@ -344,6 +404,7 @@ static int s_open(const char *path, int read_only)
 	ret = sim_bus_init();
 	if (ret)
 		return ret;
+	sim_signal_init();
 	dev = sim_dev_get((unsigned int)id);
 	if (!dev)
 		return -ENOENT;
@@ -526,7 +587,7 @@ static int sim_get_param(struct sim_file *f, struct drm_vaccel_get_param *p)
 static int sim_ioctl_fast(int fd, unsigned long req, void *arg)
 {
 	unsigned int idx = sim_srcu_read_lock();
-	struct sim_file *f = sim_file_lookup(fd);
+	struct sim_file *f = sim_file_lookup_hot(fd);
 	int ret;
 
 	if (!f)
@@ -548,7 +609,8 @@ static int sim_ioctl(int fd, unsigned long req, void *arg, bool restart)
 
 	if (req == DRM_IOCTL_VACCEL_SIGNAL_WRITE || req == DRM_IOCTL_VACCEL_KICK)
 		return sim_ioctl_fast(fd, req, arg);
-	f = sim_file_get(fd);
+	/* the host wait of every collective call: the hot lookup too */
+	f = req == DRM_IOCTL_VACCEL_WAIT_SIGNALS ? sim_file_get_hot(fd) : sim_file_get(fd);
 	if (!f)
 		return no_file(fd);
 	/* drm_ioctl(): every ioctl of an unplugged device */
@@ -615,7 +677,7 @@ static int s_help(int fd, int64_t ns)
 	if (!sim_split_any())
 		return 0;
 	idx = sim_srcu_read_lock();
-	f = sim_file_lookup(fd);
+	f = sim_file_lookup_hot(fd);
 
 	if (f && !atomic_load_explicit(&f->dev->removed, memory_order_acquire))
 		ret = sim_split_host_help(f->dev, sim_now() + (uint64_t)ns);
@@ -714,13 +776,16 @@ static struct sim_hostmap *parent_hostmaps[SIM_HOSTMAP_BUCKETS];
 void sim_transport_fork_child(void)
 {
 	struct sim_idtab_gen *g = malloc(sizeof(*g));
-	unsigned int i;
+	_Atomic(struct sim_file *) *chunk;
+	unsigned int i, j;
 
 	pthread_mutex_init(&fdtab_lock, NULL);
 	pthread_mutex_init(&hostmaps_lock, NULL);
-	for (i = 0; i < SIM_FD_CHUNKS; i++)
-		if (fdtab[i])
-			memset(fdtab[i], 0, SIM_FD_CHUNK * sizeof(*fdtab[i]));
+	for (i = 0; i < SIM_FD_CHUNKS; i++) {
+		chunk = atomic_load(&fdtab[i]);
+		for (j = 0; chunk && j < SIM_FD_CHUNK; j++)
+			atomic_store_explicit(&chunk[j], NULL, memory_order_relaxed);
+	}
 	if (g) {
 		/* (without memory the parent's fds give -EBADF instead) */
 		g->prev = idtab_parents;

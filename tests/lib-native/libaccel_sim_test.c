@@ -14,19 +14,26 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -2077,6 +2084,379 @@ TEST(a_child_has_a_sim_of_its_own)
 	/* the parent's device is unharmed */
 	EXPECT_EQ(0, accel_device_memory_used(dev, &(uint64_t){ 0 }));
 	accel_device_close(dev);
+}
+
+/* ---- the small-message path's system calls (Documentation/sim.rst, *Costs of the hot calls*) ---- */
+
+#if defined(__x86_64__)
+/* system calls the calling thread made since trap_syscalls(), by kind */
+static volatile sig_atomic_t trapped_stat, trapped_sigmask;
+
+/* A trapped call does not run: it is counted and fails with -EPERM. */
+static void on_sigsys(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	(void)sig;
+	if (si->si_syscall == SYS_rt_sigprocmask)
+		trapped_sigmask++;
+	else
+		trapped_stat++;
+	uc->uc_mcontext.gregs[REG_RAX] = -EPERM;
+}
+
+/*
+ * From now on the calling thread (only: no TSYNC; threads it creates
+ * later inherit it) cannot fstat() (fstat, newfstatat, statx; @stat) or
+ * change its signal mask (@sigmask): each such call is counted instead.
+ * Irreversible: the harness runs each test in a process of its own.
+ */
+static int trap_syscalls(bool stat, bool sigmask)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* (a number no system call has when the kind is not trapped) */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, stat ? SYS_fstat : ~0u, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, stat ? SYS_newfstatat : ~0u, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, stat ? SYS_statx : ~0u, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, sigmask ? SYS_rt_sigprocmask : ~0u, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };
+
+	if (sigaction(SIGSYS, &sa, NULL) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	trapped_stat = 0;
+	trapped_sigmask = 0;
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) ? -errno : 0;
+}
+#define HAVE_TRAP 1
+#else
+#define HAVE_TRAP 0
+static volatile int trapped_stat, trapped_sigmask;
+static int trap_syscalls(bool stat, bool sigmask)
+{
+	(void)stat;
+	(void)sigmask;
+	return -EOPNOTSUPP;
+}
+#endif
+
+struct hot_waker {
+	int fd;
+	uint32_t handle;
+	atomic_int go;
+	int ret;
+};
+
+/* Waits for the word at 16 (so that a write of it walks a bucket), then sets the word at 0. */
+static void *hot_waker_main(void *p)
+{
+	struct hot_waker *hw = p;
+	struct drm_vaccel_signal_cond c = { .handle = hw->handle, .offset = 16,
+					    .cond = DRM_VACCEL_WAIT_GE, .value = 1 };
+	struct drm_vaccel_wait_signals w = { .conds = (uintptr_t)&c, .count = 1,
+					     .timeout_ns = (int64_t)(raw_now() + 20 * RAW_SEC) };
+	struct drm_vaccel_signal_write sw = { .handle = hw->handle, .op = DRM_VACCEL_SIGNAL_SET,
+					      .offset = 0, .value = 1 };
+
+	hw->ret = raw_ioctl(hw->fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w);
+	/* the other thread is asleep in its wait by now, or about to be */
+	usleep(20000);
+	if (!hw->ret)
+		hw->ret = raw_ioctl(hw->fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &sw);
+	return NULL;
+}
+
+/*
+ * The calls the library makes per collective call (KICK, SIGNAL_WRITE,
+ * WAIT_SIGNALS, one that sleeps and is woken): with fstat() or signal
+ * mask changes trapped on the calling thread, each still works and none
+ * made one. Before the fd table was the lookup's fast path, every one
+ * fstat()ed (and failed here with -EBADF); before the bucket sections
+ * were counted, the sleeping wait and the write that walked a bucket
+ * blocked and restored the signal mask around each bucket and event lock.
+ */
+static void hot_calls(struct __test_metadata *_metadata, bool check_stat, bool check_sigmask)
+{
+	struct drm_vaccel_signal_cond c = { .offset = 0, .cond = DRM_VACCEL_WAIT_GE, .value = 1 };
+	struct drm_vaccel_wait_signals w = { .conds = (uintptr_t)&c, .count = 1 };
+	struct drm_vaccel_signal_write sw = { .op = DRM_VACCEL_SIGNAL_SET, .offset = 16, .value = 1 };
+	struct drm_vaccel_signal_write sw2 = { .op = DRM_VACCEL_SIGNAL_ADD, .offset = 8, .value = 1 };
+	struct hot_waker hw = { 0 };
+	struct raw_queue q;
+	struct drm_vaccel_kick k;
+	pthread_t t;
+	uint32_t hs;
+	uint64_t t0;
+	int fd, i, r_kick, r_write, r_write2, r_wait;
+
+	if (!HAVE_TRAP)
+		SKIP(return, "seccomp traps are written for x86-64");
+	ASSERT_EQ(0, sim_setup("0 engines=1"));
+	fd = raw_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, raw_queue_create(fd, RAW_VA, 64, 0, &q));
+	ASSERT_NE(NULL, raw_buffer(fd, 4096, DRM_VACCEL_BO_SIGNAL, RAW_VA + (4 << 20), &hs));
+	k = (struct drm_vaccel_kick){ .queue_id = q.id };
+	c.handle = hs;
+	sw.handle = hs;
+	sw2.handle = hs;
+	hw.fd = fd;
+	hw.handle = hs;
+	/* created before the trap: its own calls are not counted */
+	ASSERT_EQ(0, pthread_create(&t, NULL, hot_waker_main, &hw));
+	usleep(20000);
+	ASSERT_EQ(0, trap_syscalls(check_stat, check_sigmask));
+	r_kick = 0;
+	for (i = 0; i < 100 && !r_kick; i++)
+		r_kick = raw_ioctl(fd, DRM_IOCTL_VACCEL_KICK, &k);
+	r_write2 = raw_ioctl(fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &sw2);
+	/* wakes the waker, which sets the word this thread then sleeps on */
+	r_write = raw_ioctl(fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &sw);
+	t0 = raw_now();
+	w.timeout_ns = (int64_t)(t0 + 20 * RAW_SEC);
+	r_wait = raw_ioctl(fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w);
+	t0 = raw_now() - t0;
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, r_kick);
+	EXPECT_EQ(0, r_write2);
+	EXPECT_EQ(0, r_write);
+	EXPECT_EQ(0, r_wait);
+	EXPECT_EQ(0, hw.ret);
+	/* it did sleep: the waker waited 20 ms */
+	EXPECT_LT(5000000, t0);
+	if (check_stat)
+		EXPECT_EQ(0, trapped_stat);
+	if (check_sigmask)
+		EXPECT_EQ(0, trapped_sigmask);
+	TH_LOG("trapped: %d fstat, %d rt_sigprocmask", (int)trapped_stat, (int)trapped_sigmask);
+}
+
+TEST(hot_ioctls_make_no_fstat)
+{
+	hot_calls(_metadata, true, false);
+}
+
+TEST(hot_ioctls_make_no_sigprocmask)
+{
+	hot_calls(_metadata, false, true);
+}
+
+/*
+ * A new file of device @id at the free fd number @n, or -errno: the sim's
+ * open takes the lowest free number for its own memfd and the next for
+ * the caller, so every free number below @n but one is held meanwhile.
+ */
+static int raw_open_at(unsigned int id, int n)
+{
+	int held[256], nh = 0, fd = -1, i;
+
+	while (nh < 256) {
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fd == n)
+			break;
+		held[nh++] = fd;
+	}
+	if (fd == n && nh) {
+		close(n);
+		close(held[0]);
+		fd = raw_open(id);
+	} else {
+		if (fd >= 0)
+			close(fd);
+		fd = -EAGAIN;
+	}
+	for (i = 1; i < nh; i++)
+		close(held[i]);
+	return fd;
+}
+
+static int kick(int fd, uint32_t queue)
+{
+	struct drm_vaccel_kick k = { .queue_id = queue };
+
+	return raw_ioctl(fd, DRM_IOCTL_VACCEL_KICK, &k);
+}
+
+/*
+ * A number the sim handed out names its file for the hot calls without a
+ * system call, but only while it does: after the sim's close, another file at that number
+ * (an open(), a dup2() onto it) is what a KICK or SIGNAL_WRITE reaches,
+ * as the module's ioctl reaches whatever the number names: a regular
+ * file gives -EBADF, a program's dup() of another device file that
+ * device, a new file of the sim that file (which has no queue: -ENOENT).
+ */
+TEST(hot_ioctls_follow_the_fd_number)
+{
+	struct drm_vaccel_signal_write sw = { .op = DRM_VACCEL_SIGNAL_SET, .value = 1 };
+	struct raw_queue qa, qb;
+	int a, b, n, other, a2, spare;
+	long long kicks_b;
+
+	ASSERT_EQ(0, sim_setup("0;1"));
+	/* a low number to free for raw_open_at() */
+	spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, spare);
+	other = memfd_create("not-a-device", MFD_CLOEXEC);
+	ASSERT_LE(0, other);
+	a = raw_open(0);
+	b = raw_open(1);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, raw_queue_create(a, RAW_VA, 64, 0, &qa));
+	ASSERT_EQ(0, raw_queue_create(b, RAW_VA, 64, 0, &qb));
+	ASSERT_NE(NULL, raw_buffer(a, 4096, DRM_VACCEL_BO_SIGNAL, RAW_VA + (4 << 20),
+				   &sw.handle));
+	EXPECT_EQ(0, kick(a, qa.id));
+	EXPECT_EQ(0, raw_ioctl(a, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &sw));
+	EXPECT_EQ(1, raw_stat(a, "stats", "kicks"));
+	n = a;
+	/* the sim's close, then a regular file at the same number */
+	raw_close(a);
+	ASSERT_EQ(n, dup2(other, n));
+	EXPECT_EQ(-EBADF, kick(n, qa.id));
+	EXPECT_EQ(-EBADF, raw_ioctl(n, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &sw));
+	EXPECT_EQ(-EBADF, raw_ioctl(n, DRM_IOCTL_VACCEL_GET_PARAM,
+				    &(struct drm_vaccel_get_param){ .param = 0 }));
+	/* the number closed: nothing */
+	close(n);
+	EXPECT_EQ(-EBADF, kick(n, qa.id));
+	/* dup2() of the other device's fd onto it: that device */
+	kicks_b = raw_stat(b, "stats", "kicks");
+	ASSERT_EQ(n, dup2(b, n));
+	EXPECT_EQ(0, kick(n, qb.id));
+	EXPECT_EQ(kicks_b + 1, raw_stat(b, "stats", "kicks"));
+	close(n);
+	/* the sim's next file at the number: that file, which has no queue */
+	a2 = raw_open_at(0, n);
+	ASSERT_EQ(n, a2);
+	EXPECT_EQ(-ENOENT, kick(n, qa.id));
+	EXPECT_EQ(-ENOENT, raw_ioctl(n, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &sw));
+	/*
+	 * The difference (Documentation/sim.rst): a number the program closes
+	 * behind the sim's back still names the sim's file until the sim
+	 * hands the number out again; the sim's next open there replaces it.
+	 */
+	close(a2);
+	ASSERT_EQ(n, dup2(other, n));
+	EXPECT_EQ(-ENOENT, kick(n, qa.id));
+	/* every other call looks the number up afresh (libaccel_robust_test's a_dup_is_the_same_file) */
+	EXPECT_EQ(-EBADF, raw_ioctl(n, DRM_IOCTL_VACCEL_GET_PARAM,
+				    &(struct drm_vaccel_get_param){ .param = 0 }));
+	close(n);
+	close(spare);
+	a2 = raw_open_at(1, n);
+	ASSERT_EQ(n, a2);
+	EXPECT_EQ(-ENOENT, kick(n, qb.id));
+	/* and the file left behind is gone: device 0 has this one file only */
+	a = raw_open(0);
+	ASSERT_LE(0, a);
+	EXPECT_EQ(1, raw_stat(a, "info", "open_files"));
+	raw_close(a);
+	raw_close(a2);
+	close(other);
+	raw_close(b);
+}
+
+struct reuse_kicker {
+	int stable;
+	uint32_t queue, handle;
+	atomic_int number, stop;
+	atomic_uint calls, bad;
+	atomic_int last_bad;
+};
+
+static void *reuse_kick_main(void *p)
+{
+	struct reuse_kicker *c = p;
+	struct drm_vaccel_kick k = { .queue_id = c->queue };
+	struct drm_vaccel_signal_write w = { .handle = c->handle, .op = DRM_VACCEL_SIGNAL_ADD,
+					     .value = 1 };
+	int r, n;
+
+	while (!atomic_load(&c->stop)) {
+		n = atomic_load(&c->number);
+		if (kick(c->stable, c->queue) ||
+		    raw_ioctl(c->stable, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w)) {
+			atomic_fetch_add(&c->bad, 1);
+			atomic_store(&c->last_bad, 1);
+		}
+		r = raw_ioctl(n, DRM_IOCTL_VACCEL_KICK, &k);
+		if (r != -EBADF && r != -ENOENT) {
+			atomic_fetch_add(&c->bad, 1);
+			atomic_store(&c->last_bad, r);
+		}
+		r = raw_ioctl(n, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w);
+		if (r != -EBADF && r != -ENOENT) {
+			atomic_fetch_add(&c->bad, 1);
+			atomic_store(&c->last_bad, r);
+		}
+		atomic_fetch_add(&c->calls, 1);
+	}
+	return NULL;
+}
+
+/*
+ * The fd table's entries change under lock-free lookups of the very
+ * numbers they describe: two threads KICK and SIGNAL_WRITE on the number a
+ * third closes and reopens as another device's file (no queue, no object:
+ * -ENOENT), a regular file or nothing (-EBADF), with no synchronisation;
+ * a file freed while a lookup still used it would be a use after free
+ * (ASan). The stable fd always works. (libaccel_sim_threads_test's
+ * fd_numbers_reused_under_hot_ioctls is the TSan version.)
+ */
+TEST(fd_table_under_concurrent_reuse)
+{
+	struct reuse_kicker c = { 0 };
+	struct raw_queue q;
+	pthread_t t[2];
+	unsigned int i;
+	int fd, other, n;
+
+	ASSERT_EQ(0, sim_setup("0 engines=1;1"));
+	c.stable = raw_open(0);
+	ASSERT_LE(0, c.stable);
+	ASSERT_EQ(0, raw_queue_create(c.stable, RAW_VA, 64, 0, &q));
+	ASSERT_NE(NULL, raw_buffer(c.stable, 4096, DRM_VACCEL_BO_SIGNAL, RAW_VA + (4 << 20),
+				   &c.handle));
+	c.queue = q.id;
+	fd = raw_open(1);
+	ASSERT_LE(0, fd);
+	atomic_store(&c.number, fd);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, reuse_kick_main, &c));
+	for (i = 0; i < 1000; i++) {
+		n = atomic_load(&c.number);
+		raw_close(n);
+		if (i % 2) {
+			other = memfd_create("not-a-device", MFD_CLOEXEC);
+			if (other >= 0 && other != n) {
+				dup2(other, n);
+				close(other);
+			}
+			usleep(50);
+			close(n);
+		}
+		fd = raw_open(1);
+		ASSERT_LE(0, fd);
+		atomic_store(&c.number, fd);
+		usleep(50);
+	}
+	atomic_store(&c.stop, 1);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	TH_LOG("%u rounds of calls; %u unexpected (last %d)", atomic_load(&c.calls),
+	       atomic_load(&c.bad), atomic_load(&c.last_bad));
+	EXPECT_EQ(0, atomic_load(&c.bad));
+	EXPECT_LT(0, atomic_load(&c.calls));
+	raw_close(atomic_load(&c.number));
+	raw_close(c.stable);
 }
 
 TEST_HARNESS_MAIN

@@ -12,7 +12,10 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,7 @@
 
 #include "internal.h"
 #include "sim/sim.h"
+#include "sim/sim_internal.h"
 #include "kselftest_harness.h"
 #include "sim_raw.h"
 
@@ -469,6 +473,270 @@ TEST_F_TIMEOUT(bare, removal_under_submitters, 300)
 		EXPECT_EQ(0, raw_stat(fd, "objects", "mappings"));
 		raw_close(fd);
 	}
+}
+
+/* ---- fd numbers reused under KICKs and SIGNAL_WRITEs (the fd table's lock-free reads) ---- */
+
+struct fd_churn {
+	int stable;		/* a file with a queue and a signal object */
+	uint32_t queue, handle;
+	atomic_int number;	/* the number the churner uses now */
+	atomic_int stop;
+	/*
+	 * Held for reading around the calls on the churned number, for writing
+	 * around the churner's close and open: a call on a number another
+	 * thread closes at the same moment is a race of the program (TSan
+	 * reports it in the fstat() of a number not in the fd table);
+	 * libaccel_sim_test's fd_table_under_concurrent_reuse runs that one
+	 * under ASan. The calls on the stable fd take no lock: they read the
+	 * fd table while the churner changes it.
+	 */
+	pthread_rwlock_t churn;
+	atomic_uint calls, bad, stable_bad;
+	atomic_int last_bad;
+};
+
+/* KICK and SIGNAL_WRITE on the stable fd (0) and on the churned number (-EBADF or -ENOENT). */
+static void *churn_kick_main(void *p)
+{
+	struct fd_churn *c = p;
+	struct drm_vaccel_kick k = { .queue_id = c->queue };
+	struct drm_vaccel_signal_write w = { .handle = c->handle, .op = DRM_VACCEL_SIGNAL_ADD,
+					     .value = 1 };
+	int r, n;
+
+	while (!atomic_load(&c->stop)) {
+		if (raw_ioctl(c->stable, DRM_IOCTL_VACCEL_KICK, &k) ||
+		    raw_ioctl(c->stable, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w))
+			atomic_fetch_add(&c->stable_bad, 1);
+		pthread_rwlock_rdlock(&c->churn);
+		n = atomic_load(&c->number);
+		r = raw_ioctl(n, DRM_IOCTL_VACCEL_KICK, &k);
+		if (r != -EBADF && r != -ENOENT) {
+			atomic_fetch_add(&c->bad, 1);
+			atomic_store(&c->last_bad, r);
+		}
+		r = raw_ioctl(n, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w);
+		if (r != -EBADF && r != -ENOENT) {
+			atomic_fetch_add(&c->bad, 1);
+			atomic_store(&c->last_bad, r);
+		}
+		pthread_rwlock_unlock(&c->churn);
+		atomic_fetch_add(&c->calls, 1);
+	}
+	return NULL;
+}
+
+/*
+ * Two threads KICK and SIGNAL_WRITE on a stable fd while a third closes
+ * and reopens numbers (the fd table changes under their lock-free reads),
+ * and on the number the third reuses as another device's file (no queue,
+ * no object: -ENOENT), a regular file or nothing (-EBADF): they never
+ * reach the stable file's queue through it, and the stable fd always
+ * works.
+ */
+TEST_F_TIMEOUT(bare, fd_numbers_reused_under_hot_ioctls, 300)
+{
+	struct fd_churn c = { 0 };
+	struct raw_queue q;
+	pthread_t t[2];
+	unsigned int i;
+	int fd, other;
+
+	ASSERT_EQ(0, sim_setup("0 engines=1;1"));
+	ASSERT_EQ(0, pthread_rwlock_init(&c.churn, NULL));
+	c.stable = raw_open(0);
+	ASSERT_LE(0, c.stable);
+	ASSERT_EQ(0, raw_queue_create(c.stable, RAW_VA, 64, 0, &q));
+	ASSERT_NE(NULL, raw_buffer(c.stable, 4096, DRM_VACCEL_BO_SIGNAL, RAW_VA + (4 << 20),
+				   &c.handle));
+	c.queue = q.id;
+	fd = raw_open(1);
+	ASSERT_LE(0, fd);
+	atomic_store(&c.number, fd);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, churn_kick_main, &c));
+	for (i = 0; i < 400; i++) {
+		int n = atomic_load(&c.number);
+
+		pthread_rwlock_wrlock(&c.churn);
+		raw_close(n);
+		if (i % 2) {
+			other = memfd_create("not-a-device", MFD_CLOEXEC);
+			if (other >= 0 && other != n) {
+				dup2(other, n);
+				close(other);
+			}
+			pthread_rwlock_unlock(&c.churn);
+			usleep(100);
+			pthread_rwlock_wrlock(&c.churn);
+			close(n);
+		}
+		fd = raw_open(1);
+		atomic_store(&c.number, fd);
+		pthread_rwlock_unlock(&c.churn);
+		ASSERT_LE(0, fd);
+		usleep(100);
+	}
+	atomic_store(&c.stop, 1);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	TH_LOG("%u rounds of calls; %u unexpected (last %d)", atomic_load(&c.calls),
+	       atomic_load(&c.bad), atomic_load(&c.last_bad));
+	EXPECT_EQ(0, atomic_load(&c.bad));
+	EXPECT_EQ(0, atomic_load(&c.stable_bad));
+	EXPECT_LT(0, atomic_load(&c.calls));
+	raw_close(atomic_load(&c.number));
+	raw_close(c.stable);
+	pthread_rwlock_destroy(&c.churn);
+}
+
+/* ---- SIGNAL_WRITE in a signal handler that interrupts a bucket section ---- */
+
+struct handler_ring {
+	int fd;
+	uint32_t handle;
+	pthread_t busy;
+	atomic_int stop;
+	atomic_uint woken;	/* rounds the waiter saw */
+	int busy_ret, wait_ret;
+	unsigned int busy_waits;
+	atomic_uint handled;	/* handler runs */
+	uint64_t *words;
+};
+
+static struct handler_ring *ring_of_handler;
+
+/* SIGUSR1 on the busy thread: one more on the word at 0, from inside whatever it was doing. */
+static void on_usr1_write(int sig)
+{
+	struct drm_vaccel_signal_write w = { .handle = ring_of_handler->handle,
+					     .op = DRM_VACCEL_SIGNAL_ADD, .value = 1 };
+	int saved = errno;
+
+	(void)sig;
+	raw_ioctl(ring_of_handler->fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w);
+	atomic_fetch_add(&ring_of_handler->handled, 1);
+	errno = saved;
+}
+
+/*
+ * In and out of the bucket sections of the handler's own word all the
+ * time: waits on the word at 0 (as many conditions as a wait takes, each a
+ * section to arm and one to disarm) for a value it never reaches, that
+ * time out at once (the handler, taking that bucket's lock, would
+ * deadlock).
+ */
+static void *ring_busy_main(void *p)
+{
+	struct handler_ring *h = p;
+	struct drm_vaccel_signal_cond c[DRM_VACCEL_WAIT_MAX_ITEMS];
+	struct drm_vaccel_wait_signals w = { .conds = (uintptr_t)c,
+					     .count = DRM_VACCEL_WAIT_MAX_ITEMS };
+	unsigned int i;
+	int r;
+
+	for (i = 0; i < DRM_VACCEL_WAIT_MAX_ITEMS; i++)
+		c[i] = (struct drm_vaccel_signal_cond){ .handle = h->handle, .offset = 0,
+							.cond = DRM_VACCEL_WAIT_GE,
+							.value = 1ull << 62 };
+
+	while (!atomic_load(&h->stop)) {
+		w.timeout_ns = (int64_t)raw_now();
+		r = raw_ioctl(h->fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w);
+		if (r != -ETIME && !h->busy_ret)
+			h->busy_ret = r;
+		h->busy_waits++;
+	}
+	return NULL;
+}
+
+/* Sleeps on the word at 0 for each round: a lost (deferred, never drained) wake-up times out. */
+static void *ring_wait_main(void *p)
+{
+	struct handler_ring *h = p;
+	struct drm_vaccel_signal_cond c = { .handle = h->handle, .offset = 0,
+					    .cond = DRM_VACCEL_WAIT_GE };
+	struct drm_vaccel_wait_signals w = { .conds = (uintptr_t)&c, .count = 1 };
+	unsigned int r;
+
+	for (r = 1; !atomic_load(&h->stop); r++) {
+		c.value = r;
+		w.timeout_ns = (int64_t)(raw_now() + 20 * RAW_SEC);
+		h->wait_ret = raw_ioctl(h->fd, DRM_IOCTL_VACCEL_WAIT_SIGNALS, &w);
+		if (h->wait_ret)
+			break;
+		atomic_store(&h->woken, r);
+	}
+	return NULL;
+}
+
+#define HANDLER_ROUNDS		1000
+#define HANDLER_ROUNDS_MAX	50000
+#define HANDLER_DEFERRED	20
+
+/*
+ * SIGNAL_WRITE is async-signal-safe (Documentation/libaccel.rst,
+ * accel_tg_abort()): a handler's write that interrupts its thread inside
+ * a bucket section leaves the wake-up to that thread, which does it as it
+ * leaves the section. Without that, the handler would take the bucket
+ * lock its own thread holds (a deadlock: the waiter never wakes), or the
+ * thread would have to block signals around every section (two system
+ * calls each). Each round, one signal, and the waiter must wake within
+ * 10 s; at least HANDLER_ROUNDS rounds, and more until HANDLER_DEFERRED
+ * writes were deferred (a handler lands in a section by chance).
+ */
+TEST_F_TIMEOUT(bare, signal_write_in_handler_during_bucket_sections, 300)
+{
+	struct sigaction sa = { .sa_handler = on_usr1_write }, old;
+	struct handler_ring h = { 0 };
+	unsigned long deferred0;
+	pthread_t waiter;
+	unsigned int r;
+	uint64_t end;
+
+	ASSERT_EQ(0, sim_setup("0 engines=1"));
+	h.fd = raw_open(0);
+	ASSERT_LE(0, h.fd);
+	h.words = raw_buffer(h.fd, 4096, DRM_VACCEL_BO_SIGNAL, RAW_VA, &h.handle);
+	ASSERT_NE(NULL, h.words);
+	ring_of_handler = &h;
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, &old));
+	deferred0 = atomic_load(&sim_signal_deferred);
+	ASSERT_EQ(0, pthread_create(&h.busy, NULL, ring_busy_main, &h));
+	ASSERT_EQ(0, pthread_create(&waiter, NULL, ring_wait_main, &h));
+	for (r = 1; r <= HANDLER_ROUNDS_MAX; r++) {
+		if (r > HANDLER_ROUNDS &&
+		    atomic_load(&sim_signal_deferred) - deferred0 >= HANDLER_DEFERRED)
+			break;
+		ASSERT_EQ(0, pthread_kill(h.busy, SIGUSR1));
+		end = raw_now() + 10 * RAW_SEC;
+		while (atomic_load(&h.woken) < r && raw_now() < end)
+			usleep(20);
+		ASSERT_LE(r, atomic_load(&h.woken)) {
+			TH_LOG("round %u: the waiter was not woken (its wait: %d; %u handler runs, "
+			       "word %llu, %lu deferred)", r, h.wait_ret, atomic_load(&h.handled),
+			       (unsigned long long)__atomic_load_n(&h.words[0], __ATOMIC_ACQUIRE),
+			       atomic_load(&sim_signal_deferred) - deferred0);
+		}
+	}
+	atomic_store(&h.stop, 1);
+	pthread_join(h.busy, NULL);
+	/* the waiter's last wait: released by one more write */
+	{
+		struct drm_vaccel_signal_write w = { .handle = h.handle,
+						     .op = DRM_VACCEL_SIGNAL_ADD, .value = 1 };
+
+		ASSERT_EQ(0, raw_ioctl(h.fd, DRM_IOCTL_VACCEL_SIGNAL_WRITE, &w));
+	}
+	pthread_join(waiter, NULL);
+	sigaction(SIGUSR1, &old, NULL);
+	TH_LOG("%u rounds, %u busy waits, %lu wake-ups deferred to the interrupted thread",
+	       r - 1, h.busy_waits, atomic_load(&sim_signal_deferred) - deferred0);
+	EXPECT_EQ(0, h.busy_ret);
+	EXPECT_EQ(0, h.wait_ret);
+	EXPECT_LE(HANDLER_DEFERRED, atomic_load(&sim_signal_deferred) - deferred0);
+	raw_close(h.fd);
 }
 
 TEST_HARNESS_MAIN
