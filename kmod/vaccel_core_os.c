@@ -35,7 +35,9 @@ static u32 vaccel_os_fault(void *ptr)
  * of its dma-buf) costs the accessing device's link latency plus the
  * bytes at its link bandwidth, 0 meaning unthrottled. The time is charged
  * to the queue, which the core then makes busy for it: the engine runs
- * other queues meanwhile.
+ * other queues meanwhile. The transfer starts with the step's first
+ * charged access: the time the step itself took (the copy that stands for
+ * the transfer, a reduction streaming into the link) is part of it.
  */
 static void vaccel_os_link(struct vaccel_queue *q, struct vaccel_vm_map *map,
 			   u64 bytes)
@@ -52,19 +54,38 @@ static void vaccel_os_link(struct vaccel_queue *q, struct vaccel_vm_map *map,
 	ns = vdev->cfg.link_latency_ns;
 	if (vdev->cfg.link_bw_mbps)	/* MB/s is bytes per us */
 		ns += div64_u64(bytes * NSEC_PER_USEC, vdev->cfg.link_bw_mbps);
+	atomic64_cmpxchg(&q->link_from, 0, ktime_get_ns());
 	atomic64_add(ns, &q->charge_ns);
 	atomic64_add(bytes, &vdev->stats.link_bytes);
 	atomic64_add(ns, &vdev->stats.link_ns);
 }
 
+/*
+ * The link time charged by the step just taken, less what has passed of
+ * it: since the step's first charged access, or since the end of the
+ * queue's previous busy period if the queue went straight on from it (the
+ * engine waking late and other queues' turns are not the link's time).
+ * The engine's thread (the core's charge()).
+ */
 u64 vaccel_os_charge(void *os)
 {
 	struct vaccel_queue *q = os;
+	u64 ns, from, now;
 
 	/* the common case is nothing charged: no atomic RMW for it */
-	if (!atomic64_read(&q->charge_ns))
+	if (!atomic64_read(&q->charge_ns)) {
+		q->link_resume = 0;	/* a step of its own: the chain ends */
 		return 0;
-	return atomic64_xchg(&q->charge_ns, 0);
+	}
+	from = atomic64_xchg(&q->link_from, 0);
+	ns = atomic64_xchg(&q->charge_ns, 0);
+	if (q->link_resume && (!from || q->link_resume < from))
+		from = q->link_resume;
+	q->link_resume = 0;
+	now = ktime_get_ns();
+	if (from && now > from)
+		ns = ns > now - from ? ns - (now - from) : 0;
+	return ns;
 }
 
 /*

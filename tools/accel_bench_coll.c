@@ -86,6 +86,7 @@ struct bench {
 	bool blocking;
 	uint32_t algo;
 	unsigned int link_mbps;
+	unsigned int chunk, slots;	/* accel_comm_params; 0: the library's default */
 	uint64_t minb, maxb;
 	double factor;
 	struct accel_device *dev[MAX_DEV];
@@ -693,12 +694,13 @@ static void usage(void)
 		"usage: accel-bench allreduce|allgather|reducescatter|alltoall|broadcast|reduce|sendrecv\n"
 		"       [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-g NDEV] [-d TYPE] [-o OP] [-r ROOT]\n"
 		"       [-n ITERS] [-w WARMUP] [-c CHECKS] [-z] [-G] [-a ring|oneshot|auto] [-L LINK_MBPS]\n"
-		"       [-p]\n"
+		"       [-C CHUNK_BYTES] [-S SLOTS] [-p]\n"
 		"sizes take K, M, G; TYPE: int8 uint8 int32 uint32 int64 uint64 half float double\n"
 		"bfloat16; OP: sum prod min max avg; -z waits after each call; sendrecv: rank r\n"
 		"sends to r + 1 and receives from r - 1 (busbw = algbw); -G captures each size's\n"
 		"operation once (a task graph) and launches the graph per iteration (not with\n"
 		"sendrecv or -p); -L creates fresh devices with link_bw_mbps=LINK_MBPS;\n"
+		"-C, -S: the communicators' chunk_bytes and slots (accel_comm_params);\n"
 		"-p: one process per rank (fresh devices, accel_comm_init_rank()), rank 0 prints.\n"
 		"Defaults: -b 8 -e 64M -f 2 -g 4 -d float -o sum -r 0 -n 20 -w 5 -c 1 -a auto.\n");
 	exit(2);
@@ -707,7 +709,8 @@ static void usage(void)
 static void setup(struct bench *b)
 {
 	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 16384 };
-	struct accel_comm_params cp = { .size = sizeof(cp), .algo = b->algo };
+	struct accel_comm_params cp = { .size = sizeof(cp), .algo = b->algo,
+					.chunk_bytes = b->chunk, .slots = b->slots };
 	uint64_t bytes = b->maxb + 4096;
 	unsigned int i;
 	char spec[96];
@@ -811,11 +814,12 @@ static int run_table(struct bench *b)
 	char algo[16];
 
 	if (pr) {
-		printf("# accel-bench %s: nranks %u (%s, %s backend) minBytes %llu maxBytes %llu step: %g(factor) warmup iters: %u iters: %u validation: %u blocking: %d graph: %d link_bw_mbps: %u\n",
+		printf("# accel-bench %s: nranks %u (%s, %s backend) minBytes %llu maxBytes %llu step: %g(factor) warmup iters: %u iters: %u validation: %u blocking: %d graph: %d link_bw_mbps: %u chunk: %u slots: %u\n",
 		       b->opname, b->n, b->procs ? "one process per rank" :
 		       "one process, one rank per device", accel_device_backend(b->dev[b->lo]),
 		       (unsigned long long)b->minb, (unsigned long long)b->maxb, b->factor,
-		       b->warmup, b->iters, b->check, b->blocking, b->graph, b->link_mbps);
+		       b->warmup, b->iters, b->check, b->blocking, b->graph, b->link_mbps,
+		       b->chunk, b->slots);
 		printf("#\n# Using devices\n");
 	}
 	for (i = 0; pr && i < b->n; i++) {
@@ -929,7 +933,8 @@ static int open_id(unsigned int id, struct accel_device **dev)
 static int rank_main(struct bench *b, unsigned int r)
 {
 	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 16384 };
-	struct accel_comm_params cp = { .size = sizeof(cp), .algo = b->algo };
+	struct accel_comm_params cp = { .size = sizeof(cp), .algo = b->algo,
+					.chunk_bytes = b->chunk, .slots = b->slots };
 	struct accel_device_props props = { .size = sizeof(props) };
 	uint64_t bytes = b->maxb + 4096;
 	int ret;
@@ -1048,7 +1053,7 @@ int accel_bench_coll(int argc, char **argv)
 	       !strcmp(argv[0], "alltoall") ? ACCEL_COMM_OP_ALLTOALL :
 	       !strcmp(argv[0], "broadcast") ? ACCEL_COMM_OP_BROADCAST : ACCEL_COMM_OP_REDUCE;
 	optind = 1;
-	while ((opt = getopt(argc, argv, "b:e:f:g:d:o:r:n:w:c:zGa:L:ph")) != -1) {
+	while ((opt = getopt(argc, argv, "b:e:f:g:d:o:r:n:w:c:zGa:L:C:S:ph")) != -1) {
 		switch (opt) {
 		case 'b': b.minb = parse_size(optarg); break;
 		case 'e': b.maxb = parse_size(optarg); break;
@@ -1061,6 +1066,8 @@ int accel_bench_coll(int argc, char **argv)
 		case 'z': b.blocking = true; break;
 		case 'p': b.procs = true; break;
 		case 'L': b.link_mbps = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'C': b.chunk = (unsigned int)parse_size(optarg); break;
+		case 'S': b.slots = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'G': b.graph = true; break;
 		case 'a':
 			if (!strcmp(optarg, "ring"))

@@ -18,8 +18,8 @@
 #define ACC_COMM_CHANNELS	1	/* channels per ordered pair of ranks */
 #define ACC_COMM_WINDOW		256	/* calls a rank may be ahead of the slowest */
 #define ACC_COMM_HISTORY	64	/* operations a rank remembers (error reports) */
-#define ACC_COMM_DEF_CHUNK	(512u << 10)
-#define ACC_COMM_DEF_SLOTS	2
+#define ACC_COMM_DEF_CHUNK	(1u << 20)
+#define ACC_COMM_DEF_SLOTS	3
 #define ACC_COMM_DEF_ONESHOT	(64ull << 10)
 #define ACC_COMM_DEF_TIMEOUT_MS	10000u
 

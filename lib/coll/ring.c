@@ -39,118 +39,195 @@ static uint64_t nchunks(uint64_t len, uint64_t e)
 	return (len + e - 1) / e;
 }
 
-static void ring_allreduce(struct acc_plan *pl, const struct acc_args *a)
+/*
+ * The ring operations as columns of units. Column j is chunk j of every
+ * block; its unit u receives (but for u = 0) the chunk prev sent in its
+ * unit u - 1 of the same column, then sends (but for the last unit) one
+ * chunk to next. Every rank runs the same units in the same order
+ * (ring_schedule()), so the k-th chunk a rank receives from prev is the
+ * k-th prev sent it.
+ */
+struct ring_op {
+	struct acc_plan *pl;
+	const struct acc_args *a;
+	unsigned int n, r, next, prev;
+	uint64_t e, es;
+};
+
+static struct ring_op ring_op(struct acc_plan *pl, const struct acc_args *a)
 {
 	struct accel_comm *c = pl->c;
-	unsigned int n = c->nranks, r = c->rank, next = (r + 1) % n, prev = (r + n - 1) % n;
-	uint64_t e = c->g->chunk / a->esize, es = a->esize, off, len, off2, len2, maxlen, j;
-	unsigned int s;
 
-	block_of(a->count, n, 0, &off, &maxlen);
+	return (struct ring_op){
+		.pl = pl, .a = a, .n = c->nranks, .r = c->rank,
+		.next = (c->rank + 1) % c->nranks,
+		.prev = (c->rank + c->nranks - 1) % c->nranks,
+		.e = c->g->chunk / a->esize, .es = a->esize,
+	};
+}
+
+/* Chunk @j of block @b of the allreduce: its first element and length. */
+static uint64_t ar_chunk(const struct ring_op *o, unsigned int b, uint64_t j, uint64_t *at)
+{
+	uint64_t off, len;
+
+	block_of(o->a->count, o->n, mod(b, o->n), &off, &len);
+	*at = (off + j * o->e) * o->es;
+	return chunk_len(len, j, o->e);
+}
+
+/*
+ * Allreduce, 2n - 1 units: 0 sends block r; 1..n-2 reduce the block from
+ * prev into the one sent next (reduce-scatter); n - 1 finishes block r + 1
+ * into recv and sends it (the allgather's first step); n..2n-2 copy the
+ * block from prev into recv and (but the last) forward it.
+ */
+static void ar_unit(const struct ring_op *o, uint64_t j, unsigned int u)
+{
+	const struct acc_args *a = o->a;
+	struct acc_plan *pl = o->pl;
+	unsigned int n = o->n;
+	long long r = o->r;
+	uint64_t at, l, slot;
+
+	if (!u) {
+		l = ar_chunk(o, o->r, j, &at);
+		if (l)
+			acc_plan_send(pl, o->next, a->send + at, l * o->es);
+	} else if (u + 1 < n) {		/* reduce-scatter step s = u - 1 */
+		l = ar_chunk(o, mod(r - u, n), j, &at);
+		if (l)
+			acc_plan_recv_reduce_send(pl, o->prev, o->next, a->send + at, l,
+						  a->dtype, a->redop);
+	} else if (u + 1 == n) {	/* block r + 1 is complete here */
+		l = ar_chunk(o, mod(r + 1, n), j, &at);
+		if (!l)
+			return;
+		slot = acc_plan_recv_wait(pl, o->prev);
+		acc_plan_reduce(pl, a->recv + at, a->send + at, slot, l, a->dtype, a->redop);
+		acc_plan_recv_done(pl, o->prev);
+		if (a->avg)
+			acc_plan_scale(pl, a->recv + at, l, a->dtype);
+		acc_plan_send(pl, o->next, a->recv + at, l * o->es);
+	} else {			/* allgather step s = u - n: block r - s */
+		l = ar_chunk(o, mod(r - (u - n), n), j, &at);
+		if (!l)
+			return;
+		slot = acc_plan_recv_wait(pl, o->prev);
+		acc_plan_copy(pl, a->recv + at, slot, l * o->es);
+		acc_plan_recv_done(pl, o->prev);
+		if (u + 1 < 2 * n - 1)
+			acc_plan_send(pl, o->next, a->recv + at, l * o->es);
+	}
+}
+
+/*
+ * Reducescatter, n units: 0 sends block r - 1; 1..n-2 reduce the block
+ * from prev into the one sent next; n - 1 reduces block r into recv.
+ */
+static void rs_unit(const struct ring_op *o, uint64_t j, unsigned int u)
+{
+	const struct acc_args *a = o->a;
+	struct acc_plan *pl = o->pl;
+	uint64_t bytes = a->count * o->es, l = chunk_len(a->count, j, o->e), at = j * o->e * o->es;
+	uint64_t slot;
+	long long r = o->r;
+
+	if (!u) {
+		acc_plan_send(pl, o->next, a->send + mod(r - 1, o->n) * bytes + at, l * o->es);
+	} else if (u + 1 < o->n) {
+		acc_plan_recv_reduce_send(pl, o->prev, o->next,
+					  a->send + mod(r - u - 1, o->n) * bytes + at, l,
+					  a->dtype, a->redop);
+	} else {
+		slot = acc_plan_recv_wait(pl, o->prev);
+		acc_plan_reduce(pl, a->recv + at, a->send + o->r * bytes + at, slot, l,
+				a->dtype, a->redop);
+		acc_plan_recv_done(pl, o->prev);
+		if (a->avg)
+			acc_plan_scale(pl, a->recv + at, l, a->dtype);
+	}
+}
+
+/*
+ * Allgather, n units: 0 copies this rank's block into recv and sends it;
+ * 1..n-1 copy the block from prev (block r - u) into recv and (but the
+ * last) forward it.
+ */
+static void ag_unit(const struct ring_op *o, uint64_t j, unsigned int u)
+{
+	const struct acc_args *a = o->a;
+	struct acc_plan *pl = o->pl;
+	uint64_t bytes = a->count * o->es, l = chunk_len(a->count, j, o->e) * o->es;
+	uint64_t at = j * o->e * o->es, dst, slot;
+
+	if (!u) {
+		acc_plan_copy(pl, a->recv + o->r * bytes + at, a->send + at, l);
+		acc_plan_send(pl, o->next, a->send + at, l);
+		return;
+	}
+	dst = a->recv + mod((long long)o->r - u, o->n) * bytes + at;
+	slot = acc_plan_recv_wait(pl, o->prev);
+	acc_plan_copy(pl, dst, slot, l);
+	acc_plan_recv_done(pl, o->prev);
+	if (u + 1 < o->n)
+		acc_plan_send(pl, o->next, dst, l);
+}
+
+/*
+ * The order of the units: column j's unit u at time j * d + u, and at each
+ * time the columns in ascending order, with d chosen so that at most
+ * slots - 1 columns are in flight at a time. A rank then works on another
+ * column while the chunk of the next unit of this one crosses the link,
+ * instead of waiting for it (slots 2: one column at a time).
+ *
+ * Why it cannot deadlock (Documentation/collectives.rst): order every
+ * rank's units by (time, column). A receive waits for prev's unit one
+ * time earlier. A send of chunk k waits for next to have consumed chunk
+ * k - slots; at most slots - 1 chunks are sent per time, so that chunk
+ * was sent at an earlier time, and next consumes it in a unit that comes
+ * before this one. Every wait is on a unit strictly earlier in the order.
+ */
+static void ring_schedule(const struct ring_op *o, uint64_t ncols, unsigned int units,
+			  void (*unit)(const struct ring_op *o, uint64_t j, unsigned int u))
+{
+	uint64_t w = o->pl->c->g->slots - 1, d = (units + w - 1) / w, t, j, lo, hi;
+
+	if (!ncols)
+		return;
+	for (t = 0; t < (ncols - 1) * d + units; t++) {
+		lo = t + 1 > units ? (t + 1 - units + d - 1) / d : 0;
+		hi = t / d < ncols - 1 ? t / d : ncols - 1;
+		for (j = lo; j <= hi; j++)
+			unit(o, j, (unsigned int)(t - j * d));
+	}
+}
+
+static void ring_allreduce(struct acc_plan *pl, const struct acc_args *a)
+{
+	struct ring_op o = ring_op(pl, a);
+	uint64_t off, maxlen;
+
+	block_of(a->count, o.n, 0, &off, &maxlen);
 	if (a->avg)
 		acc_plan_fill_scale(pl, a->dtype);
-	for (j = 0; j < nchunks(maxlen, e); j++) {
-		/* reduce-scatter: after it, rank r holds block r + 1 reduced */
-		for (s = 0; s + 1 < n; s++) {
-			uint64_t sl, rl;
-
-			block_of(a->count, n, mod((long long)r - s, n), &off, &len);
-			block_of(a->count, n, mod((long long)r - s - 1, n), &off2, &len2);
-			sl = chunk_len(len, j, e);
-			rl = chunk_len(len2, j, e);
-			if (!s && sl)
-				acc_plan_send(pl, next, a->send + (off + j * e) * es, sl * es);
-			if (!rl)
-				continue;
-			if (s + 2 < n) {
-				acc_plan_recv_reduce_send(pl, prev, next,
-							  a->send + (off2 + j * e) * es, rl,
-							  a->dtype, a->redop);
-			} else {
-				uint64_t dst = a->recv + (off2 + j * e) * es;
-				uint64_t slot = acc_plan_recv_wait(pl, prev);
-
-				acc_plan_reduce(pl, dst, a->send + (off2 + j * e) * es, slot, rl,
-						a->dtype, a->redop);
-				acc_plan_recv_done(pl, prev);
-				if (a->avg)
-					acc_plan_scale(pl, dst, rl, a->dtype);
-			}
-		}
-		/* allgather of the reduced blocks */
-		for (s = 0; s + 1 < n; s++) {
-			uint64_t sl, rl;
-
-			block_of(a->count, n, mod((long long)r + 1 - s, n), &off, &len);
-			block_of(a->count, n, mod((long long)r - s, n), &off2, &len2);
-			sl = chunk_len(len, j, e);
-			rl = chunk_len(len2, j, e);
-			if (sl)
-				acc_plan_send(pl, next, a->recv + (off + j * e) * es, sl * es);
-			if (rl) {
-				uint64_t slot = acc_plan_recv_wait(pl, prev);
-
-				acc_plan_copy(pl, a->recv + (off2 + j * e) * es, slot, rl * es);
-				acc_plan_recv_done(pl, prev);
-			}
-		}
-	}
+	ring_schedule(&o, nchunks(maxlen, o.e), 2 * o.n - 1, ar_unit);
 }
 
 static void ring_reducescatter(struct acc_plan *pl, const struct acc_args *a)
 {
-	struct accel_comm *c = pl->c;
-	unsigned int n = c->nranks, r = c->rank, next = (r + 1) % n, prev = (r + n - 1) % n;
-	uint64_t e = c->g->chunk / a->esize, es = a->esize, bytes = a->count * es, j;
-	unsigned int s;
+	struct ring_op o = ring_op(pl, a);
 
 	if (a->avg)
 		acc_plan_fill_scale(pl, a->dtype);
-	for (j = 0; j < nchunks(a->count, e); j++) {
-		uint64_t l = chunk_len(a->count, j, e), at = j * e * es;
-
-		/* step s: send block r - s - 1, receive block r - s - 2; the last is block r */
-		acc_plan_send(pl, next, a->send + mod((long long)r - 1, n) * bytes + at, l * es);
-		for (s = 0; s + 1 < n; s++) {
-			unsigned int rb = mod((long long)r - s - 2, n);
-
-			if (s + 2 < n) {
-				acc_plan_recv_reduce_send(pl, prev, next, a->send + rb * bytes + at, l,
-							  a->dtype, a->redop);
-			} else {
-				uint64_t slot = acc_plan_recv_wait(pl, prev);
-
-				acc_plan_reduce(pl, a->recv + at, a->send + rb * bytes + at, slot, l,
-						a->dtype, a->redop);
-				acc_plan_recv_done(pl, prev);
-				if (a->avg)
-					acc_plan_scale(pl, a->recv + at, l, a->dtype);
-			}
-		}
-	}
+	ring_schedule(&o, nchunks(a->count, o.e), o.n, rs_unit);
 }
 
 static void ring_allgather(struct acc_plan *pl, const struct acc_args *a)
 {
-	struct accel_comm *c = pl->c;
-	unsigned int n = c->nranks, r = c->rank, next = (r + 1) % n, prev = (r + n - 1) % n;
-	uint64_t e = c->g->chunk / a->esize, es = a->esize, bytes = a->count * es, j;
-	unsigned int s;
+	struct ring_op o = ring_op(pl, a);
 
-	for (j = 0; j < nchunks(a->count, e); j++) {
-		uint64_t l = chunk_len(a->count, j, e) * es, at = j * e * es;
-
-		acc_plan_copy(pl, a->recv + r * bytes + at, a->send + at, l);
-		for (s = 0; s + 1 < n; s++) {
-			unsigned int sb = mod((long long)r - s, n), rb = mod((long long)r - s - 1, n);
-			uint64_t slot;
-
-			acc_plan_send(pl, next, (s ? a->recv + sb * bytes : a->send) + at, l);
-			slot = acc_plan_recv_wait(pl, prev);
-			acc_plan_copy(pl, a->recv + rb * bytes + at, slot, l);
-			acc_plan_recv_done(pl, prev);
-		}
-	}
+	ring_schedule(&o, nchunks(a->count, o.e), o.n, ag_unit);
 }
 
 /* A chain from the root: each rank copies a chunk out and forwards it. */

@@ -22,31 +22,53 @@ static u32 sim_os_fault(int err)
  * The link model: an access to memory of another device (an import of
  * its dma-buf; also another process's memory) costs this device's link
  * latency plus the bytes at its link bandwidth (0: unthrottled), charged
- * to the queue, which the core then makes busy for it.
+ * to the queue, which the core then makes busy for it. The transfer
+ * starts with the step's first charged access: the time the step itself
+ * took (the copy that stands for the transfer, a reduction streaming
+ * into the link) is part of the transfer's time, not added to it.
  */
 static void sim_os_link(struct sim_queue *q, const struct sim_map *map, uint64_t bytes)
 {
 	struct sim_dev *dev = q->file->dev;
-	uint64_t ns;
+	uint64_t ns, zero = 0;
 
 	if ((!dev->cfg.link_bw_mbps && !dev->cfg.link_latency_ns) || !map->remote)
 		return;
 	ns = dev->cfg.link_latency_ns;
 	if (dev->cfg.link_bw_mbps)	/* MB/s is bytes per us */
 		ns += bytes * 1000 / dev->cfg.link_bw_mbps;
+	atomic_compare_exchange_strong(&q->link_from, &zero, sim_now());
 	atomic_fetch_add(&q->charge_ns, ns);
 	atomic_fetch_add_explicit(&dev->stats.link_bytes, bytes, memory_order_relaxed);
 	atomic_fetch_add_explicit(&dev->stats.link_ns, ns, memory_order_relaxed);
 }
 
+/*
+ * The link time charged by the step just taken, less what has passed of
+ * it: since the step's first charged access, or since the end of the
+ * queue's previous busy period if the queue went straight on from it (the
+ * engine waking late, timer slack and other queues' turns are the
+ * emulator's time, not the link's). Engine thread (the core's charge()).
+ */
 u64 vaccel_os_charge(void *os)
 {
 	struct sim_queue *q = os;
+	uint64_t ns, from, spent, now;
 
 	/* the common case is nothing charged: no atomic RMW for it */
-	if (!atomic_load_explicit(&q->charge_ns, memory_order_relaxed))
+	if (!atomic_load_explicit(&q->charge_ns, memory_order_relaxed)) {
+		if (q->link_resume)
+			q->link_resume = 0;	/* a step of its own: the chain ends */
 		return 0;
-	return atomic_exchange(&q->charge_ns, 0);
+	}
+	from = atomic_exchange(&q->link_from, 0);
+	ns = atomic_exchange(&q->charge_ns, 0);
+	if (q->link_resume && (!from || q->link_resume < from))
+		from = q->link_resume;
+	q->link_resume = 0;
+	now = sim_now();
+	spent = from && now > from ? now - from : 0;
+	return ns > spent ? ns - spent : 0;
 }
 
 /*

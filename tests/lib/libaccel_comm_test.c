@@ -357,6 +357,66 @@ TEST_F_TIMEOUT(comm, matrix_oneshot_2, 600) { matrix(_metadata, self, 2, ACCEL_C
 TEST_F_TIMEOUT(comm, matrix_oneshot_3, 600) { matrix(_metadata, self, 3, ACCEL_COMM_ALGO_ONESHOT); }
 TEST_F_TIMEOUT(comm, matrix_oneshot_4, 600) { matrix(_metadata, self, 4, ACCEL_COMM_ALGO_ONESHOT); }
 
+/*
+ * With more staging slots the ring works on several chunk columns at once
+ * (lib/coll/ring.c, ring_schedule(): slots 3, 5 and 16 put 2, 4 and 15
+ * columns in flight): every ring operation on 2, 3 and 4 ranks, with
+ * counts of up to 16 chunks per block, in and out of place, against the
+ * host. A wrong order of the units deadlocks (-ETIMEDOUT) or mixes chunks.
+ */
+static void ring_slots(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *self,
+		       unsigned int slots)
+{
+	static const enum accel_comm_op ops[] = {
+		ACCEL_COMM_OP_ALLREDUCE, ACCEL_COMM_OP_REDUCE, ACCEL_COMM_OP_REDUCESCATTER,
+		ACCEL_COMM_OP_BROADCAST, ACCEL_COMM_OP_ALLGATHER,
+	};
+	static const enum accel_dtype ts[] = {
+		ACCEL_DTYPE_F32, ACCEL_DTYPE_BF16, ACCEL_DTYPE_I32, ACCEL_DTYPE_U8,
+	};
+	static const enum accel_redop reds[] = { ACCEL_REDOP_SUM, ACCEL_REDOP_MAX, ACCEL_REDOP_AVG };
+	static const uint64_t cnt[] = { 1, 7, 1031, 5003, 16001 };	/* 16001 x 4 x 4 <= BUFSZ */
+	struct accel_comm_params p = {
+		.size = sizeof(p), .algo = ACCEL_COMM_ALGO_RING, .chunk_bytes = CHUNK,
+		.slots = slots,
+	};
+	struct accel_comm *comms[NDEV];
+	unsigned int n, o, d, x, ip, k, runs = 0;
+
+	for (n = 2; n <= NDEV; n++) {
+		ASSERT_EQ(0, accel_comm_init_all(comms, n, self->dev, &p));
+		for (o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+			for (d = 0; d < sizeof(ts) / sizeof(ts[0]); d++)
+				for (x = 0; x < sizeof(reds) / sizeof(reds[0]); x++) {
+					bool reduction = ops[o] != ACCEL_COMM_OP_BROADCAST &&
+							 ops[o] != ACCEL_COMM_OP_ALLGATHER;
+
+					if ((!reduction && x) ||
+					    (reds[x] == ACCEL_REDOP_AVG && !is_float(ts[d])))
+						continue;
+					for (ip = 0; ip < 2; ip++)
+						for (k = 0; k < sizeof(cnt) / sizeof(cnt[0]); k++) {
+							struct run run = {
+								.op = ops[o], .t = ts[d],
+								.redop = reds[x], .count = cnt[k],
+								.in_place = ip,
+								.root = (int)((k + d) % n),
+							};
+
+							ASSERT_EQ(0, run_check(_metadata, self,
+									       comms, n, &run));
+							runs++;
+						}
+				}
+		comm_free(comms, n);
+	}
+	TH_LOG("slots %u: %u operations checked on 2, 3 and 4 ranks", slots, runs);
+}
+
+TEST_F_TIMEOUT(comm, ring_pipelined_slots_3, 600) { ring_slots(_metadata, self, 3); }
+TEST_F_TIMEOUT(comm, ring_pipelined_slots_5, 600) { ring_slots(_metadata, self, 5); }
+TEST_F_TIMEOUT(comm, ring_pipelined_slots_16, 600) { ring_slots(_metadata, self, 16); }
+
 /* AUTO picks by size; one rank is a local copy with no staging. */
 TEST_F(comm, auto_and_one_rank)
 {

@@ -139,8 +139,9 @@ enum accel_comm_op {
  *	it fails the operation with -ETIMEDOUT; 0: the environment's
  *	ACCEL_COMM_TIMEOUT_MS, else 10000
  * @chunk_bytes: bytes of one staging slot (the pipelining unit), a
- *	multiple of 4096 from 4096 to 64 MiB; 0: 512 KiB
- * @slots: staging slots per channel, 2 to 16; 0: 2
+ *	multiple of 4096 from 4096 to 64 MiB; 0: 1 MiB (512 KiB before 1.6)
+ * @slots: staging slots per channel, 2 to 16; 0: 3 (2 before 1.6); the
+ *	ring works on slots - 1 chunks of each block at once
  * @flags: zero
  * @oneshot_max: AUTO picks the one-shot algorithm for operations of at
  *	most this many bytes per rank (count times the element size), else
