@@ -1156,8 +1156,9 @@ int acc_mp_bootstrap(struct acc_group **out, const struct acc_group *set,
 	ret = ranks_make(g, rank, dev);
 	if (ret) {
 		snprintf(why, sizeof(why), "rank %u could not allocate its staging and signals "
-			 "(%llu bytes x %u slots per peer)", rank, (unsigned long long)g->chunk,
-			 g->slots);
+			 "(%llu bytes x %u slots per peer, pinned: device memory or "
+			 "RLIMIT_MEMLOCK; params.chunk_bytes and .slots make it smaller)", rank,
+			 (unsigned long long)g->chunk, g->slots);
 		goto fail_exchange;
 	}
 	if (nranks > 1)

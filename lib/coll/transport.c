@@ -243,8 +243,9 @@ int acc_comm_transport_init(struct acc_group *g)
 	}
 	if (ret)
 		acc_err("comm_init_all: staging and signals of %u ranks (%llu bytes x %u slots "
-			"per peer): %s", g->nranks, (unsigned long long)g->chunk, g->slots,
-			strerror(-ret));
+			"per peer, pinned: device memory or RLIMIT_MEMLOCK; params.chunk_bytes "
+			"and .slots make it smaller): %s", g->nranks, (unsigned long long)g->chunk,
+			g->slots, strerror(-ret));
 	return ret;
 }
 
