@@ -3,9 +3,12 @@
  * Ring algorithms: allreduce (reduce-scatter then allgather),
  * reducescatter, allgather, broadcast and reduce along a chain, and a
  * token-ring barrier. The data is cut into chunks of the staging slot
- * size; the outer loop runs over chunks and the inner one over the ring's
- * steps, so that a rank's credit wait only ever needs a peer's work of an
- * earlier step (Documentation/collectives.rst, "Why it cannot deadlock").
+ * size. Allreduce, reducescatter and allgather run as columns of units
+ * (chunk j of every block through the ring's steps), up to slots - 1
+ * columns at once, in an order every rank shares (ring_schedule()), so
+ * that every wait is for a peer's unit earlier in that order
+ * (Documentation/collectives.rst, "Why it cannot deadlock"); the chains
+ * run chunk after chunk.
  *
  * Copyright (C) 2026 The vaccel authors
  */
