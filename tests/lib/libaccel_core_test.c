@@ -302,8 +302,8 @@ TEST(peer_copies_run_at_the_link_rate)
 	close(fd);
 	ASSERT_EQ(0, accel_queue_create(a, NULL, &q));
 	memset(accel_buffer_host(src), 0x6b, SZ);
-	/* the best of 3 rounds: a loaded machine can only make a round slower */
-	for (round = 0; round < 3; round++) {
+	/* the best of 5 rounds: a loaded machine can only make a round slower */
+	for (round = 0; round < 5; round++) {
 		t0 = now_ns();
 		for (i = 0; i < N; i++)
 			accel_prep_copy(accel_queue_get_packet(q), accel_buffer_va(imp),
