@@ -69,12 +69,12 @@ static struct ring_op ring_op(struct acc_plan *pl, const struct acc_args *a)
 	};
 }
 
-/* Chunk @j of block @b of the allreduce: its first element and length. */
+/* Chunk @j of block @b (< n) of the allreduce: its byte offset in *@at, its length. */
 static uint64_t ar_chunk(const struct ring_op *o, unsigned int b, uint64_t j, uint64_t *at)
 {
 	uint64_t off, len;
 
-	block_of(o->a->count, o->n, mod(b, o->n), &off, &len);
+	block_of(o->a->count, o->n, b, &off, &len);
 	*at = (off + j * o->e) * o->es;
 	return chunk_len(len, j, o->e);
 }
