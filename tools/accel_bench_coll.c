@@ -347,6 +347,26 @@ static int issue(struct bench *b, unsigned int r, uint64_t count, bool inplace,
 	}
 }
 
+/*
+ * issue(), and once more after the rank's queue has drained if it
+ * returned -EAGAIN: the ring had no room for the whole operation, or the
+ * rank was ACC_COMM_WINDOW calls ahead of a peer. Nothing changed then
+ * (comm.h), so iterations beyond what a ring holds (-n 3000) wait for
+ * earlier ones instead of failing. Every rank before @r in this process
+ * issued the same call already and every rank after it the previous one,
+ * so the drain waits for nothing this thread still has to do.
+ */
+static int issue_room(struct bench *b, unsigned int r, uint64_t count, bool inplace,
+		      struct accel_event *ev)
+{
+	int ret = issue(b, r, count, inplace, ev);
+
+	if (ret != -EAGAIN)
+		return ret;
+	ret = accel_queue_sync(b->q[r], 60000000000ll);
+	return ret ? ret : issue(b, r, count, inplace, ev);
+}
+
 /* -G: the collective of rank @r as a task of b->tg (tensors over the same addresses) */
 static int issue_task(struct bench *b, unsigned int r, uint64_t count, bool inplace)
 {
@@ -436,7 +456,7 @@ static void iteration(struct bench *b, uint64_t count, bool inplace, struct acce
 			die(b->opname, ret);
 	}
 	for (r = b->lo; !b->graph && r < b->hi; r++) {
-		ret = issue(b, r, count, inplace, &ev[r]);
+		ret = issue_room(b, r, count, inplace, &ev[r]);
 		if (ret)
 			die(b->opname, ret);
 	}
