@@ -33,11 +33,23 @@ static const struct {
 	{ EIO, "a device fault: a queue this call depends on faulted; see accel_queue_status() "
 	       "and accel_queue_describe()" },
 	{ ETIMEDOUT, "a wait expired: its timeout passed first" },
-	{ EAGAIN, "try again: the ring is full and the call was asked not to wait" },
-	{ ECANCELED, "the wait was aborted" },
+	{ EAGAIN, "try again: the ring is full and the call was asked not to wait, or a "
+		  "collective call is 256 calls ahead of its communicator's slowest rank" },
+	{ ECANCELED, "aborted locally: accel_tg_abort(), accel_comm_abort() or "
+		     "accel_comm_init_abort() of this process" },
 	{ ECHILD, "the object belongs to the parent process: it was created before fork(); in "
 		  "the child only its destroy or close call works (and frees memory only)" },
-	{ EPROTO, "the vaccel module's uAPI is too old for this library" },
+	{ EPROTO, "protocol mismatch: the vaccel module's uAPI is too old for this library, or "
+		  "the ranks of a communicator differ (a collective call with the same sequence "
+		  "number, or a setting or version at init)" },
+	{ ECONNRESET, "a peer rank died (its process ended): the communicator has failed" },
+	{ ECONNABORTED, "a peer rank aborted the communicator, or left during init" },
+	{ EALREADY, "already done: the communicator had failed before this abort" },
+	{ EADDRINUSE, "the communicator id is in use: another communicator with this id is "
+		      "initializing" },
+	{ EEXIST, "exists already: a device with this id, or a rank that has joined" },
+	{ ESTALE, "stale: the heap tensor was released, or its block reclaimed since" },
+	{ ENODATA, "no data: the communicator's flight recorder is off" },
 	{ EACCES, "permission denied: the node's group (render), a sealed or read-only buffer" },
 	{ EPERM, "not permitted: a priority above NORMAL needs CAP_SYS_NICE" },
 	{ E2BIG, "too big: a buffer above the device's whole memory capacity, a task needing "

@@ -8,6 +8,7 @@
  *
  * Copyright (C) 2026 The vaccel authors
  */
+#include <limits.h>
 #include <pthread.h>
 
 #include "kselftest_harness.h"
@@ -50,6 +51,36 @@ TEST(version_and_strings)
 	EXPECT_STRNE(accel_strerror(-EIO), accel_strerror(-ENODEV));
 	EXPECT_NE(NULL, accel_strerror(-123456));
 	EXPECT_NE(NULL, accel_strerror(0));
+	EXPECT_STREQ("unknown error", accel_strerror(-123456));
+	EXPECT_STREQ("unknown error", accel_strerror(INT_MIN));
+}
+
+/*
+ * Every errno a public header documents has a text of its own, and no two
+ * codes share one. The list is every -E... in the headers of lib/include/accel/:
+ * tests/lib/errno-check keeps it in step with them.
+ */
+static const int documented_errnos[] = {
+	E2BIG, EACCES, EADDRINUSE, EAGAIN, EALREADY, EBADF, EBUSY, ECANCELED, ECHILD,
+	ECONNABORTED, ECONNRESET, EDEADLK, EEXIST, EINTR, EINVAL, EIO, EMFILE, ENODATA,
+	ENODEV, ENOENT, ENOMEM, ENOSPC, EOPNOTSUPP, EOVERFLOW, EPERM, EPROTO, ESTALE,
+	ETIMEDOUT,
+};
+
+TEST(strerror_names_every_documented_errno)
+{
+	size_t n = sizeof(documented_errnos) / sizeof(documented_errnos[0]), i, j;
+
+	for (i = 0; i < n; i++) {
+		const char *t = accel_strerror(-documented_errnos[i]);
+
+		EXPECT_STRNE("unknown error", t) {
+			TH_LOG("errno %d (%s) has no text", documented_errnos[i],
+			       strerror(documented_errnos[i]));
+		}
+		for (j = 0; j < i; j++)
+			EXPECT_STRNE(accel_strerror(-documented_errnos[j]), t);
+	}
 	EXPECT_STREQ("UNMAPPED", accel_fault_name(DRM_VACCEL_FAULT_UNMAPPED));
 	EXPECT_STREQ("?", accel_fault_name(9999));
 	accel_log_set_level(ACCEL_LOG_TRACE);

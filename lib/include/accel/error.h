@@ -18,9 +18,16 @@ extern "C" {
  * - -ETIMEDOUT: a wait expired (its timeout or deadline passed first);
  * - -EIO: a device fault: a queue the call depends on faulted (its record
  *   says why: accel_queue_status(), accel_queue_describe());
- * - -ECANCELED: the wait was aborted (task graphs: accel_tg_abort());
+ * - -ECANCELED: aborted locally (accel_tg_abort(), accel_comm_abort(),
+ *   accel_comm_init_abort());
  * - -ENODEV: the device was unplugged (or a file is not a vaccel node);
- * - -EAGAIN: the ring is full, try again (a call asked not to wait);
+ * - -EAGAIN: try again: the ring is full (a call asked not to wait), or a
+ *   collective call is 256 calls ahead of its communicator's slowest rank;
+ *   nothing changed;
+ * - -ECONNRESET: a peer rank of a communicator died;
+ * - -ECONNABORTED: a peer rank aborted the communicator (or left init);
+ * - -EPROTO: a mismatch: the module's uAPI is too old, or the ranks of a
+ *   communicator called different collectives or differ in a setting;
  * - -ECHILD: the object belongs to the parent process (it was created
  *   before fork(); in the child only destroy and close work);
  * - -E2BIG: too big: a buffer above the device's capacity, a task needing
