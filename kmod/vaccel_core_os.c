@@ -61,31 +61,21 @@ static void vaccel_os_link(struct vaccel_queue *q, struct vaccel_vm_map *map,
 }
 
 /*
- * The link time charged by the step just taken, less what has passed of
- * it: since the step's first charged access, or since the end of the
- * queue's previous busy period if the queue went straight on from it (the
- * engine waking late and other queues' turns are not the link's time).
- * The engine's thread (the core's charge()).
+ * The link time charged by the step just taken and the time of its first
+ * charged access; the core's charge() subtracts what has passed of it.
+ * The engine's thread.
  */
-u64 vaccel_os_charge(void *os)
+u64 vaccel_os_charge(void *os, u64 *first)
 {
 	struct vaccel_queue *q = os;
-	u64 ns, from, now;
 
 	/* the common case is nothing charged: no atomic RMW for it */
 	if (!atomic64_read(&q->charge_ns)) {
-		q->link_resume = 0;	/* a step of its own: the chain ends */
+		*first = 0;
 		return 0;
 	}
-	from = atomic64_xchg(&q->link_from, 0);
-	ns = atomic64_xchg(&q->charge_ns, 0);
-	if (q->link_resume && (!from || q->link_resume < from))
-		from = q->link_resume;
-	q->link_resume = 0;
-	now = ktime_get_ns();
-	if (from && now > from)
-		ns = ns > now - from ? ns - (now - from) : 0;
-	return ns;
+	*first = atomic64_xchg(&q->link_from, 0);
+	return atomic64_xchg(&q->charge_ns, 0);
 }
 
 /*

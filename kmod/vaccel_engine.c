@@ -387,13 +387,9 @@ bool vaccel_queue_run(struct vaccel_queue *q, u64 *next)
 			st = VACCEL_CORE_BUSY;
 			break;
 		}
-		if (core->busy_until)	/* the next step may start where it ends */
-			q->link_resume = core->busy_until;
 		st = vaccel_core_run(core, q->write_index, 1);
 		if (st == VACCEL_CORE_BUSY)
 			break;
-		if (st == VACCEL_CORE_BLOCKED || st == VACCEL_CORE_IDLE)
-			q->link_resume = 0;
 		q->latency_paid = false;
 		now = ktime_get_ns();
 		if (st == VACCEL_CORE_BLOCKED && vaccel_queue_arm(q, true))

@@ -109,7 +109,6 @@ int vaccel_ioctl_queue_create(struct drm_device *drm, void *data,
 	INIT_LIST_HEAD(&q->acct_node);
 	atomic64_set(&q->charge_ns, 0);
 	atomic64_set(&q->link_from, 0);
-	q->link_resume = 0;
 	vaccel_queue_init_wait(q);
 	vaccel_core_queue_init(&q->core, q, args->ring_va, args->ring_size);
 

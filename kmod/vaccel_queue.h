@@ -146,9 +146,6 @@ struct vaccel_engine {
  * @link_from: ktime_get_ns() at the first access charged to @charge_ns,
  *	0 for none: the transfer's time runs from there (atomic, as
  *	@charge_ns)
- * @link_resume: the end of the busy period the queue went on from without
- *	a step that charged no link time, a block or running dry: a transfer
- *	of the next step starts there (the engine's thread)
  * @turns_left: turns left in the current pass, under the engine's lock
  * @latency_paid: the injected per-step latency of the next step was charged
  * @acct_from: start of the modelled time attributed to the queue, under
@@ -177,7 +174,6 @@ struct vaccel_queue {
 	bool wait_poll;
 	atomic64_t charge_ns;
 	atomic64_t link_from;
-	u64 link_resume;
 	unsigned int turns_left;
 	bool latency_paid;
 	u64 acct_from;

@@ -900,15 +900,30 @@ static bool finish_execs(struct vaccel_core_queue *q)
 /*
  * Modelled time charged by the step just taken: make the queue busy for
  * it. A packet whose work is done completes when the time has passed.
+ *
+ * A DELAY's time starts now. A link transfer's time started with the
+ * step's first charged access, or at the end of the busy period the
+ * queue went straight on from (@resume), whichever is earlier: the time
+ * the step itself took (the copy that stands for the transfer), the
+ * engine coming back late to an expired busy period and other queues'
+ * turns are the emulator's time, not the link's. So a transfer is never
+ * shorter than its link time, and back-to-back transfers run at the
+ * link's rate.
  */
 static bool charge(struct vaccel_core_queue *q, enum step st)
 {
-	u64 ns = q->step_ns + vaccel_os_charge(q->os), now;
+	u64 first, link = vaccel_os_charge(q->os, &first), from = first, ns, now;
 
+	now = vaccel_os_now_ns(q->os);
+	if (q->resume && (!from || q->resume < from))
+		from = q->resume;
+	q->resume = 0;	/* a step of its own: the chain ends here */
+	if (link && from && now > from)
+		link = link > now - from ? link - (now - from) : 0;
+	ns = q->step_ns + link;
 	q->step_ns = 0;
 	if (!ns)
 		return false;
-	now = vaccel_os_now_ns(q->os);
 	q->busy_until = now + ns < now ? ~0ull : now + ns;
 	if (!q->busy_until)	/* 0 means not busy */
 		q->busy_until = 1;
@@ -939,6 +954,7 @@ enum vaccel_core_status vaccel_core_run(struct vaccel_core_queue *q,
 		if (q->busy_until) {
 			if (vaccel_os_now_ns(q->os) < q->busy_until)
 				return VACCEL_CORE_BUSY;
+			q->resume = q->busy_until;
 			q->busy_until = 0;
 			if (q->done) {
 				q->done = false;
@@ -951,8 +967,10 @@ enum vaccel_core_status vaccel_core_run(struct vaccel_core_queue *q,
 			return VACCEL_CORE_FAULT;
 		if (!q->have_pkt) {
 			st = fetch(q, write_index);
-			if (st == STEP_NEXT)
+			if (st == STEP_NEXT) {
+				q->resume = 0;	/* idle: not straight on */
 				return VACCEL_CORE_IDLE;
+			}
 			if (st == STEP_FAULT)
 				return VACCEL_CORE_FAULT;
 		}

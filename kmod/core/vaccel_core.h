@@ -102,6 +102,9 @@ struct vaccel_core_frame {
  * @busy_until: the queue does nothing before this time (vaccel_os_now_ns());
  *	0 when not busy
  * @step_ns: modelled time the current step adds (DELAY)
+ * @resume: the end of the busy period the queue went straight on from
+ *	(the next step's link time runs from there, not from when the
+ *	engine came back to it), 0 if none
  * @mm: private copy of the MATMUL descriptor, valid if @have_mm
  * @have_mm: @mm was read and validated
  * @binding: for each &enum vaccel_core_slot of @pkt (and @mm), 1 + the
@@ -135,6 +138,7 @@ struct vaccel_core_queue {
 	u64 deadline;
 	u64 busy_until;
 	u64 step_ns;
+	u64 resume;
 	struct drm_vaccel_matmul mm;
 	bool have_mm;
 	u8 binding[VACCEL_CORE_SLOTS];
@@ -233,11 +237,12 @@ u32 vaccel_os_signal_read(void *os, u64 va, u64 *value);
 u32 vaccel_os_exec_check(void *os, u64 va, u64 len);
 u64 vaccel_os_now_ns(void *os);
 /*
- * Modelled time (link transfers, injected latency) the OS layer charged
- * the queue since the last call; the core makes the queue busy for it
- * after the step in which it was charged. Resets the charge.
+ * Modelled link time the OS layer charged the queue since the last call,
+ * and in *@first the time (vaccel_os_now_ns()) of the first access it
+ * charged, 0 if unknown. The core makes the queue busy for what is left
+ * of it after the step in which it was charged. Resets both.
  */
-u64 vaccel_os_charge(void *os);
+u64 vaccel_os_charge(void *os, u64 *first);
 /*
  * A packet started (fetched and validated) or completed: @index is the
  * ring index it belongs to, @depth its EXEC nesting. For tracing.

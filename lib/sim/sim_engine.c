@@ -293,13 +293,9 @@ static bool sim_queue_run(struct sim_queue *q, uint64_t *next)
 			st = VACCEL_CORE_BUSY;
 			break;
 		}
-		if (core->busy_until)	/* the next step may start where it ends */
-			q->link_resume = core->busy_until;
 		st = acc_sim_core_run(core, q->write_index, 1);
 		if (st == VACCEL_CORE_BUSY)
 			break;
-		if (st == VACCEL_CORE_BLOCKED || st == VACCEL_CORE_IDLE)
-			q->link_resume = 0;
 		q->latency_paid = false;
 		now = sim_now();
 		if (st == VACCEL_CORE_BLOCKED && sim_queue_arm(q, true))

@@ -526,9 +526,6 @@ struct sim_split;
  *	(atomic: split ranges run on other engines)
  * @link_from: sim_now() at the first access charged to @charge_ns, 0: none;
  *	the transfer's time runs from there (atomic, as @charge_ns)
- * @link_resume: the end of the busy period the queue left without a step
- *	that charged no link time, a block or running dry since: a transfer
- *	of the next step starts there (engine thread)
  * @turns_left: turns left in the current pass (engine lock)
  * @latency_paid: the injected latency of the next step was charged
  * @acct_from: start of the modelled time attributed to the queue (acct lock)
@@ -560,7 +557,6 @@ struct sim_queue {
 	bool wait_poll;
 	_Atomic uint64_t charge_ns;
 	_Atomic uint64_t link_from;
-	uint64_t link_resume;
 	unsigned int turns_left;
 	bool latency_paid;
 	uint64_t acct_from, acct_to;

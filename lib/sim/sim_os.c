@@ -44,31 +44,21 @@ static void sim_os_link(struct sim_queue *q, const struct sim_map *map, uint64_t
 }
 
 /*
- * The link time charged by the step just taken, less what has passed of
- * it: since the step's first charged access, or since the end of the
- * queue's previous busy period if the queue went straight on from it (the
- * engine waking late, timer slack and other queues' turns are the
- * emulator's time, not the link's). Engine thread (the core's charge()).
+ * The link time charged by the step just taken and the time of its first
+ * charged access; the core's charge() subtracts what has passed of it.
+ * Engine thread.
  */
-u64 vaccel_os_charge(void *os)
+u64 vaccel_os_charge(void *os, u64 *first)
 {
 	struct sim_queue *q = os;
-	uint64_t ns, from, spent, now;
 
 	/* the common case is nothing charged: no atomic RMW for it */
 	if (!atomic_load_explicit(&q->charge_ns, memory_order_relaxed)) {
-		if (q->link_resume)
-			q->link_resume = 0;	/* a step of its own: the chain ends */
+		*first = 0;
 		return 0;
 	}
-	from = atomic_exchange(&q->link_from, 0);
-	ns = atomic_exchange(&q->charge_ns, 0);
-	if (q->link_resume && (!from || q->link_resume < from))
-		from = q->link_resume;
-	q->link_resume = 0;
-	now = sim_now();
-	spent = from && now > from ? now - from : 0;
-	return ns > spent ? ns - spent : 0;
+	*first = atomic_exchange(&q->link_from, 0);
+	return atomic_exchange(&q->charge_ns, 0);
 }
 
 /*

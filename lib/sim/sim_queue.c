@@ -126,7 +126,6 @@ int sim_queue_create(struct sim_file *f, struct drm_vaccel_queue_create *c)
 	list_init(&q->acct_node);
 	atomic_init(&q->charge_ns, 0);
 	atomic_init(&q->link_from, 0);
-	q->link_resume = 0;
 	q->wait.kind = SIM_W_QUEUE;
 	q->wait.owner = q;
 	list_init(&q->wait.node);

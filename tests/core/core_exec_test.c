@@ -302,6 +302,70 @@ TEST_F(core, charged_time_defers_completion)
 }
 
 /*
+ * Link time runs from the step's first charged access, or from the end of
+ * the busy period the queue went straight on from, whichever is earlier:
+ * back-to-back transfers keep the link's rate however late the engine
+ * comes back. A step that charges nothing, or the ring running dry, ends
+ * the chain. (The rule was in both OS layers and both engine loops.)
+ */
+TEST_F(core, link_time_runs_from_the_first_access_or_the_busy_end)
+{
+	struct drm_vaccel_packet c = pkt(DRM_VACCEL_PKT_COPY, DATA_VA, DATA_VA + 4096, 64, 0);
+	struct drm_vaccel_packet nop = pkt(DRM_VACCEL_PKT_NOP, 0, 0, 0, 0);
+
+	EMIT(c);
+	EMIT(c);
+	EMIT(nop);
+	EMIT(c);
+	/* the copy itself took 400 ns of its 7000 ns transfer */
+	self->os.now = 500;
+	self->os.charge = 7000;
+	self->os.charge_first = 100;
+	ASSERT_EQ(VACCEL_CORE_BUSY, vaccel_core_run(&self->q, self->wi, 1));
+	EXPECT_EQ(7100, self->q.busy_until);
+
+	/* the engine comes back 1900 ns late; the next copy started at 8800 */
+	self->os.now = 9000;
+	ASSERT_EQ(VACCEL_CORE_BUDGET, vaccel_core_run(&self->q, self->wi, 1));
+	EXPECT_EQ(0, self->q.busy_until);
+	self->os.charge = 7000;
+	self->os.charge_first = 8800;
+	ASSERT_EQ(VACCEL_CORE_BUSY, vaccel_core_run(&self->q, self->wi, 1));
+	EXPECT_EQ(7100 + 7000, self->q.busy_until);	/* not 8800 + 7000 */
+
+	/* a NOP in between: the third copy's transfer starts with its access */
+	self->os.now = 14100;
+	ASSERT_EQ(VACCEL_CORE_BUDGET, vaccel_core_run(&self->q, self->wi, 1));
+	ASSERT_EQ(VACCEL_CORE_BUDGET, vaccel_core_run(&self->q, self->wi, 1));
+	self->os.now = 20000;
+	self->os.charge = 7000;
+	self->os.charge_first = 19900;
+	ASSERT_EQ(VACCEL_CORE_BUSY, vaccel_core_run(&self->q, self->wi, 1));
+	EXPECT_EQ(19900 + 7000, self->q.busy_until);
+
+	/* the ring ran dry in between: the same */
+	self->os.now = 30000;
+	ASSERT_EQ(VACCEL_CORE_BUDGET, vaccel_core_run(&self->q, self->wi, 1));
+	ASSERT_EQ(VACCEL_CORE_IDLE, vaccel_core_run(&self->q, self->wi, 1));
+	EMIT(c);
+	self->os.now = 31000;
+	self->os.charge = 7000;
+	self->os.charge_first = 30950;
+	ASSERT_EQ(VACCEL_CORE_BUSY, vaccel_core_run(&self->q, self->wi, 1));
+	EXPECT_EQ(30950 + 7000, self->q.busy_until);
+
+	/* a transfer is never shorter than nothing: all of it passed already */
+	self->os.now = 50000;
+	ASSERT_EQ(VACCEL_CORE_BUDGET, vaccel_core_run(&self->q, self->wi, 1));
+	EMIT(c);
+	self->os.charge = 7000;
+	self->os.charge_first = 1;
+	EXPECT_EQ(VACCEL_CORE_BUDGET, vaccel_core_run(&self->q, self->wi, 1));
+	EXPECT_EQ(0, self->q.busy_until);
+	EXPECT_EQ(VACCEL_CORE_IDLE, RUN());
+}
+
+/*
  * A bulk packet split into ranges run out of order (as idle engines do):
  * the result is the same as one engine's, and the packet completes once
  * on its queue, in order with the packets around it.

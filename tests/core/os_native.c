@@ -160,12 +160,14 @@ u64 vaccel_os_now_ns(void *o)
 	return now;
 }
 
-u64 vaccel_os_charge(void *o)
+u64 vaccel_os_charge(void *o, u64 *first)
 {
 	struct os_native *os = o;
 	u64 ns = os->charge;
 
+	*first = ns ? os->charge_first : 0;
 	os->charge = 0;
+	os->charge_first = 0;
 	return ns;
 }
 

@@ -29,6 +29,7 @@ struct os_native {
 	u64 now;		/* virtual clock, ns */
 	u64 tick;		/* added to the clock at each read (0: still) */
 	u64 charge;		/* modelled time to charge at the next step */
+	u64 charge_first;	/* ... and the time of its first access (0: unknown) */
 	u64 maps;		/* vaccel_os_map() calls not yet unmapped */
 	u64 signals;		/* vaccel_os_signal() calls */
 	u64 irqs;		/* ... with irq set */

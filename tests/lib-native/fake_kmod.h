@@ -1249,9 +1249,10 @@ u64 vaccel_os_now_ns(void *os)
 	return fake_clock();
 }
 
-u64 vaccel_os_charge(void *os)
+u64 vaccel_os_charge(void *os, u64 *first)
 {
 	(void)os;
+	*first = 0;
 	return 0;
 }
 
