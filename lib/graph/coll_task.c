@@ -31,22 +31,37 @@
 #include "../coll/coll.h"
 
 /*
- * A send/receive task (accel_tg_send(), accel_tg_recv(), accel_tg_sendrecv()):
- * its own operation code, past enum accel_comm_op (fits u0's 8 bits)
+ * A group of sends and receives (accel_tg_p2p(), and accel_tg_send(),
+ * accel_tg_recv(), accel_tg_sendrecv() over it): its own operation code,
+ * past enum accel_comm_op (fits u0's 8 bits)
  */
 #define TG_OP_P2P	0xf0u
-#define TG_NO_PEER	0xffu		/* u0's receive peer: none */
 
 /* a collective task: what the public entry points say */
 struct tg_coll {
 	uint32_t op;			/* enum accel_comm_op, or TG_OP_P2P */
 	uint32_t redop;			/* enum accel_redop (ACCEL_REDOP_COUNT: none) */
-	int32_t root;			/* P2P: the send peer (-1: none) */
-	int32_t rpeer;			/* P2P: the receive peer (-1: none) */
+	int32_t root;
 	struct accel_comm *comm;
 	const struct accel_tensor *send, *recv;	/* NULL: none */
 	/* ALLTOALLV: sendcounts, sdispls, recvcounts, rdispls (nranks each): a copy */
 	const uint64_t *v;
+	/* P2P: the operations (checked by p2p_prepare()), in the task's argument order */
+	const struct accel_p2p_op *ops;
+	unsigned int nops;
+	const char *name;		/* P2P: send, recv, sendrecv or p2p */
+};
+
+/*
+ * What a graph node of a P2P group keeps (tg_gtask.arg): the communicator
+ * and each operation's peer and flags; the tensors are the node's
+ * arguments, in the same order.
+ */
+struct tg_pnode {
+	struct accel_comm *comm;
+	uint32_t n;
+	int32_t peer[ACCEL_TASK_MAX_ARGS];
+	uint32_t flags[ACCEL_TASK_MAX_ARGS];
 };
 
 /*
@@ -65,10 +80,7 @@ struct tg_vnode {
 
 static uint64_t coll_pack(const struct tg_coll *tc, bool has_recv, bool has_send)
 {
-	uint32_t b8 = tc->op == TG_OP_P2P ? (tc->rpeer < 0 ? TG_NO_PEER : (uint32_t)tc->rpeer) :
-		      tc->redop;
-
-	return (uint64_t)tc->op | (uint64_t)(b8 & 0xff) << 8 |
+	return (uint64_t)tc->op | (uint64_t)(tc->redop & 0xff) << 8 |
 	       (has_recv ? U0_RECV : 0) | (has_send ? U0_SEND : 0) |
 	       (uint64_t)(uint32_t)tc->root << 32;
 }
@@ -78,17 +90,12 @@ static void coll_unpack(uint64_t u0, struct tg_coll *tc)
 	tc->op = (uint32_t)(u0 & 0xff);
 	tc->redop = (uint32_t)(u0 >> 8 & 0xff);
 	tc->root = (int32_t)(uint32_t)(u0 >> 32);
-	tc->rpeer = -1;
-	if (tc->op == TG_OP_P2P) {
-		tc->rpeer = tc->redop == TG_NO_PEER ? -1 : (int32_t)tc->redop;
-		tc->redop = ACCEL_REDOP_COUNT;
-	}
 }
 
 static const char *coll_name(const struct tg_coll *tc)
 {
 	if (tc->op == TG_OP_P2P)
-		return tc->root < 0 ? "recv" : tc->rpeer < 0 ? "send" : "sendrecv";
+		return tc->name;
 	return acc_op_name(tc->op);
 }
 
@@ -97,6 +104,8 @@ static struct accel_comm *node_comm(const struct tg_gtask *t)
 {
 	if ((t->u0 & 0xff) == ACCEL_COMM_OP_ALLTOALLV)
 		return ((const struct tg_vnode *)t->arg)->comm;
+	if ((t->u0 & 0xff) == TG_OP_P2P)
+		return ((const struct tg_pnode *)t->arg)->comm;
 	return t->arg;
 }
 
@@ -118,6 +127,153 @@ static int vcheck(const struct accel_comm *c, const char *side, const uint64_t *
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Check tensor @t, argument @what of @fn on rank @c (a receive when
+ * @writes), and append it to @tt's arguments. No state changes.
+ */
+static int coll_arg(struct accel_tg *tg, struct tg_task *tt, const struct accel_tensor *t,
+		    bool writes, const char *fn, const char *what, const struct accel_comm *c)
+{
+	struct tg_arg *ar = &tt->a[tt->nargs];
+	int ret;
+
+	ar->t = (struct accel_tensor *)t;
+	ar->v = *t;
+	ar->heap = -1;
+	ar->access = writes ? ACCEL_OUTPUT : ACCEL_INPUT;
+	ret = tg_check_view(fn, tt->nargs, &ar->v, &ar->lay);
+	if (ret)
+		return ret;
+	if (!accel_tensor_is_contiguous(t)) {
+		acc_err("accel_tg_%s: rank %u: the %s tensor is not contiguous", fn, c->rank, what);
+		return -EINVAL;
+	}
+	if (t->buf->dev != c->dev) {
+		acc_err("accel_tg_%s: rank %u: the %s tensor is in buffer 0x%llx of %s, not of the rank's device %s",
+			fn, c->rank, what, (unsigned long long)t->buf->va, t->buf->dev->path,
+			c->dev->path);
+		return -EINVAL;
+	}
+	if (writes && !(t->buf->vm_flags & DRM_VACCEL_VM_WRITE)) {
+		acc_err("accel_tg_%s: rank %u: the %s tensor's buffer 0x%llx is %s", fn, c->rank,
+			what, (unsigned long long)t->buf->va, t->buf->sealed ? "sealed" : "read-only");
+		return -EACCES;
+	}
+	ar->heap = tg_heap_of(tg, t->buf);
+	if (ar->heap >= 0) {
+		ret = tg_heap_check(tg, ar, fn, tt->nargs);
+		if (ret)
+			return ret;
+		tt->nheap++;
+	}
+	tt->nargs++;
+	return 0;
+}
+
+/* The line of rank @c's collective tasks (the last queue of its device) into @tt. */
+static void coll_line(struct accel_tg *tg, struct tg_task *tt, int d, const char *fn,
+		      struct accel_comm *c)
+{
+	tt->tk.size = sizeof(tt->tk);
+	tt->tk.op = TG_TASK_COLL;
+	tt->tk.device = (uint32_t)d;
+	tt->tk.queue = tg->qcount[d] - 1;
+	tt->tk.nargs = tt->nargs;
+	tt->tk.name = fn;
+	tt->tk.host.arg = c;
+	tt->line = tg->qbase[d] + tg->qcount[d] - 1;
+}
+
+/* Do views @x and @y of the task's arguments share a byte? */
+static bool args_overlap(const struct tg_arg *x, const struct tg_arg *y)
+{
+	return x->v.buf == y->v.buf && !x->lay.empty && !y->lay.empty &&
+	       x->lay.lo < y->lay.hi && y->lay.lo < x->lay.hi;
+}
+
+/*
+ * A group of sends and receives: check @tc->ops (peers, flags, reserved,
+ * tensors, overlaps, the sends to itself against the receives from
+ * itself) and fill @tt with one argument per operation, in their order.
+ * No state changes.
+ */
+static int p2p_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg_task *tt,
+		       struct acc_args *a)
+{
+	const char *fn = tc->name;
+	struct accel_comm *c = tc->comm;
+	uint64_t selfs[ACCEL_TASK_MAX_ARGS], selfr[ACCEL_TASK_MAX_ARGS];
+	unsigned int i, j, ns = 0, nr = 0;
+	int d, ret;
+
+	if (!c) {
+		acc_err("accel_tg_%s: NULL communicator", fn);
+		return -EINVAL;
+	}
+	if (!tc->ops || !tc->nops || tc->nops > ACCEL_TASK_MAX_ARGS) {
+		acc_err("accel_tg_%s: rank %u: %u operations at %p (1 to %u)", fn, c->rank,
+			tc->nops, (const void *)tc->ops, ACCEL_TASK_MAX_ARGS);
+		return -EINVAL;
+	}
+	d = tg_devi_of(tg, c->dev);
+	if (d < 0) {
+		acc_err("accel_tg_%s: rank %u's device %s is not a device of the task graph", fn,
+			c->rank, c->dev->path);
+		return -ENOENT;
+	}
+	memset(tt, 0, sizeof(*tt));
+	memset(a, 0, sizeof(*a));
+	a->op = TG_OP_P2P;
+	a->root = -1;
+	for (i = 0; i < tc->nops; i++) {
+		const struct accel_p2p_op *o = &tc->ops[i];
+		bool recv = o->flags & ACCEL_P2P_RECV;
+		char what[32];
+
+		if (o->flags & ~ACCEL_P2P_RECV || o->reserved[0] || o->reserved[1]) {
+			acc_err("accel_tg_%s: rank %u: operation %u: unknown flags 0x%x or non-zero reserved fields",
+				fn, c->rank, i, o->flags & ~ACCEL_P2P_RECV);
+			return -EINVAL;
+		}
+		if (o->peer < 0 || o->peer >= (int)c->nranks || !o->tensor) {
+			acc_err("accel_tg_%s: rank %u: operation %u: %s peer %d (%u ranks)%s", fn,
+				c->rank, i, recv ? "receive from" : "send to", o->peer, c->nranks,
+				o->tensor ? "" : ", NULL tensor");
+			return -EINVAL;
+		}
+		snprintf(what, sizeof(what), "%s %u", recv ? "receive" : "send", i);
+		ret = coll_arg(tg, tt, o->tensor, recv, fn, what, c);
+		if (ret)
+			return ret;
+		if (o->peer == (int)c->rank) {
+			if (recv)
+				selfr[nr++] = tg_nelems(o->tensor);
+			else
+				selfs[ns++] = tg_nelems(o->tensor);
+		}
+	}
+	/* the k-th send to itself is the k-th receive from itself (p2p.c) */
+	for (i = 0; i < (ns > nr ? ns : nr); i++) {
+		if (i >= ns || i >= nr || selfs[i] != selfr[i]) {
+			acc_err("accel_tg_%s: rank %u: %u sends to itself and %u receives from itself; each needs its partner in the same task with as many elements (pair %u)",
+				fn, c->rank, ns, nr, i);
+			return -EINVAL;
+		}
+	}
+	/* a receive shares no byte with any other tensor of the task */
+	for (i = 0; i < tt->nargs; i++)
+		for (j = i + 1; j < tt->nargs; j++)
+			if ((tg_writes(tt->a[i].access) || tg_writes(tt->a[j].access)) &&
+			    args_overlap(&tt->a[i], &tt->a[j])) {
+				acc_err("accel_tg_%s: rank %u: the tensors of operations %u and %u overlap in buffer 0x%llx (a receive overlaps nothing)",
+					fn, c->rank, i, j, (unsigned long long)tt->a[i].v.buf->va);
+				return -EINVAL;
+			}
+	coll_line(tg, tt, d, fn, c);
+	tt->u0 = TG_OP_P2P;
 	return 0;
 }
 
@@ -168,23 +324,6 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 		ts[nt++] = root ? tc->send : NULL;
 		optional[1] = !root;
 		break;
-	case TG_OP_P2P:	/* either, or both (the send's peer in root) */
-		if ((tc->root < 0 && tc->rpeer < 0) || tc->root >= (int)n || tc->rpeer >= (int)n ||
-		    tc->root < -1 || tc->rpeer < -1) {
-			acc_err("accel_tg_%s: rank %u: send peer %d, receive peer %d (%llu ranks)",
-				fn, c->rank, tc->root, tc->rpeer, (unsigned long long)n);
-			return -EINVAL;
-		}
-		if ((tc->root == (int)c->rank) != (tc->rpeer == (int)c->rank)) {
-			acc_err("accel_tg_%s: rank %u: a send to itself needs the receive from itself in the same task (accel_tg_sendrecv())",
-				fn, c->rank);
-			return -EINVAL;
-		}
-		ts[nt++] = tc->rpeer >= 0 ? tc->recv : NULL;
-		ts[nt++] = tc->root >= 0 ? tc->send : NULL;
-		optional[0] = tc->rpeer < 0;
-		optional[1] = tc->root < 0;
-		break;
 	default:
 		ts[nt++] = tc->recv;
 		ts[nt++] = tc->send;
@@ -192,7 +331,6 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 	}
 	for (k = 0; k < nt; k++) {
 		const struct accel_tensor *t = ts[k];
-		struct tg_arg *ar;
 
 		if (!t) {
 			if (optional[k])
@@ -202,53 +340,22 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 			return -EINVAL;
 		}
 		has[k] = true;
-		ar = &tt->a[tt->nargs];
-		ar->t = (struct accel_tensor *)t;
-		ar->v = *t;
-		ar->heap = -1;
-		ar->access = k ? ACCEL_INPUT : ACCEL_OUTPUT;
-		ret = tg_check_view(fn, k, &ar->v, &ar->lay);
-		if (ret)
-			return ret;
-		if (!accel_tensor_is_contiguous(t)) {
-			acc_err("accel_tg_%s: rank %u: the %s tensor is not contiguous", fn,
-				c->rank, k ? "send" : "receive");
-			return -EINVAL;
-		}
-		if (t->buf->dev != c->dev) {
-			acc_err("accel_tg_%s: rank %u: the %s tensor is in buffer 0x%llx of %s, not of the rank's device %s",
-				fn, c->rank, k ? "send" : "receive",
-				(unsigned long long)t->buf->va, t->buf->dev->path, c->dev->path);
-			return -EINVAL;
-		}
-		if (!k && !(t->buf->vm_flags & DRM_VACCEL_VM_WRITE)) {
-			acc_err("accel_tg_%s: rank %u: the receive tensor's buffer 0x%llx is %s", fn,
-				c->rank, (unsigned long long)t->buf->va,
-				t->buf->sealed ? "sealed" : "read-only");
-			return -EACCES;
-		}
-		ar->heap = tg_heap_of(tg, t->buf);
-		if (ar->heap >= 0) {
-			ret = tg_heap_check(tg, ar, fn, k);
-			if (ret)
-				return ret;
-			tt->nheap++;
-		}
-		if (k)
-			a->send = t->buf->va + t->offset;
-		else
-			a->recv = t->buf->va + t->offset;
-		if (k)
-			ns = tg_nelems(t);
-		else
-			nr = tg_nelems(t);
-		if (tt->nargs && t->dtype != tt->a[0].v.dtype && tc->op != TG_OP_P2P) {
+		if (tt->nargs && t->dtype != tt->a[0].v.dtype) {
 			acc_err("accel_tg_%s: rank %u: send dtype %u, receive dtype %u", fn, c->rank,
 				(unsigned int)t->dtype, (unsigned int)tt->a[0].v.dtype);
 			return -EINVAL;
 		}
+		ret = coll_arg(tg, tt, t, !k, fn, k ? "send" : "receive", c);
+		if (ret)
+			return ret;
+		if (k) {
+			a->send = t->buf->va + t->offset;
+			ns = tg_nelems(t);
+		} else {
+			a->recv = t->buf->va + t->offset;
+			nr = tg_nelems(t);
+		}
 		*dtype = t->dtype;
-		tt->nargs++;
 	}
 	/* counts from the tensors */
 	switch (tc->op) {
@@ -285,10 +392,6 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 		if (ret)
 			return -EINVAL;
 		break;
-	case TG_OP_P2P:	/* to itself: as many elements as from itself */
-		ret = tc->root == (int)c->rank && ns != nr;
-		a->count = ns;
-		break;
 	default:	/* ALLTOALL */
 		ret = ns != nr || ns % n;
 		a->count = ns / n;
@@ -301,24 +404,10 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 		return -EINVAL;
 	}
 	/* in place (or an overlap check_args() refuses): the receive tensor is INOUT */
-	if (tt->nargs == 2 && tt->a[0].v.buf == tt->a[1].v.buf && !tt->a[0].lay.empty &&
-	    !tt->a[1].lay.empty && tt->a[0].lay.lo < tt->a[1].lay.hi &&
-	    tt->a[1].lay.lo < tt->a[0].lay.hi)
-		in_place = true;
-	if (in_place && tc->op == TG_OP_P2P) {
-		acc_err("accel_tg_%s: rank %u: the send and receive tensors overlap", fn, c->rank);
-		return -EINVAL;
-	}
+	in_place = tt->nargs == 2 && args_overlap(&tt->a[0], &tt->a[1]);
 	if (in_place)
 		tt->a[0].access = ACCEL_INOUT;
-	tt->tk.size = sizeof(tt->tk);
-	tt->tk.op = TG_TASK_COLL;
-	tt->tk.device = (uint32_t)d;
-	tt->tk.queue = tg->qcount[d] - 1;
-	tt->tk.nargs = tt->nargs;
-	tt->tk.name = fn;
-	tt->tk.host.arg = c;
-	tt->line = tg->qbase[d] + tg->qcount[d] - 1;
+	coll_line(tg, tt, d, fn, c);
 	tt->u0 = coll_pack(tc, has[0], has[1]);
 	return 0;
 }
@@ -379,20 +468,19 @@ static int coll_call(const struct tg_coll *tc, struct acc_args *a, enum accel_dt
 		return acc_alltoallv_issue(a->send, tc->v, tc->v + n, a->recv, tc->v + 2 * n,
 					   tc->v + 3 * n, dtype, c, q, a->hook, check_only, ev);
 	if (tc->op == TG_OP_P2P) {
-		struct acc_p2p_desc d[2];
-		unsigned int k = 0;
+		struct acc_p2p_desc d[ACCEL_TASK_MAX_ARGS];
+		unsigned int k;
 
-		if (tc->root >= 0)
-			d[k++] = (struct acc_p2p_desc){
-				.send = true, .buf = a->send, .count = tg_nelems(tc->send),
-				.dtype = tc->send->dtype, .peer = tc->root,
+		for (k = 0; k < tc->nops; k++) {
+			const struct accel_tensor *t = tc->ops[k].tensor;
+
+			d[k] = (struct acc_p2p_desc){
+				.send = !(tc->ops[k].flags & ACCEL_P2P_RECV),
+				.buf = t->buf->va + t->offset, .count = tg_nelems(t),
+				.dtype = t->dtype, .peer = (unsigned int)tc->ops[k].peer,
 			};
-		if (tc->rpeer >= 0)
-			d[k++] = (struct acc_p2p_desc){
-				.send = false, .buf = a->recv, .count = tg_nelems(tc->recv),
-				.dtype = tc->recv->dtype, .peer = tc->rpeer,
-			};
-		return acc_p2p_task(c, d, k, q, a->hook, check_only, ev);
+		}
+		return acc_p2p_task(c, d, tc->nops, q, a->hook, check_only, ev);
 	}
 	if (check_only)
 		return acc_coll_check(c, a, dtype, (enum accel_redop)tc->redop, q);
@@ -484,8 +572,10 @@ static int coll_capture(struct accel_tg *tg, struct tg_task *tt, struct acc_args
 {
 	struct tg_line *l = &tg->lines[tt->line];
 	struct tg_vnode *vn = NULL;
+	struct tg_pnode *pn = NULL;
 	struct accel_event ev;
 	size_t vb = 4 * (size_t)tc->comm->nranks * sizeof(uint64_t);
+	unsigned int k;
 	int ret;
 
 	ret = coll_call(tc, a, dtype, l->q, true, &ev);
@@ -502,11 +592,25 @@ static int coll_capture(struct accel_tg *tg, struct tg_task *tt, struct acc_args
 		memcpy(vn->v, tc->v, vb);
 		tt->tk.host.arg = vn;
 	}
+	if (tc->op == TG_OP_P2P) {	/* the node keeps each operation's peer and flags */
+		pn = calloc(1, sizeof(*pn));
+		if (!pn)
+			return -ENOMEM;
+		pn->comm = tc->comm;
+		pn->n = tc->nops;
+		for (k = 0; k < tc->nops; k++) {
+			pn->peer[k] = tc->ops[k].peer;
+			pn->flags[k] = tc->ops[k].flags;
+		}
+		tt->tk.host.arg = pn;
+	}
 	ret = tg_capture_task(tg, tt);
-	if (!ret)
+	if (!ret) {
 		acc_comm_get(tc->comm);
-	else
+	} else {
 		free(vn);
+		free(pn);
+	}
 	return ret;
 }
 
@@ -522,7 +626,11 @@ static int coll_task(struct accel_tg *tg, const struct tg_coll *tc, uint64_t *id
 	ret = tg_enter(tg, TG_E_ABORT | TG_E_FAULT, fn);
 	if (ret)
 		return ret;
-	ret = coll_prepare(tg, tc, &tt, &a, &dtype);
+	dtype = ACCEL_DTYPE_U8;
+	if (tc->op == TG_OP_P2P)
+		ret = p2p_prepare(tg, tc, &tt, &a);
+	else
+		ret = coll_prepare(tg, tc, &tt, &a, &dtype);
 	if (ret)
 		return ret;
 	if (tg->capture) {
@@ -634,44 +742,66 @@ ACCEL_API int accel_tg_alltoallv(struct accel_tg *tg, const struct accel_tensor 
 	return ret;
 }
 
+/* The name of a P2P group in messages and traces, by its shape. */
+static const char *p2p_name(const struct accel_p2p_op *ops, unsigned int n)
+{
+	if (!ops || n > 2 || !n)
+		return "p2p";
+	if (n == 1)
+		return ops[0].flags & ACCEL_P2P_RECV ? "recv" : "send";
+	return (ops[0].flags ^ ops[1].flags) & ACCEL_P2P_RECV ? "sendrecv" : "p2p";
+}
+
+static int p2p_task(struct accel_tg *tg, const struct accel_p2p_op *ops, unsigned int n,
+		    struct accel_comm *comm, uint64_t *id)
+{
+	struct tg_coll tc = { .op = TG_OP_P2P, .redop = ACCEL_REDOP_COUNT, .root = -1,
+			      .comm = comm, .ops = ops, .nops = n, .name = p2p_name(ops, n) };
+
+	return coll_task(tg, &tc, id);
+}
+
 ACCEL_API int accel_tg_sendrecv(struct accel_tg *tg, const struct accel_tensor *send,
 				int sendpeer, const struct accel_tensor *recv, int recvpeer,
 				struct accel_comm *comm, uint64_t *id)
 {
-	struct tg_coll tc = { .op = TG_OP_P2P, .redop = ACCEL_REDOP_COUNT, .root = sendpeer,
-			      .rpeer = recvpeer, .comm = comm, .send = send, .recv = recv };
+	struct accel_p2p_op ops[2] = {
+		{ .tensor = send, .peer = sendpeer },
+		{ .tensor = recv, .peer = recvpeer, .flags = ACCEL_P2P_RECV },
+	};
 
-	if (sendpeer < 0 || recvpeer < 0) {
-		acc_err("accel_tg_sendrecv: send peer %d, receive peer %d", sendpeer, recvpeer);
-		return -EINVAL;
-	}
-	return coll_task(tg, &tc, id);
+	return p2p_task(tg, ops, 2, comm, id);
 }
 
 ACCEL_API int accel_tg_send(struct accel_tg *tg, const struct accel_tensor *send, int peer,
 			    struct accel_comm *comm, uint64_t *id)
 {
-	struct tg_coll tc = { .op = TG_OP_P2P, .redop = ACCEL_REDOP_COUNT, .root = peer,
-			      .rpeer = -1, .comm = comm, .send = send };
+	struct accel_p2p_op op = { .tensor = send, .peer = peer };
 
-	if (peer < 0) {
-		acc_err("accel_tg_send: peer %d", peer);
-		return -EINVAL;
-	}
-	return coll_task(tg, &tc, id);
+	return p2p_task(tg, &op, 1, comm, id);
 }
 
 ACCEL_API int accel_tg_recv(struct accel_tg *tg, const struct accel_tensor *recv, int peer,
 			    struct accel_comm *comm, uint64_t *id)
 {
-	struct tg_coll tc = { .op = TG_OP_P2P, .redop = ACCEL_REDOP_COUNT, .root = -1,
-			      .rpeer = peer, .comm = comm, .recv = recv };
+	struct accel_p2p_op op = { .tensor = recv, .peer = peer, .flags = ACCEL_P2P_RECV };
 
-	if (peer < 0) {
-		acc_err("accel_tg_recv: peer %d", peer);
-		return -EINVAL;
+	return p2p_task(tg, &op, 1, comm, id);
+}
+
+/* --- libaccel 1.7: any group of sends and receives --- */
+
+ACCEL_API int accel_tg_p2p(struct accel_tg *tg, const struct accel_p2p_op *ops, unsigned int n,
+			   struct accel_comm *comm, uint64_t *id)
+{
+	struct accel_p2p_op copy[ACCEL_TASK_MAX_ARGS];
+
+	/* the program's array, copied once: checked and used from the copy */
+	if (ops && n && n <= ACCEL_TASK_MAX_ARGS) {
+		memcpy(copy, ops, n * sizeof(*ops));
+		ops = copy;
 	}
-	return coll_task(tg, &tc, id);
+	return p2p_task(tg, ops, n, comm, id);
 }
 
 /* --- the communicator's references (accel_comm_destroy() in comm.c) --- */
@@ -709,7 +839,7 @@ void tg_coll_graph_free(struct accel_graph *g)
 		if (t->op != TG_TASK_COLL)
 			continue;
 		acc_comm_put(node_comm(t));
-		if ((t->u0 & 0xff) == ACCEL_COMM_OP_ALLTOALLV)
+		if ((t->u0 & 0xff) == ACCEL_COMM_OP_ALLTOALLV || (t->u0 & 0xff) == TG_OP_P2P)
 			free(t->arg);
 	}
 }
@@ -829,7 +959,18 @@ int tg_coll_launch(struct accel_graph_exec *ge, struct accel_buffer **act)
 
 		for (k = 0; k < t->nargs; k++)
 			rebind(g, act, &t->t[k], &tv[k]);
-		if (t->op == TG_TASK_COLL) {
+		if (t->op == TG_TASK_COLL && (t->u0 & 0xff) == TG_OP_P2P) {
+			const struct tg_pnode *pn = t->arg;
+			struct accel_p2p_op ops[ACCEL_TASK_MAX_ARGS];
+
+			memset(ops, 0, sizeof(ops));
+			for (k = 0; k < pn->n; k++) {
+				ops[k].tensor = &tv[k];
+				ops[k].peer = pn->peer[k];
+				ops[k].flags = pn->flags[k];
+			}
+			ret = p2p_task(tg, ops, pn->n, pn->comm, &id);
+		} else if (t->op == TG_TASK_COLL) {
 			struct tg_coll tc = { .comm = node_comm(t) };
 
 			coll_unpack(t->u0, &tc);

@@ -179,6 +179,20 @@ TEST(sizes_1_0)
 	EXPECT_EQ(sizeof(struct accel_tensor) - 8, offsetof(struct accel_tensor, gen));
 }
 
+/*
+ * struct accel_p2p_op (1.7) is passed as an array, so it has no size
+ * field: its layout is fixed and it grows only into @flags bits and
+ * @reserved, which accel_tg_p2p() requires to be zero today.
+ */
+TEST(p2p_op_layout_is_fixed)
+{
+	EXPECT_EQ(32, sizeof(struct accel_p2p_op));
+	EXPECT_EQ(0, offsetof(struct accel_p2p_op, tensor));
+	EXPECT_EQ(8, offsetof(struct accel_p2p_op, peer));
+	EXPECT_EQ(12, offsetof(struct accel_p2p_op, flags));
+	EXPECT_EQ(16, offsetof(struct accel_p2p_op, reserved));
+}
+
 /* ---- the calls, over the fake kernel ---- */
 
 FIXTURE(dev) {

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Collective tasks (accel_tg_allreduce(), accel_tg_alltoallv(),
- * accel_tg_sendrecv(), accel_tg_barrier()) on a MULTI-PROCESS
+ * accel_tg_sendrecv(), accel_tg_p2p(), accel_tg_barrier()) on a MULTI-PROCESS
  * communicator (accel_comm_get_unique_id(), accel_comm_init_rank()), on
  * both backends: 2, 3 and 4 forked processes, one rank each on its own
  * device with its own task graph. Each rank runs
  *
  *   - eager tasks: a COPY behind a DELAY writes the send tensor, then an
  *     allreduce, an alltoallv (counts and displacements every rank
- *     computes alike) and a sendrecv ring shift (to rank + 1, from
- *     rank - 1), a COPY reads each result out, a FILL overwrites the send
+ *     computes alike), a sendrecv ring shift (to rank + 1, from
+ *     rank - 1) and a halo exchange as one accel_tg_p2p() group (the
+ *     ring shift's tensor to both neighbours, a receive from each, the
+ *     four in a mixed order; on 2 ranks both neighbours are one rank),
+ *     a COPY reads each result out, a FILL overwrites the send
  *     tensor; a barrier task; the results against the host;
  *   - the same chain captured into a graph and launched 50 times (10 in
  *     the VM), odd launches with the input and output buffers bound to
@@ -100,6 +103,7 @@ struct layout {
 	uint64_t sc[NMAX], sd[NMAX], rc[NMAX], rd[NMAX];
 	uint64_t a2av_s, a2av_sn, a2av_r, a2av_rn;	/* alltoallv's tensors: start, elements */
 	uint64_t ring_s, ring_sn, ring_r, ring_rn;	/* the ring shift's */
+	uint64_t halo_l, halo_ln, halo_r, halo_rn;	/* the halo's receives: from r - 1, r + 1 */
 	uint64_t ns, nr;
 };
 
@@ -136,8 +140,12 @@ static void layout_of(unsigned int n, unsigned int r, struct layout *l)
 	l->ring_sn = ring_count(r);
 	l->ring_r = l->a2av_r + ro;
 	l->ring_rn = ring_count((r + n - 1) % n);
+	l->halo_l = l->ring_r + l->ring_rn;
+	l->halo_ln = ring_count((r + n - 1) % n);
+	l->halo_r = l->halo_l + l->halo_ln;
+	l->halo_rn = ring_count((r + 1) % n);
 	l->ns = l->ring_s + l->ring_sn;
-	l->nr = l->ring_r + l->ring_rn;
+	l->nr = l->halo_r + l->halo_rn;
 }
 
 /* element @i of rank @r's send tensor in round @salt */
@@ -188,6 +196,17 @@ static long long check(struct rank_ctx *x, struct accel_buffer *out, unsigned in
 			i += l.ring_r;
 			goto bad;
 		}
+	for (i = 0; i < l.halo_ln; i++)
+		if (o[l.halo_l + i] != sval(from, lp.ring_s + i, salt)) {
+			i += l.halo_l;
+			goto bad;
+		}
+	layout_of(n, (r + 1) % n, &lp);
+	for (i = 0; i < l.halo_rn; i++)
+		if (o[l.halo_r + i] != sval((r + 1) % n, lp.ring_s + i, salt)) {
+			i += l.halo_r;
+			goto bad;
+		}
 	return 0;
 bad:
 	fprintf(stderr, "rank %u of %u, round %u: element %llu is %#x\n", r, n, salt,
@@ -206,7 +225,8 @@ static int task_on(struct accel_tg *tg, struct accel_task *tk)
 static int chain(struct rank_ctx *x, bool eager)
 {
 	struct layout l;
-	struct accel_tensor srcv, sv, rv, outv, a, b, c, d;
+	struct accel_tensor srcv, sv, rv, outv, a, b, c, d, hl, hr;
+	struct accel_p2p_op halo[4];
 	struct accel_task tk;
 	unsigned int n = x->n, r = x->rank;
 	int ret;
@@ -236,6 +256,18 @@ static int chain(struct rank_ctx *x, bool eager)
 	d = view(x->rbuf, l.ring_r, l.ring_rn);
 	ret = accel_tg_sendrecv(x->tg, &c, (int)((r + 1) % n), &d, (int)((r + n - 1) % n),
 				x->comm, NULL);
+	if (ret)
+		return ret;
+	hl = view(x->rbuf, l.halo_l, l.halo_ln);
+	hr = view(x->rbuf, l.halo_r, l.halo_rn);
+	memset(halo, 0, sizeof(halo));
+	halo[0] = (struct accel_p2p_op){ .tensor = &hr, .peer = (int)((r + 1) % n),
+					 .flags = ACCEL_P2P_RECV };
+	halo[1] = (struct accel_p2p_op){ .tensor = &c, .peer = (int)((r + n - 1) % n) };
+	halo[2] = (struct accel_p2p_op){ .tensor = &hl, .peer = (int)((r + n - 1) % n),
+					 .flags = ACCEL_P2P_RECV };
+	halo[3] = (struct accel_p2p_op){ .tensor = &c, .peer = (int)((r + 1) % n) };
+	ret = accel_tg_p2p(x->tg, halo, 4, x->comm, NULL);
 	if (ret)
 		return ret;
 	ret = accel_tg_barrier(x->tg, x->comm, NULL);

@@ -994,9 +994,9 @@ TEST_F_TIMEOUT(ctg, rebind_reallocated_buffer, 120)
 
 #define PAD		0x5a5a5a5a	/* receive elements no block writes */
 
-enum { X_A2AV, X_PERM, X_PAIRS, X_KINDS };
+enum { X_A2AV, X_PERM, X_PAIRS, X_GROUP, X_KINDS };
 static const char *const xname[] = { "alltoallv", "sendrecv permutation",
-				      "send/recv pairs" };
+				      "send/recv pairs", "p2p group" };
 
 /* one exchange on n ranks: who sends what to whom, and where */
 struct xfer {
@@ -1006,6 +1006,9 @@ struct xfer {
 	uint64_t sd[NDEV][NDEV], rd[NDEV][NDEV];	/* A2AV: displacements */
 	uint64_t ns[NDEV], nr[NDEV];		/* the tensors' elements */
 	int to[NDEV], from[NDEV];		/* PERM, PAIRS: peers (-1: none) */
+	bool e[NDEV][NDEV];			/* GROUP: rank i sends to rank j */
+	unsigned int order[NDEV][2 * NDEV];	/* GROUP: rank i's operations, in task order */
+	unsigned int nops[NDEV];		/* GROUP: how many */
 };
 
 /* I32 element @i of rank @r's send tensor in launch @salt */
@@ -1029,6 +1032,59 @@ static void xfer_make(struct xfer *x, int kind, unsigned int n, uint64_t maxc)
 	x->n = n;
 	for (i = 0; i < NDEV; i++)
 		x->to[i] = x->from[i] = -1;
+	if (kind == X_GROUP) {
+		/*
+		 * Random edges (itself included), at least one per rank; a rank's
+		 * sends start anywhere in its first 64 elements (they may
+		 * overlap), its receives are disjoint blocks with gaps; the
+		 * operations in a random order: sends 0..n-1, receives n..2n-1.
+		 */
+		for (i = 0; i < n; i++) {
+			for (j = 0; j < n; j++)
+				x->e[i][j] = rnd() % 2;
+			if (rnd() % 3 == 0)
+				x->e[i][rnd() % n] = true;
+		}
+		for (i = 0; i < n; i++) {
+			for (j = 0; j < n; j++) {
+				if (!x->e[i][j])
+					continue;
+				x->c[i][j] = rcount(maxc);
+				x->sd[i][j] = rnd() % 64;
+				if (x->sd[i][j] + x->c[i][j] > x->ns[i])
+					x->ns[i] = x->sd[i][j] + x->c[i][j];
+			}
+		}
+		for (i = 0; i < n; i++) {
+			uint64_t ro = rnd() % 4;
+
+			for (k = 0; k < n; k++) {
+				if (!x->e[k][i])
+					continue;
+				x->rd[i][k] = ro;
+				ro += x->c[k][i] + rnd() % 5;
+			}
+			x->nr[i] = ro;
+		}
+		for (i = 0; i < n; i++) {
+			unsigned int m = 0, t;
+
+			for (j = 0; j < n; j++) {
+				if (x->e[i][j])
+					x->order[i][m++] = j;
+				if (x->e[j][i])
+					x->order[i][m++] = n + j;
+			}
+			for (k = m; k > 1; k--) {
+				j = (unsigned int)(rnd() % k);
+				t = x->order[i][k - 1];
+				x->order[i][k - 1] = x->order[i][j];
+				x->order[i][j] = t;
+			}
+			x->nops[i] = m;
+		}
+		return;
+	}
 	if (kind == X_A2AV) {
 		for (i = 0; i < n; i++)
 			for (j = 0; j < n; j++)
@@ -1111,6 +1167,33 @@ static int xfer_issue(FIXTURE_DATA(ctg) *self, const struct xfer *x, unsigned in
 	case X_PERM:
 		return accel_tg_sendrecv(self->tg, &sv, x->to[r], &rv, x->from[r],
 					 self->comms[r], NULL);
+	case X_GROUP: {
+		struct accel_tensor tv[2 * NDEV];
+		struct accel_p2p_op ops[2 * NDEV];
+		unsigned int k, o;
+
+		if (!x->nops[r])
+			return 0;
+		for (k = 0; k < x->nops[r]; k++) {
+			o = x->order[r][k];
+			memset(&ops[k], 0, sizeof(ops[k]));
+			if (o < n) {	/* a send to rank o */
+				tv[k] = view(self->sbuf[r], ACCEL_DTYPE_I32, x->sd[r][o], x->c[r][o]);
+				ops[k].peer = (int32_t)o;
+			} else {	/* a receive from rank o - n */
+				o -= n;
+				tv[k] = view(self->rbuf[r], ACCEL_DTYPE_I32, x->rd[r][o], x->c[o][r]);
+				ops[k].peer = (int32_t)o;
+				ops[k].flags = ACCEL_P2P_RECV;
+			}
+			ops[k].tensor = &tv[k];
+		}
+		/* the array is the call's: scribbled over once it returns */
+		ret = accel_tg_p2p(self->tg, ops, x->nops[r], self->comms[r], NULL);
+		memset(ops, 0xee, sizeof(ops));
+		memset(tv, 0xee, sizeof(tv));
+		return ret;
+	}
 	default:
 		if (x->to[r] >= 0)
 			ret = accel_tg_send(self->tg, &sv, x->to[r], self->comms[r], NULL);
@@ -1146,7 +1229,7 @@ static int xfer_check(struct __test_metadata *_metadata, const struct xfer *x,
 		return -ENOMEM;
 	for (i = 0; i < x->nr[r]; i++)
 		want[i] = (int32_t)PAD;
-	if (x->kind == X_A2AV) {
+	if (x->kind == X_A2AV || x->kind == X_GROUP) {
 		for (p = 0; p < x->n; p++)
 			for (i = 0; i < x->c[p][r]; i++)
 				want[x->rd[r][p] + i] = sval(p, x->sd[p][r] + i, salt);
@@ -1328,9 +1411,10 @@ out:
  * Random exchanges on @n ranks against the oracle: alltoallv with random
  * counts (0, 1 and up to 1,500: several chunks) and displacements (gaps,
  * send blocks in reverse order), sendrecv over a random permutation
- * (ranks sending to themselves among them), one-way send/recv pairs; each
- * eager (between the task graph's own tasks) or captured and launched 3
- * times with rebinding.
+ * (ranks sending to themselves among them), one-way send/recv pairs,
+ * accel_tg_p2p() groups (random edges, itself included; sends that
+ * overlap; the operations in a random order); each eager (between the
+ * task graph's own tasks) or captured and launched 3 times with rebinding.
  */
 static void xfer_random(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self,
 			unsigned int n)
@@ -1358,9 +1442,9 @@ static void xfer_random(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *se
 			fails++;
 		done[kind][replayed]++;
 	}
-	ksft_print_msg("%u ranks: %u cases (alltoallv %u eager, %u replayed; sendrecv %u, %u; send/recv %u, %u), %u failed\n",
+	ksft_print_msg("%u ranks: %u cases (alltoallv %u eager, %u replayed; sendrecv %u, %u; send/recv %u, %u; p2p group %u, %u), %u failed\n",
 		       n, k, done[0][0], done[0][1], done[1][0], done[1][1], done[2][0], done[2][1],
-		       fails);
+		       done[3][0], done[3][1], fails);
 	EXPECT_EQ(0, fails);
 	for (k = 0; k < n; k++)
 		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[k], NULL, 0));
@@ -1431,6 +1515,62 @@ static void state_of(FIXTURE_DATA(ctg) *self, unsigned int r, uint64_t *tm, long
 	accel_tg_get_stats(self->tg, &st);
 	*tm = st.tm_live + st.tasks * 1000000;
 	*seq = last_seq(self->comms[r]);
+}
+
+/* accel_tg_p2p()'s bad inputs on rank 0 of 3 (xfer_bad_inputs) */
+static void p2p_bad_inputs(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self,
+			   struct accel_comm *aborted)
+{
+	struct accel_tensor s = view(self->sbuf[0], ACCEL_DTYPE_I32, 0, 12);
+	struct accel_tensor d = view(self->rbuf[0], ACCEL_DTYPE_I32, 0, 12);
+	struct accel_tensor d6 = view(self->rbuf[0], ACCEL_DTYPE_I32, 6, 12);
+	struct accel_tensor d11 = view(self->rbuf[0], ACCEL_DTYPE_I32, 20, 11);
+	struct accel_tensor s6 = view(self->sbuf[0], ACCEL_DTYPE_I32, 6, 12);
+	struct accel_tensor far = view(self->rbuf[1], ACCEL_DTYPE_I32, 0, 12);
+	struct accel_p2p_op ops[ACCEL_TASK_MAX_ARGS + 1], two[2];
+	struct accel_comm *c = self->comms[0];
+	unsigned int k;
+
+	memset(ops, 0, sizeof(ops));
+	for (k = 0; k <= ACCEL_TASK_MAX_ARGS; k++) {	/* sends to rank 1, valid alone */
+		ops[k].tensor = &s;
+		ops[k].peer = 1;
+	}
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, NULL, 1, c, NULL));
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, ops, 0, c, NULL));
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, ops, ACCEL_TASK_MAX_ARGS + 1, c, NULL));
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, ops, 1, NULL, NULL));
+	/* unknown flags, reserved fields, no tensor, peers out of range */
+	two[0] = ops[0];
+	two[0].flags = 2;
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 1, c, NULL));
+	two[0] = ops[0];
+	two[0].reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 1, c, NULL));
+	two[0] = ops[0];
+	two[0].tensor = NULL;
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 1, c, NULL));
+	two[0].tensor = &s;
+	two[0].peer = 3;
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 1, c, NULL));
+	two[0].peer = -1;
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 1, c, NULL));
+	/* to itself: unpaired, or 12 elements sent and 11 received */
+	two[0].peer = 0;
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 1, c, NULL));
+	two[1] = (struct accel_p2p_op){ .tensor = &d11, .peer = 0, .flags = ACCEL_P2P_RECV };
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 2, c, NULL));
+	/* two receives overlap; a receive overlaps a send; another device's tensor */
+	two[0] = (struct accel_p2p_op){ .tensor = &d, .peer = 1, .flags = ACCEL_P2P_RECV };
+	two[1] = (struct accel_p2p_op){ .tensor = &d6, .peer = 2, .flags = ACCEL_P2P_RECV };
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 2, c, NULL));
+	two[0] = (struct accel_p2p_op){ .tensor = &s, .peer = 1 };
+	two[1] = (struct accel_p2p_op){ .tensor = &s6, .peer = 2, .flags = ACCEL_P2P_RECV };
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 2, c, NULL));
+	two[1].tensor = &far;
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 2, c, NULL));
+	/* an aborted communicator: its error */
+	EXPECT_EQ(-ECANCELED, accel_tg_p2p(self->tg, ops, 2, aborted, NULL));
 }
 
 /*
@@ -1533,6 +1673,8 @@ TEST_F_TIMEOUT(ctg, xfer_bad_inputs, 120)
 							 other[0], NULL));
 		EXPECT_EQ(-ECANCELED, accel_tg_sendrecv(self->tg, &s, 1, &d, 1, other[0], NULL));
 		EXPECT_EQ(-ECANCELED, accel_tg_send(self->tg, &s, 1, other[0], NULL));
+		/* groups (accel_tg_p2p()) */
+		p2p_bad_inputs(_metadata, self, other[0]);
 		/* nothing changed: no task, no TensorMap entry, no sequence number */
 		state_of(self, 0, &tm1, &seq1);
 		EXPECT_EQ(tm0, tm1);

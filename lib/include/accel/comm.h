@@ -969,6 +969,59 @@ int accel_tg_send(struct accel_tg *tg, const struct accel_tensor *send, int peer
 int accel_tg_recv(struct accel_tg *tg, const struct accel_tensor *recv, int peer,
 		  struct accel_comm *comm, uint64_t *id);
 
+/* accel_p2p_op.flags: the operation is a receive (else a send) */
+#define ACCEL_P2P_RECV		(1u << 0)
+
+/**
+ * struct accel_p2p_op - one send or receive of accel_tg_p2p()
+ * @tensor: the elements to send, or where the received elements go
+ *	(count and dtype from the tensor; contiguous)
+ * @peer: the receiving rank of a send, the sending rank of a receive
+ * @flags: %ACCEL_P2P_RECV for a receive, 0 for a send; other bits are
+ *	-EINVAL
+ * @reserved: must be zero (-EINVAL)
+ *
+ * A fixed layout: later releases give meaning to @flags bits and
+ * @reserved, never change the size.
+ */
+struct accel_p2p_op {
+	const struct accel_tensor *tensor;
+	int32_t peer;
+	uint32_t flags;
+	uint64_t reserved[2];
+};
+
+/**
+ * accel_tg_p2p() - a group of sends and receives as ONE task of @tg
+ * @tg: the task graph
+ * @ops: the sends and receives, in any order
+ * @n: how many, 1 to %ACCEL_TASK_MAX_ARGS
+ * @comm: the rank
+ * @id: the task's id, or NULL
+ *
+ * accel_tg_sendrecv() for any number of peers (a halo exchange with two
+ * neighbours, a send to several ranks): the operations are issued as one
+ * group (accel_group_start(), the sends and receives, accel_group_end()),
+ * so no pairing of such tasks across ranks can deadlock. The k-th send
+ * from rank i to rank j matches the k-th receive of rank j from rank i
+ * (-EPROTO on a dtype or count mismatch, as accel_send()). A rank sends
+ * to itself only with as many receives from itself in the same task
+ * (matched in order; the element counts must be equal). Each send
+ * tensor is an ACCEL_INPUT and each receive tensor an ACCEL_OUTPUT in
+ * the TensorMap; a receive tensor may not overlap any other tensor of the
+ * task (-EINVAL names both), sends may overlap each other. The
+ * array is copied at the call: in a captured graph, each launch issues
+ * the same operations on the buffers bound for it. A failed call changes
+ * nothing.
+ *
+ * Return: as accel_tg_allreduce(); -EINVAL also for NULL @ops, @n 0 or
+ * above %ACCEL_TASK_MAX_ARGS, a NULL tensor, a peer out of range, unknown
+ * @flags bits or non-zero @reserved (each logged with the operation's
+ * index).
+ */
+int accel_tg_p2p(struct accel_tg *tg, const struct accel_p2p_op *ops, unsigned int n,
+		 struct accel_comm *comm, uint64_t *id);
+
 #ifdef __cplusplus
 }
 #endif

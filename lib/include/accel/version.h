@@ -22,7 +22,7 @@ extern "C" {
  * size field that accel_task_init() sets.
  */
 #define ACCEL_VERSION_MAJOR	1
-#define ACCEL_VERSION_MINOR	6
+#define ACCEL_VERSION_MINOR	7
 #define ACCEL_VERSION_PATCH	0
 
 /* True if the headers are at least version @major.@minor. */
