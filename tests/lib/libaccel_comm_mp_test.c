@@ -38,6 +38,7 @@
 #include "kselftest_harness.h"
 #include "libaccel_test.h"
 #include "comm_oracle.h"
+#include "comm_mp_harness.h"
 
 /* the library's hidden test hook (lib/coll/coll.h), reachable: linked statically */
 extern void (*acc_comm_test_split_hook)(unsigned int rank);
@@ -72,42 +73,6 @@ typedef void (*rank_fn)(struct rank_ctx *x);
 static int32_t *job_pids;
 #define JOB_FLAGS	16
 
-static int rank_stderr = -1;	/* the test's stderr, kept by each rank */
-
-/* A failed check in a rank: its log (the library's messages) goes to the test's stderr. */
-static void rank_fail(struct rank_ctx *x, int code)
-{
-	char buf[4096];
-	off_t off = 0;
-	ssize_t n;
-
-	if (x->logfd >= 0 && rank_stderr >= 0)
-		while ((n = pread(x->logfd, buf, sizeof(buf), off)) > 0) {
-			if (write(rank_stderr, buf, (size_t)n) != n)
-				break;
-			off += n;
-		}
-	_exit(code);
-}
-
-/* In a rank: fail the process with a message (its peers then see it go). */
-#define RCHECK(cond) do {							\
-	if (!(cond)) {								\
-		fprintf(stderr, "rank %u (pid %d): %s:%d: check failed: %s\n",	\
-			x->rank, (int)getpid(), __FILE__, __LINE__, #cond);	\
-		rank_fail(x, 20);						\
-	}									\
-} while (0)
-
-#define RCHECK_EQ(want, got) do {						\
-	long long _w = (long long)(want), _g = (long long)(got);		\
-	if (_w != _g) {								\
-		fprintf(stderr, "rank %u (pid %d): %s:%d: %s is %lld, not %lld\n", \
-			x->rank, (int)getpid(), __FILE__, __LINE__, #got, _g, _w); \
-		rank_fail(x, 21);						\
-	}									\
-} while (0)
-
 /*
  * The debug kernel's run scales every time limit (KSFT_TIMEOUT_SCALE, set
  * by tests/vm/kselftests): the "within N s" checks below too.
@@ -117,14 +82,6 @@ static int64_t tscale(void)
 	const char *s = getenv("KSFT_TIMEOUT_SCALE");
 
 	return s && atoi(s) > 1 ? atoi(s) : 1;
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * SEC + ts.tv_nsec;
 }
 
 /* Does this rank's log (its stderr so far) contain @s? */
@@ -179,13 +136,7 @@ static pid_t spawn(const struct rank_ctx *tmpl, unsigned int rank, unsigned int 
 		x->rank = rank;
 		if (job_pids)
 			job_pids[rank] = (int32_t)getpid();
-		rank_stderr = dup(2);
-		x->logfd = memfd_create("rank-log", 0);
-		if (x->logfd >= 0) {
-			/* the log goes to a file the rank reads back, and is echoed at exit */
-			dup2(x->logfd, 2);
-		}
-		accel_log_set_level(ACCEL_LOG_WARN);	/* what the checks read back */
+		mp_rank_log_begin(&x->logfd);	/* what the checks read back */
 		RCHECK_EQ(0, lib_node_path(ID0 + dev_of, path, sizeof(path)));
 		RCHECK_EQ(0, accel_device_open_path(path, &x->dev));
 		RCHECK_EQ(0, accel_queue_create(x->dev, &qp, &x->q));
@@ -199,39 +150,6 @@ static pid_t spawn(const struct rank_ctx *tmpl, unsigned int rank, unsigned int 
 		accel_buffer_destroy(x->rb);
 		accel_device_close(x->dev);
 		_exit(0);
-	}
-}
-
-/*
- * Wait at most @ms for every process of @pids; kill the ones left; their
- * statuses in @st (exit code, or 128 + signal, or -1 if killed here).
- * Prints each rank's log (its stderr file) if @show or it failed.
- */
-static void reap(pid_t *pids, unsigned int n, unsigned int ms, int *st)
-{
-	int64_t end = now_ns() + (int64_t)ms * 1000000;
-	unsigned int left = n, i;
-	int s;
-
-	for (i = 0; i < n; i++)
-		st[i] = -1;
-	while (left && now_ns() < end) {
-		for (i = 0; i < n; i++) {
-			if (st[i] != -1 || !pids[i])
-				continue;
-			if (waitpid(pids[i], &s, WNOHANG) == pids[i]) {
-				st[i] = WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
-				left--;
-			}
-		}
-		usleep(2000);
-	}
-	for (i = 0; i < n; i++) {
-		if (st[i] != -1 || !pids[i])
-			continue;
-		kill(pids[i], SIGKILL);
-		waitpid(pids[i], &s, 0);
-		st[i] = -1;
 	}
 }
 
@@ -262,7 +180,7 @@ static void run_job(struct __test_metadata *_metadata, unsigned int n,
 	memset(job_pids, 0, (JOB_FLAGS + NMAX) * sizeof(*job_pids));
 	for (i = 0; i < n; i++)
 		pids[i] = spawn(&t, i, i, fn);
-	reap(pids, n, ms, st);
+	mp_reap(pids, n, ms, st);
 	for (i = 0; i < n; i++) {
 		if ((want ? want[i] : 0) != st[i])
 			TH_LOG("rank %u of %u ended with %d, not %d", i, n, st[i],
@@ -496,9 +414,9 @@ static int connect_by_hand(const struct accel_comm_id *id)
 {
 	struct sockaddr_un a;
 	socklen_t len = id_sockaddr(id, &a);
-	int64_t end = now_ns() + 10 * SEC;
+	int64_t end = mp_now_ns() + 10 * SEC;
 
-	while (now_ns() < end) {
+	while (mp_now_ns() < end) {
 		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
 		if (fd >= 0 && !connect(fd, (struct sockaddr *)&a, len))
@@ -567,7 +485,7 @@ TEST_F_TIMEOUT(mp, bootstrap_drops_foreign_and_wrong_nonce, 60)
 	pids[2] = spawn(&t, 1, 1, rank_wrong_nonce);
 	usleep(300000);
 	pids[1] = spawn(&t, 1, 1, rank_allreduce_once);
-	reap(pids, 3, 30000, st);
+	mp_reap(pids, 3, 30000, st);
 	EXPECT_EQ(0, st[0]) TH_LOG("rank 0");
 	EXPECT_EQ(0, st[1]) TH_LOG("rank 1");
 	EXPECT_EQ(0, st[2]) TH_LOG("the wrong-nonce process");
@@ -580,12 +498,12 @@ TEST_F_TIMEOUT(mp, bootstrap_drops_foreign_and_wrong_nonce, 60)
 static void rank_mismatch(struct rank_ctx *x)
 {
 	struct accel_comm *c;
-	int64_t t0 = now_ns();
+	int64_t t0 = mp_now_ns();
 
 	if (x->rank == 1)
 		x->params.chunk_bytes = 2 * CHUNK;
 	RCHECK_EQ(-EPROTO, rank_init(x, &c));
-	RCHECK(now_ns() - t0 < 5 * SEC * tscale());	/* at once, not at the timeout */
+	RCHECK(mp_now_ns() - t0 < 5 * SEC * tscale());	/* at once, not at the timeout */
 	RCHECK(log_has(x, "chunk bytes (params.chunk_bytes) differs: rank 0"));
 	RCHECK(log_has(x, "rank 1 (pid"));
 }
@@ -602,12 +520,12 @@ TEST_F_TIMEOUT(mp, settings_mismatch_fails_every_rank, 60)
 static void rank_timeout(struct rank_ctx *x)
 {
 	struct accel_comm *c;
-	int64_t t0 = now_ns(), dt;
+	int64_t t0 = mp_now_ns(), dt;
 
 	if (x->rank == 2)
 		return;	/* never joins */
 	RCHECK_EQ(-ETIMEDOUT, rank_init(x, &c));
-	dt = now_ns() - t0;
+	dt = mp_now_ns() - t0;
 	RCHECK(dt >= 900 * 1000000ll && dt <= 2000 * 1000000ll);
 	RCHECK(log_has(x, "rank(s) 2 did not join in time"));
 }
@@ -624,12 +542,12 @@ TEST_F_TIMEOUT(mp, a_rank_that_never_joins_times_out, 60)
 static void rank_no_host(struct rank_ctx *x)
 {
 	struct accel_comm *c;
-	int64_t t0 = now_ns(), dt;
+	int64_t t0 = mp_now_ns(), dt;
 
 	if (x->rank == 0)
 		return;
 	RCHECK_EQ(-ETIMEDOUT, rank_init(x, &c));
-	dt = now_ns() - t0;
+	dt = mp_now_ns() - t0;
 	RCHECK(dt >= 900 * 1000000ll && dt <= 2000 * 1000000ll);
 	RCHECK(log_has(x, "rank 0 (the rendezvous host) did not join in time"));
 }
@@ -668,7 +586,7 @@ TEST_F_TIMEOUT(mp, duplicate_rank_and_busy_name, 60)
 	pids[2] = spawn(&t, 1, 3, rank_dup);
 	usleep(300000);
 	pids[3] = spawn(&t, 2, 2, rank_allreduce_once);
-	reap(pids, 4, 30000, st);
+	mp_reap(pids, 4, 30000, st);
 	EXPECT_EQ(0, st[0]);
 	EXPECT_EQ(0, st[1]);
 	EXPECT_EQ(0, st[2]) TH_LOG("the second rank 1");
@@ -691,7 +609,7 @@ TEST_F_TIMEOUT(mp, duplicate_rank_and_busy_name, 60)
 		accel_device_close(d);
 		close(fd);
 		kill(pids[0], SIGKILL);
-		reap(pids, 1, 5000, st);
+		mp_reap(pids, 1, 5000, st);
 	}
 }
 
@@ -709,10 +627,10 @@ static void *init_in_thread(void *arg)
 	struct init_thread *it = arg;
 	struct accel_comm_params p = { .size = sizeof(p), .timeout_ms = 20000 };
 	struct accel_comm *c = NULL;
-	int64_t t0 = now_ns();
+	int64_t t0 = mp_now_ns();
 
 	it->ret = accel_comm_init_rank(&c, 2, &it->id, it->rank, it->dev, &p);
-	it->ns = now_ns() - t0;
+	it->ns = mp_now_ns() - t0;
 	if (!it->ret)
 		accel_comm_destroy(c);
 	return NULL;
@@ -776,7 +694,7 @@ static void rank_killed(struct rank_ctx *x)
 	}
 	if (x->arg != 1)
 		usleep(300000);	/* the victim is gone by now */
-	t0 = now_ns();
+	t0 = mp_now_ns();
 	ret = issue(x, c, &run, &ev);
 	if (x->rank == victim) {	/* during: die with the operation in flight */
 		RCHECK_EQ(0, ret);
@@ -786,7 +704,7 @@ static void rank_killed(struct rank_ctx *x)
 	if (!ret)
 		ret = accel_comm_wait(c, &ev, WAIT_NS);
 	RCHECK_EQ(-ECONNRESET, ret);
-	RCHECK(now_ns() - t0 < 2 * SEC * tscale() + (x->arg == 1 ? 100000000 : 0));
+	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale() + (x->arg == 1 ? 100000000 : 0));
 	RCHECK_EQ(-ECONNRESET, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(victim, err.peer);
 	RCHECK_EQ(job_pids[victim], err.peer_pid);	/* 1.4: the dead rank's process */
@@ -796,9 +714,9 @@ static void rank_killed(struct rank_ctx *x)
 	RCHECK(log_has(x, "Connection reset by peer"));
 	snprintf(who, sizeof(who), ", peer %u (pid ", victim);
 	RCHECK(log_has(x, who));
-	t0 = now_ns();
+	t0 = mp_now_ns();
 	accel_comm_destroy(c);	/* does not wait for the dead peer */
-	RCHECK(now_ns() - t0 < SEC * tscale());
+	RCHECK(mp_now_ns() - t0 < SEC * tscale());
 }
 
 static void kill_job(struct __test_metadata *_metadata, unsigned int n, int when)
@@ -834,10 +752,10 @@ static void rank_abort(struct rank_ctx *x)
 		accel_comm_destroy(c);
 		return;
 	}
-	t0 = now_ns();
+	t0 = mp_now_ns();
 	RCHECK_EQ(0, issue(x, c, &run, &ev));
 	RCHECK_EQ(-ECONNABORTED, accel_comm_wait(c, &ev, WAIT_NS));
-	RCHECK(now_ns() - t0 < 2 * SEC * tscale());
+	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale());
 	RCHECK_EQ(-ECONNABORTED, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(1, err.peer);
 	accel_comm_destroy(c);
@@ -1200,10 +1118,10 @@ static void rank_p2p_timeout(struct rank_ctx *x)
 		accel_comm_destroy(c);
 		return;
 	}
-	t0 = now_ns();
+	t0 = mp_now_ns();
 	RCHECK_EQ(0, accel_send(accel_buffer_va(x->sb), 7, ACCEL_DTYPE_I32, 1, c, x->q, &ev));
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_wait(c, &ev, WAIT_NS));
-	RCHECK(now_ns() - t0 < 2 * SEC * tscale());
+	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale());
 	memset(&err, 0xff, sizeof(err));
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(1, err.peer);
@@ -1322,9 +1240,9 @@ static void rank_split_skips(struct rank_ctx *x)
 		accel_comm_destroy(c);
 		return;
 	}
-	t0 = now_ns();
+	t0 = mp_now_ns();
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_split(c, 0, 0, &child));
-	RCHECK(now_ns() - t0 < 2 * SEC * tscale());
+	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale());
 	RCHECK(child == NULL);
 	snprintf(who, sizeof(who), "ranks that had not called it: 2 (pid %d)", job_pids[2]);
 	RCHECK(log_has(x, who));
@@ -1365,7 +1283,7 @@ static void rank_xp_killed(struct rank_ctx *x)
 		usleep(200000);
 		raise(SIGKILL);
 	}
-	t0 = now_ns();
+	t0 = mp_now_ns();
 	if (x->arg != 2 && r == victim) {
 		usleep(100000);		/* the others have called: this call is the last */
 		RCHECK_EQ(0, accel_queue_reserve(x->q, 1, WAIT_NS));
@@ -1402,7 +1320,7 @@ static void rank_xp_killed(struct rank_ctx *x)
 			ret = accel_comm_wait(c, &ev, WAIT_NS);
 		RCHECK_EQ(-ECONNRESET, ret);
 	}
-	RCHECK(now_ns() - t0 < 2 * SEC * tscale() + (x->arg == 2 ? 200000000 : 100000000));
+	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale() + (x->arg == 2 ? 200000000 : 100000000));
 	RCHECK_EQ(-ECONNRESET, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(victim, err.peer);
 	RCHECK_EQ(job_pids[victim], err.peer_pid);
@@ -1450,11 +1368,11 @@ static void rank_split_killed(struct rank_ctx *x)
 	split_victim = x->arg ? 0 : x->n - 1;
 	RCHECK_EQ(0, rank_init(x, &c));
 	acc_comm_test_split_hook = split_hook_kill;
-	t0 = now_ns();
+	t0 = mp_now_ns();
 	RCHECK_EQ(-ECONNRESET, accel_comm_split(c, 0, (int)x->rank, &child));
 	acc_comm_test_split_hook = NULL;
 	RCHECK(child == NULL);
-	RCHECK(now_ns() - t0 < 2 * SEC * tscale() + 50000000);
+	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale() + 50000000);
 	RCHECK_EQ(-ECONNRESET, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(split_victim, err.peer);
 	RCHECK_EQ(job_pids[split_victim], err.peer_pid);
@@ -1545,7 +1463,7 @@ static void rank_skips(struct rank_ctx *x)
 		accel_comm_destroy(c);
 		return;
 	}
-	t0 = now_ns();
+	t0 = mp_now_ns();
 	if (x->arg) {	/* alltoallv, 5 elements to and from every rank */
 		uint64_t cnt[NMAX], dsp[NMAX];
 		unsigned int p;
@@ -1561,7 +1479,7 @@ static void rank_skips(struct rank_ctx *x)
 		RCHECK_EQ(0, issue(x, c, &run, &ev));
 	}
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_wait(c, &ev, WAIT_NS));
-	RCHECK(now_ns() - t0 < 2 * SEC * tscale());
+	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale());
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(1ull << 2, err.missing);
 	RCHECK_EQ(x->arg ? ACCEL_COMM_OP_ALLTOALLV : ACCEL_COMM_OP_ALLREDUCE, err.op);
@@ -1664,23 +1582,23 @@ static void rank_forks(struct rank_ctx *x)
 	if (x->rank == 1)
 		__atomic_store_n(&job_pids[JOB_FLAGS + 1], 1, __ATOMIC_SEQ_CST);
 	if (x->rank == 0) {
-		int64_t end = now_ns() + 10 * SEC * tscale();
+		int64_t end = mp_now_ns() + 10 * SEC * tscale();
 
 		while (!__atomic_load_n(&job_pids[JOB_FLAGS + 1], __ATOMIC_SEQ_CST) &&
-		       now_ns() < end)
+		       mp_now_ns() < end)
 			usleep(1000);
 		raise(SIGKILL);
 	}
 	usleep(300000);
 	{
 		struct accel_event ev;
-		int64_t t0 = now_ns();
+		int64_t t0 = mp_now_ns();
 		int ret = issue(x, c, &run, &ev);
 
 		if (!ret)
 			ret = accel_comm_wait(c, &ev, WAIT_NS);
 		RCHECK_EQ(-ECONNRESET, ret);
-		RCHECK(now_ns() - t0 < 2 * SEC * tscale());
+		RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale());
 	}
 	accel_comm_destroy(c);
 }

@@ -24,12 +24,9 @@
  *
  * Copyright (C) 2026 The vaccel authors
  */
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-
 #include "kselftest_harness.h"
 #include "libaccel_test.h"
+#include "comm_mp_harness.h"
 
 #define NMAX		4
 #define ID0		1014
@@ -50,40 +47,6 @@ struct rank_ctx {
 	struct accel_buffer *src, *sbuf, *rbuf, *out, *src2, *out2;
 	int logfd;
 };
-
-static int rank_stderr = -1;
-
-static void rank_fail(struct rank_ctx *x, int code)
-{
-	char buf[4096];
-	off_t off = 0;
-	ssize_t n;
-
-	if (x->logfd >= 0 && rank_stderr >= 0)
-		while ((n = pread(x->logfd, buf, sizeof(buf), off)) > 0) {
-			if (write(rank_stderr, buf, (size_t)n) != n)
-				break;
-			off += n;
-		}
-	_exit(code);
-}
-
-#define RCHECK_EQ(want, got) do {						\
-	long long _w = (long long)(want), _g = (long long)(got);		\
-	if (_w != _g) {								\
-		fprintf(stderr, "rank %u (pid %d): %s:%d: %s is %lld, not %lld\n", \
-			x->rank, (int)getpid(), __FILE__, __LINE__, #got, _g, _w); \
-		rank_fail(x, 21);						\
-	}									\
-} while (0)
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * SEC + ts.tv_nsec;
-}
 
 static struct accel_tensor view(struct accel_buffer *buf, uint64_t off, uint64_t n)
 {
@@ -351,11 +314,7 @@ static pid_t spawn(const struct rank_ctx *tmpl, unsigned int rank)
 		unsigned int i;
 
 		x->rank = rank;
-		rank_stderr = dup(2);
-		x->logfd = memfd_create("rank-log", 0);
-		if (x->logfd >= 0)
-			dup2(x->logfd, 2);
-		accel_log_set_level(ACCEL_LOG_WARN);
+		mp_rank_log_begin(&x->logfd);
 		RCHECK_EQ(0, lib_node_path(ID0 + rank, path, sizeof(path)));
 		RCHECK_EQ(0, accel_device_open_path(path, &x->dev));
 		for (i = 0; i < sizeof(b) / sizeof(b[0]); i++)
@@ -372,9 +331,8 @@ static void run(struct __test_metadata *_metadata, unsigned int n)
 {
 	struct rank_ctx t;
 	pid_t pids[NMAX];
-	int st[NMAX], s;
-	unsigned int i, left = n;
-	int64_t end;
+	int st[NMAX];
+	unsigned int i;
 	char spec[64];
 	const char *scale = getenv("KSFT_TIMEOUT_SCALE");
 
@@ -392,25 +350,8 @@ static void run(struct __test_metadata *_metadata, unsigned int n)
 	for (i = 0; i < n; i++)
 		pids[i] = spawn(&t, i);
 	/* bounded: every rank within 240 s (scaled), then the leftovers are killed */
-	end = now_ns() + 240 * SEC * (scale && atoi(scale) > 1 ? atoi(scale) : 1);
-	for (i = 0; i < n; i++)
-		st[i] = -1;
-	while (left && now_ns() < end) {
-		for (i = 0; i < n; i++) {
-			if (st[i] != -1)
-				continue;
-			if (waitpid(pids[i], &s, WNOHANG) == pids[i]) {
-				st[i] = WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
-				left--;
-			}
-		}
-		usleep(2000);
-	}
+	mp_reap(pids, n, 240000 * (scale && atoi(scale) > 1 ? atoi(scale) : 1), st);
 	for (i = 0; i < n; i++) {
-		if (st[i] == -1) {
-			kill(pids[i], SIGKILL);
-			waitpid(pids[i], &s, 0);
-		}
 		if (st[i])
 			TH_LOG("rank %u of %u ended with %d", i, n, st[i]);
 		EXPECT_EQ(0, st[i]);
