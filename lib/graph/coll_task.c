@@ -195,6 +195,34 @@ static bool args_overlap(const struct tg_arg *x, const struct tg_arg *y)
 }
 
 /*
+ * What every collective task checks first: the communicator, its device
+ * in @tg. Clears @tt and @a and sets @a's op and root. The device's index
+ * in @tg, or a negative errno. No state changes.
+ */
+static int coll_begin(struct accel_tg *tg, const struct tg_coll *tc, struct tg_task *tt,
+		      struct acc_args *a, const char *fn)
+{
+	const struct accel_comm *c = tc->comm;
+	int d;
+
+	if (!c) {
+		acc_err("accel_tg_%s: NULL communicator", fn);
+		return -EINVAL;
+	}
+	d = tg_devi_of(tg, c->dev);
+	if (d < 0) {
+		acc_err("accel_tg_%s: rank %u's device %s is not a device of the task graph", fn,
+			c->rank, c->dev->path);
+		return -ENOENT;
+	}
+	memset(tt, 0, sizeof(*tt));
+	memset(a, 0, sizeof(*a));
+	a->op = tc->op;
+	a->root = tc->root;
+	return d;
+}
+
+/*
  * A group of sends and receives: check @tc->ops (peers, flags, reserved,
  * tensors, overlaps, the sends to itself against the receives from
  * itself) and fill @tt with one argument per operation, in their order.
@@ -209,25 +237,14 @@ static int p2p_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg_
 	unsigned int i, j, ns = 0, nr = 0;
 	int d, ret;
 
-	if (!c) {
-		acc_err("accel_tg_%s: NULL communicator", fn);
-		return -EINVAL;
-	}
+	d = coll_begin(tg, tc, tt, a, fn);
+	if (d < 0)
+		return d;
 	if (!tc->ops || !tc->nops || tc->nops > ACCEL_TASK_MAX_ARGS) {
 		acc_err("accel_tg_%s: rank %u: %u operations at %p (1 to %u)", fn, c->rank,
 			tc->nops, (const void *)tc->ops, ACCEL_TASK_MAX_ARGS);
 		return -EINVAL;
 	}
-	d = tg_devi_of(tg, c->dev);
-	if (d < 0) {
-		acc_err("accel_tg_%s: rank %u's device %s is not a device of the task graph", fn,
-			c->rank, c->dev->path);
-		return -ENOENT;
-	}
-	memset(tt, 0, sizeof(*tt));
-	memset(a, 0, sizeof(*a));
-	a->op = TG_OP_P2P;
-	a->root = -1;
 	for (i = 0; i < tc->nops; i++) {
 		const struct accel_p2p_op *o = &tc->ops[i];
 		bool recv = o->flags & ACCEL_P2P_RECV;
@@ -293,22 +310,11 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 	uint32_t k, nt = 0;
 	int d, ret;
 
-	if (!c) {
-		acc_err("accel_tg_%s: NULL communicator", fn);
-		return -EINVAL;
-	}
+	d = coll_begin(tg, tc, tt, a, fn);
+	if (d < 0)
+		return d;
 	n = c->nranks;
 	root = (int)c->rank == tc->root;
-	d = tg_devi_of(tg, c->dev);
-	if (d < 0) {
-		acc_err("accel_tg_%s: rank %u's device %s is not a device of the task graph", fn,
-			c->rank, c->dev->path);
-		return -ENOENT;
-	}
-	memset(tt, 0, sizeof(*tt));
-	memset(a, 0, sizeof(*a));
-	a->op = tc->op;
-	a->root = tc->root;
 	*dtype = ACCEL_DTYPE_U8;
 	/* which tensors the operation reads and writes on this rank (recv, then send) */
 	switch (tc->op) {
