@@ -395,6 +395,9 @@ static int issue_task(struct bench *b, unsigned int r, uint64_t count, bool inpl
 		return accel_tg_allgather(b->tg, &sv, &rv, b->comm[r], NULL);
 	case ACCEL_COMM_OP_REDUCESCATTER:
 		return accel_tg_reducescatter(b->tg, &sv, &rv, b->redop, b->comm[r], NULL);
+	case ACCEL_COMM_OP_SEND:	/* sendrecv: one task of the rank's pair (in place too) */
+		return accel_tg_sendrecv(b->tg, &sv, (int)((r + 1) % b->n), &rv,
+					 (int)((r + b->n - 1) % b->n), b->comm[r], NULL);
 	default:
 		return accel_tg_alltoall(b->tg, &sv, &rv, b->comm[r], NULL);
 	}
@@ -1128,10 +1131,9 @@ int accel_bench_coll(int argc, char **argv)
 	if (b.op != ACCEL_COMM_OP_REDUCE && b.op != ACCEL_COMM_OP_BROADCAST)
 		b.root = -1;
 	b.es = (unsigned int)accel_dtype_size(b.t);
-	if (b.graph && (b.procs || b.op == ACCEL_COMM_OP_SEND)) {
-		fprintf(stderr, "accel-bench %s -G: %s\n", argv[0], b.procs ?
-			"not with -p (a task graph is one process's)" :
-			"sends and receives are not task-graph tasks yet");
+	if (b.graph && b.procs) {
+		fprintf(stderr, "accel-bench %s -G: not with -p (a task graph is one process's)\n",
+			argv[0]);
 		return 2;
 	}
 	if (b.procs)

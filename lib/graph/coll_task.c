@@ -280,15 +280,32 @@ static int p2p_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg_
 			return -EINVAL;
 		}
 	}
-	/* a receive shares no byte with any other tensor of the task */
+	/*
+	 * A receive shares no byte with any other tensor of the task, except
+	 * NCCL's in-place sendrecv: one send and one receive of the very same
+	 * bytes. The group's rounds then read chunk t of the send before they
+	 * write chunk t of the receive (p2p.c: each is alone in its peer's
+	 * stream). With more operations a receive could write bytes a later
+	 * round still sends, so they may not overlap at all. The in-place
+	 * receive is INOUT in the TensorMap.
+	 */
 	for (i = 0; i < tt->nargs; i++)
-		for (j = i + 1; j < tt->nargs; j++)
-			if ((tg_writes(tt->a[i].access) || tg_writes(tt->a[j].access)) &&
-			    args_overlap(&tt->a[i], &tt->a[j])) {
-				acc_err("accel_tg_%s: rank %u: the tensors of operations %u and %u overlap in buffer 0x%llx (a receive overlaps nothing)",
-					fn, c->rank, i, j, (unsigned long long)tt->a[i].v.buf->va);
-				return -EINVAL;
+		for (j = i + 1; j < tt->nargs; j++) {
+			struct tg_arg *x = &tt->a[i], *y = &tt->a[j];
+
+			if ((!tg_writes(x->access) && !tg_writes(y->access)) ||
+			    !args_overlap(x, y))
+				continue;
+			if (tt->nargs == 2 && tg_writes(x->access) != tg_writes(y->access) &&
+			    x->lay.lo == y->lay.lo && x->lay.hi == y->lay.hi &&
+			    x->v.dtype == y->v.dtype) {
+				(tg_writes(x->access) ? x : y)->access = ACCEL_INOUT;
+				continue;
 			}
+			acc_err("accel_tg_%s: rank %u: the tensors of operations %u and %u overlap in buffer 0x%llx (a receive overlaps no other tensor; in place, one send and one receive of the same bytes, is the exception)",
+				fn, c->rank, i, j, (unsigned long long)x->v.buf->va);
+			return -EINVAL;
+		}
 	coll_line(tg, tt, d, fn, c);
 	tt->u0 = TG_OP_P2P;
 	return 0;

@@ -1009,7 +1009,11 @@ struct xfer {
 	bool e[NDEV][NDEV];			/* GROUP: rank i sends to rank j */
 	unsigned int order[NDEV][2 * NDEV];	/* GROUP: rank i's operations, in task order */
 	unsigned int nops[NDEV];		/* GROUP: how many */
+	bool inplace;				/* PERM: the send tensor is the receive tensor */
 };
+
+/* Rank @r's send buffer in @x: the receive buffer when in place. */
+#define XSEND(self, x, r)	((x)->inplace ? (self)->rbuf[r] : (self)->sbuf[r])
 
 /* I32 element @i of rank @r's send tensor in launch @salt */
 static int32_t sval(unsigned int r, uint64_t i, unsigned int salt)
@@ -1126,9 +1130,11 @@ static void xfer_make(struct xfer *x, int kind, unsigned int n, uint64_t maxc)
 			x->from[perm[i + 1]] = (int)perm[i];
 		}
 	}
+	/* a permutation in place (NCCL's in-place sendrecv): one count for all */
+	x->inplace = kind == X_PERM && rnd() % 2;
 	for (i = 0; i < n; i++)
 		if (x->to[i] >= 0)
-			x->c[i][x->to[i]] = rcount(maxc);
+			x->c[i][x->to[i]] = x->inplace && i ? x->c[0][x->to[0]] : rcount(maxc);
 	for (i = 0; i < n; i++) {
 		x->ns[i] = x->to[i] >= 0 ? x->c[i][x->to[i]] : 0;
 		x->nr[i] = x->from[i] >= 0 ? x->c[x->from[i]][i] : 0;
@@ -1142,7 +1148,7 @@ static void xfer_make(struct xfer *x, int kind, unsigned int n, uint64_t maxc)
  */
 static int xfer_issue(FIXTURE_DATA(ctg) *self, const struct xfer *x, unsigned int r)
 {
-	struct accel_tensor sv = view(self->sbuf[r], ACCEL_DTYPE_I32, 0, x->ns[r]);
+	struct accel_tensor sv = view(XSEND(self, x, r), ACCEL_DTYPE_I32, 0, x->ns[r]);
 	struct accel_tensor rv = view(self->rbuf[r], ACCEL_DTYPE_I32, 0, x->nr[r]);
 	unsigned int n = x->n, p;
 	uint64_t *v;
@@ -1274,7 +1280,7 @@ static int xfer_eager(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self
 			return -EIO;
 		if (x->ns[r]) {
 			srcv = view(self->src[r], ACCEL_DTYPE_I32, 0, x->ns[r]);
-			sv = view(self->sbuf[r], ACCEL_DTYPE_I32, 0, x->ns[r]);
+			sv = view(XSEND(self, x, r), ACCEL_DTYPE_I32, 0, x->ns[r]);
 			accel_task_prep_copy(&tk, &sv, &srcv, ACCEL_OUTPUT);
 			if (task_on(self->tg, &tk, r))
 				return -EIO;
@@ -1296,7 +1302,7 @@ static int xfer_eager(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self
 				return -EIO;
 		}
 		if (x->ns[r]) {
-			sv = view(self->sbuf[r], ACCEL_DTYPE_I32, 0, x->ns[r]);
+			sv = view(XSEND(self, x, r), ACCEL_DTYPE_I32, 0, x->ns[r]);
 			accel_task_prep_fill(&tk, &sv, ACCEL_OUTPUT, 0x7f);
 			if (task_on(self->tg, &tk, r))
 				return -EIO;
@@ -1347,7 +1353,7 @@ static int xfer_replay(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *sel
 		ret = task_on(self->tg, &tk, r);
 		if (!ret && x->ns[r]) {
 			srcv = view(self->src[r], ACCEL_DTYPE_I32, 0, x->ns[r]);
-			sv = view(self->sbuf[r], ACCEL_DTYPE_I32, 0, x->ns[r]);
+			sv = view(XSEND(self, x, r), ACCEL_DTYPE_I32, 0, x->ns[r]);
 			accel_task_prep_copy(&tk, &sv, &srcv, ACCEL_OUTPUT);
 			ret = task_on(self->tg, &tk, r);
 		}
@@ -1411,7 +1417,8 @@ out:
  * Random exchanges on @n ranks against the oracle: alltoallv with random
  * counts (0, 1 and up to 1,500: several chunks) and displacements (gaps,
  * send blocks in reverse order), sendrecv over a random permutation
- * (ranks sending to themselves among them), one-way send/recv pairs,
+ * (ranks sending to themselves among them; half of them in place: the
+ * send tensor is the receive tensor), one-way send/recv pairs,
  * accel_tg_p2p() groups (random edges, itself included; sends that
  * overlap; the operations in a random order); each eager (between the
  * task graph's own tasks) or captured and launched 3 times with rebinding.
@@ -1526,7 +1533,7 @@ static void p2p_bad_inputs(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) 
 	struct accel_tensor d6 = view(self->rbuf[0], ACCEL_DTYPE_I32, 6, 12);
 	struct accel_tensor d11 = view(self->rbuf[0], ACCEL_DTYPE_I32, 20, 11);
 	struct accel_tensor s6 = view(self->sbuf[0], ACCEL_DTYPE_I32, 6, 12);
-	struct accel_tensor far = view(self->rbuf[1], ACCEL_DTYPE_I32, 0, 12);
+	struct accel_tensor far = view(self->rbuf[1], ACCEL_DTYPE_I32, 0, 12), df;
 	struct accel_p2p_op ops[ACCEL_TASK_MAX_ARGS + 1], two[2];
 	struct accel_comm *c = self->comms[0];
 	unsigned int k;
@@ -1569,6 +1576,16 @@ static void p2p_bad_inputs(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) 
 	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 2, c, NULL));
 	two[1].tensor = &far;
 	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, two, 2, c, NULL));
+	/* in place only as one send and one receive of the same bytes and dtype */
+	ops[0] = (struct accel_p2p_op){ .tensor = &d, .peer = 1 };
+	ops[1] = (struct accel_p2p_op){ .tensor = &d, .peer = 2, .flags = ACCEL_P2P_RECV };
+	ops[2] = (struct accel_p2p_op){ .tensor = &s, .peer = 2 };
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, ops, 3, c, NULL));
+	df = view(self->rbuf[0], ACCEL_DTYPE_F32, 0, 12);
+	ops[1].tensor = &df;
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, ops, 2, c, NULL));
+	ops[0] = (struct accel_p2p_op){ .tensor = &s, .peer = 1 };
+	ops[1] = ops[0];
 	/* an aborted communicator: its error */
 	EXPECT_EQ(-ECANCELED, accel_tg_p2p(self->tg, ops, 2, aborted, NULL));
 }

@@ -932,7 +932,10 @@ int accel_tg_alltoallv(struct accel_tg *tg, const struct accel_tensor *send,
  * group as it was. A rank sends to itself only with @sendpeer and
  * @recvpeer both itself (a copy; the element counts must be equal). The
  * send tensor is an ACCEL_INPUT and the receive tensor an ACCEL_OUTPUT
- * in the TensorMap; the two may not overlap (-EINVAL). Sends and
+ * in the TensorMap; the two may not overlap (-EINVAL) except in place,
+ * as NCCL's in-place sendrecv: the very same bytes and dtype (the
+ * receive tensor is then an ACCEL_INOUT: each chunk is sent before the
+ * received one overwrites it). Sends and
  * receives take no sequence number (ranks not involved do not call);
  * they are matched with the peer's in order, before the next collective
  * (-EPROTO on a dtype or count mismatch, or when one is left unmatched),
@@ -1009,7 +1012,9 @@ struct accel_p2p_op {
  * (matched in order; the element counts must be equal). Each send
  * tensor is an ACCEL_INPUT and each receive tensor an ACCEL_OUTPUT in
  * the TensorMap; a receive tensor may not overlap any other tensor of the
- * task (-EINVAL names both), sends may overlap each other. The
+ * task (-EINVAL names both) except in a task of one send and one receive
+ * of the same bytes (in place, as accel_tg_sendrecv()); sends may overlap
+ * each other. The
  * array is copied at the call: in a captured graph, each launch issues
  * the same operations on the buffers bound for it. A failed call changes
  * nothing.
