@@ -914,10 +914,12 @@ static bool charge(struct vaccel_core_queue *q, enum step st)
 {
 	u64 first, link = vaccel_os_charge(q->os, &first), from = first, ns, now;
 
-	now = vaccel_os_now_ns(q->os);
 	if (q->resume && (!from || q->resume < from))
 		from = q->resume;
 	q->resume = 0;	/* a step of its own: the chain ends here */
+	if (!link && !q->step_ns)	/* the common step: no clock read */
+		return false;
+	now = vaccel_os_now_ns(q->os);
 	if (link && from && now > from)
 		link = link > now - from ? link - (now - from) : 0;
 	ns = q->step_ns + link;
