@@ -354,7 +354,7 @@ TEST_F(core, link_time_runs_from_the_first_access_or_the_busy_end)
 	ASSERT_EQ(VACCEL_CORE_BUSY, vaccel_core_run(&self->q, self->wi, 1));
 	EXPECT_EQ(30950 + 7000, self->q.busy_until);
 
-	/* a transfer is never shorter than nothing: all of it passed already */
+	/* all of its link time passed already: no busy time, the copy completes */
 	self->os.now = 50000;
 	ASSERT_EQ(VACCEL_CORE_BUDGET, vaccel_core_run(&self->q, self->wi, 1));
 	EMIT(c);
