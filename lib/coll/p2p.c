@@ -348,6 +348,86 @@ static void batch_commit(struct batch *b, uint64_t pos, struct acc_coll_hook *ho
 		  "packets", (void *)g, c->rank, (unsigned long long)pos, b->pl.n);
 }
 
+/* Order of group_overlaps(): by rank, then address. */
+static int op_order(const void *pa, const void *pb)
+{
+	const struct p2p_op *x = &tl.ops[*(const unsigned int *)pa];
+	const struct p2p_op *y = &tl.ops[*(const unsigned int *)pb];
+
+	if (x->c != y->c)
+		return (uintptr_t)x->c < (uintptr_t)y->c ? -1 : 1;
+	if (x->buf != y->buf)
+		return x->buf < y->buf ? -1 : 1;
+	return 0;
+}
+
+/*
+ * A receive shares no byte with any other operation of its rank in the
+ * group (sends may overlap each other). The exception is NCCL's in-place
+ * sendrecv: a rank's part of exactly one send and one receive of the very
+ * same bytes and dtype; each is then alone in its peer's stream, so round t
+ * sends chunk t before it receives chunk t over it. p2p_prepare() applies
+ * the same rule to a task. O(n log n): sorted by (rank, address), a
+ * receive is checked against the furthest end of everything before it, a
+ * send against the furthest end of the receives before it. -EINVAL naming
+ * both operations, or 0; nothing changes.
+ */
+static int group_overlaps(void)
+{
+	unsigned int *ix = malloc(tl.n * sizeof(*ix)), i, k, first = 0;
+	int ret = 0;
+
+	if (!ix)
+		return -ENOMEM;
+	for (i = 0; i < tl.n; i++)
+		ix[i] = i;
+	qsort(ix, tl.n, sizeof(*ix), op_order);
+	for (k = 0; k < tl.n && !ret; k = first) {
+		const struct accel_comm *c = tl.ops[ix[k]].c;
+		uint64_t end_all = 0, end_recv = 0;
+		unsigned int all = 0, recv = 0, nops;
+
+		for (first = k; first < tl.n && tl.ops[ix[first]].c == c; first++)
+			;
+		nops = first - k;
+		for (i = k; i < first; i++) {
+			const struct p2p_op *y = &tl.ops[ix[i]], *x;
+			uint64_t len = y->count * y->esize;
+
+			if (!len)
+				continue;
+			x = NULL;
+			if (!y->send && end_all > y->buf)
+				x = &tl.ops[all];
+			else if (y->send && end_recv > y->buf)
+				x = &tl.ops[recv];
+			if (x && nops == 2 && x->send != y->send && x->buf == y->buf &&
+			    x->count * x->esize == len && x->dtype == y->dtype)
+				x = NULL;	/* in place */
+			if (x) {
+				acc_err("group: rank %u: its %s of %llu bytes at 0x%llx (from/to %u) overlaps its %s of %llu bytes at 0x%llx (from/to %u); a receive overlaps no other operation of its rank (in place, one send and one receive of the same bytes, is the exception)",
+					c->rank, y->send ? "send" : "receive",
+					(unsigned long long)len, (unsigned long long)y->buf, y->peer,
+					x->send ? "send" : "receive",
+					(unsigned long long)(x->count * x->esize),
+					(unsigned long long)x->buf, x->peer);
+				ret = -EINVAL;
+				break;
+			}
+			if (y->buf + len > end_all) {
+				end_all = y->buf + len;
+				all = ix[i];
+			}
+			if (!y->send && y->buf + len > end_recv) {
+				end_recv = y->buf + len;
+				recv = ix[i];
+			}
+		}
+	}
+	free(ix);
+	return ret;
+}
+
 /*
  * Issue this thread's group: check and plan every rank's part, then commit
  * each. @hook (a task graph's send/receive task: one rank's part only)
@@ -361,6 +441,9 @@ static int group_flush(struct acc_coll_hook *hook)
 
 	if (!tl.n)
 		return 0;
+	ret = group_overlaps();
+	if (ret)
+		return ret;
 	b = calloc(tl.n, sizeof(*b));
 	if (!b)
 		return -ENOMEM;

@@ -972,6 +972,78 @@ TEST_F(ops, p2p_bad_arguments)
 	comm_free(comms, 2);
 }
 
+/*
+ * Overlaps in an eager group: a receive overlapping another operation of
+ * its rank is -EINVAL at the end, nothing issued or matched; sends may
+ * overlap each other; one send and one receive of the same bytes and dtype
+ * is NCCL's in-place sendrecv and exchanges the buffers.
+ */
+TEST_F(ops, p2p_group_overlaps)
+{
+	struct accel_comm *comms[NDEV];
+	struct accel_event ev[2];
+	uint64_t s = accel_buffer_va(self->sbuf[0]), d = accel_buffer_va(self->rbuf[0]);
+	unsigned int r;
+
+	seed_rng("p2p_group_overlaps");
+	ASSERT_EQ(0, comm_make(self, 2, 0, 0, comms));
+	/* two receives sharing 8 bytes */
+	ASSERT_EQ(0, accel_group_start());
+	EXPECT_EQ(0, accel_recv(d, 4, ACCEL_DTYPE_F32, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(0, accel_recv(d + 8, 4, ACCEL_DTYPE_F32, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(-EINVAL, accel_group_end());
+	/* a receive over part of a send (to itself and another peer) */
+	ASSERT_EQ(0, accel_group_start());
+	EXPECT_EQ(0, accel_send(d, 16, ACCEL_DTYPE_U8, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(0, accel_recv(d + 15, 1, ACCEL_DTYPE_U8, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(-EINVAL, accel_group_end());
+	/* the receive sorts first: checked against the send after it */
+	ASSERT_EQ(0, accel_group_start());
+	EXPECT_EQ(0, accel_recv(d, 16, ACCEL_DTYPE_U8, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(0, accel_send(d + 15, 1, ACCEL_DTYPE_U8, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(-EINVAL, accel_group_end());
+	/* in place, but a third operation in the rank's part */
+	ASSERT_EQ(0, accel_group_start());
+	EXPECT_EQ(0, accel_send(d, 4, ACCEL_DTYPE_F32, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(0, accel_recv(d, 4, ACCEL_DTYPE_F32, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(0, accel_send(s, 4, ACCEL_DTYPE_F32, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(-EINVAL, accel_group_end());
+	/* the same bytes with another dtype */
+	ASSERT_EQ(0, accel_group_start());
+	EXPECT_EQ(0, accel_send(d, 4, ACCEL_DTYPE_F32, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(0, accel_recv(d, 16, ACCEL_DTYPE_U8, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(-EINVAL, accel_group_end());
+	/* a bad rank's part stops the group: the other rank's is not issued either */
+	ASSERT_EQ(0, accel_group_start());
+	EXPECT_EQ(0, accel_send(s, 4, ACCEL_DTYPE_F32, 0, comms[1], self->q[1], &ev[1]));
+	EXPECT_EQ(0, accel_recv(d, 4, ACCEL_DTYPE_F32, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(0, accel_recv(d + 12, 4, ACCEL_DTYPE_F32, 1, comms[0], self->q[0], &ev[0]));
+	EXPECT_EQ(-EINVAL, accel_group_end());
+	EXPECT_EQ(0, accel_comm_get_async_error(comms[0], NULL, 0));
+	EXPECT_EQ(0, accel_comm_get_async_error(comms[1], NULL, 0));
+
+	/* nothing was matched or issued: in place on both ranks exchanges the buffers */
+	fill(self, 2);
+	for (r = 0; r < 2; r++) {
+		memcpy(self->r[r], self->s[r], 4000);
+		memcpy(self->want[1 - r], self->s[r], 4000);
+	}
+	ASSERT_EQ(0, accel_group_start());
+	for (r = 0; r < 2; r++) {
+		uint64_t b = accel_buffer_va(self->rbuf[r]);
+
+		EXPECT_EQ(0, accel_send(b, 1000, ACCEL_DTYPE_I32, 1 - (int)r, comms[r],
+					self->q[r], &ev[r]));
+		EXPECT_EQ(0, accel_recv(b, 1000, ACCEL_DTYPE_I32, 1 - (int)r, comms[r],
+					self->q[r], &ev[r]));
+	}
+	ASSERT_EQ(0, accel_group_end());
+	for (r = 0; r < 2; r++)
+		ASSERT_EQ(0, accel_comm_wait(comms[r], &ev[r], WAIT_NS));
+	EXPECT_EQ(0, compare(_metadata, self, 2, "in-place sendrecv"));
+	comm_free(comms, 2);
+}
+
 /* --- split --- */
 
 /* A ring both ways and every pair on child @kids (@m ranks, rank j on device map[j]). */

@@ -622,7 +622,11 @@ int accel_group_start(void);
  * Every event given to the group's calls of one rank is the completion
  * of that rank's whole part of the group.
  *
- * Return: 0; -EINVAL without a group started; -EAGAIN or -E2BIG as the
+ * Return: 0; -EINVAL without a group started, or when a receive shares
+ * bytes with another send or receive of its rank in the group (except one
+ * send and one receive of the same bytes and dtype: in place), or a
+ * rank's sends to itself do not match its receives from itself (nothing
+ * issued, for any rank); -EAGAIN or -E2BIG as the
  * collectives (nothing issued, for any rank); -ENOMEM; -EPROTO when a
  * send and its receive differ (the communicator fails on every rank);
  * the communicator's error. On an error the group is over (nothing of it
