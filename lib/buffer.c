@@ -467,15 +467,21 @@ out:
 
 ACCEL_API int accel_buffer_export(struct accel_buffer *buf, uint32_t flags, int *fd)
 {
-	int ret;
+	return acc_buffer_export(buf, flags, false, fd);
+}
+
+int acc_buffer_export(struct accel_buffer *buf, uint32_t flags, bool local, int *fd)
+{
+	int ret, w;
 
 	if (!buf || !fd || flags & ~ACCEL_EXPORT_READ_ONLY)
 		return -EINVAL;
 	ret = acc_check_dev(buf->dev, "buffer_export");
 	if (ret)
 		return ret;
-	ret = tp_export(&buf->dev->tp, buf->handle,
-			!(flags & ACCEL_EXPORT_READ_ONLY) && !buf->read_only, fd);
+	w = !(flags & ACCEL_EXPORT_READ_ONLY) && !buf->read_only;
+	ret = local ? tp_export_local(&buf->dev->tp, buf->handle, w, fd) :
+		      tp_export(&buf->dev->tp, buf->handle, w, fd);
 	if (ret)
 		acc_err("buffer_export: buffer 0x%llx (handle %u): %s", (unsigned long long)buf->va,
 			buf->handle, strerror(-ret));

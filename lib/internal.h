@@ -382,6 +382,13 @@ bool acc_buffer_orphaned(const struct accel_buffer *buf);
  * An import for the library itself: pins the (maybe already known) buffer
  * with @pin and gives the program no reference. 0 or -errno.
  */
+/*
+ * accel_buffer_export() and accel_signal_export(); @local: for an import
+ * into another device of this process, the fd closed right after
+ * (tp_export_local()).
+ */
+int acc_buffer_export(struct accel_buffer *buf, uint32_t flags, bool local, int *fd);
+int acc_signal_export(const struct accel_signal *sig, bool local, int *fd, uint64_t *offset);
 int acc_buffer_import_pinned(struct accel_device *dev, int fd, struct acc_pin *pin,
 			     struct accel_buffer **out);
 int acc_signal_new(struct accel_device *dev, bool internal, struct accel_signal **out);

@@ -288,7 +288,8 @@ int acc_signal_on(struct accel_device *dev, const struct accel_signal *sig, uint
 	si = calloc(1, sizeof(*si));
 	if (!si)
 		return -ENOMEM;
-	ret = tp_export(&sig->dev->tp, sig->page->buf->handle, 1, &fd);
+	/* into this process only: the fd is closed below */
+	ret = tp_export_local(&sig->dev->tp, sig->page->buf->handle, 1, &fd);
 	if (ret) {
 		acc_err("%s: export of signal page 0x%llx: %s", sig->dev->path,
 			(unsigned long long)sig->page->buf->va, strerror(-ret));
@@ -339,6 +340,11 @@ void acc_device_remove_sigimports(struct accel_device *dev)
 
 ACCEL_API int accel_signal_export(const struct accel_signal *sig, int *fd, uint64_t *offset)
 {
+	return acc_signal_export(sig, false, fd, offset);
+}
+
+int acc_signal_export(const struct accel_signal *sig, bool local, int *fd, uint64_t *offset)
+{
 	int ret;
 
 	if (!sig || !fd || !offset)
@@ -346,7 +352,8 @@ ACCEL_API int accel_signal_export(const struct accel_signal *sig, int *fd, uint6
 	ret = acc_check_dev(sig->dev, "signal_export");
 	if (ret)
 		return ret;
-	ret = tp_export(&sig->dev->tp, sig->page->buf->handle, 1, fd);
+	ret = local ? tp_export_local(&sig->dev->tp, sig->page->buf->handle, 1, fd) :
+		      tp_export(&sig->dev->tp, sig->page->buf->handle, 1, fd);
 	if (ret) {
 		acc_err("signal_export: signal 0x%llx (page handle %u): %s",
 			(unsigned long long)sig->va, sig->page->buf->handle, strerror(-ret));

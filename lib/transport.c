@@ -490,6 +490,17 @@ int tp_export(struct acc_tp *tp, uint32_t handle, int writable, int *dmabuf)
 	return tp_result(tp, tp->ops->prime_export(tp->fd, handle, writable, dmabuf));
 }
 
+int tp_export_local(struct acc_tp *tp, uint32_t handle, int writable, int *dmabuf)
+{
+	int ret = tp_check(tp);
+
+	if (ret)
+		return ret;
+	if (!tp->ops->prime_export_local)
+		return tp_result(tp, tp->ops->prime_export(tp->fd, handle, writable, dmabuf));
+	return tp_result(tp, tp->ops->prime_export_local(tp->fd, handle, writable, dmabuf));
+}
+
 int tp_import(struct acc_tp *tp, int dmabuf, uint32_t *handle)
 {
 	int ret = tp_check(tp);

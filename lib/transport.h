@@ -47,6 +47,12 @@ struct tp_ops {
 	/* replace [addr, addr + len) by anonymous zero pages with @prot */
 	int (*replace_anon)(void *addr, size_t len, int prot);
 	int (*prime_export)(int fd, uint32_t handle, int writable, int *dmabuf);
+	/*
+	 * an export the library imports into another device of this process
+	 * and closes at once: the fd never leaves the process, so a backend
+	 * may keep treating the object as unshared; NULL: prime_export
+	 */
+	int (*prime_export_local)(int fd, uint32_t handle, int writable, int *dmabuf);
 	int (*prime_import)(int fd, int dmabuf, uint32_t *handle);
 	/* 1 if the dma-buf file is read-only, 0 if not, -errno */
 	int (*dmabuf_read_only)(int dmabuf);
@@ -156,6 +162,8 @@ int tp_mmap(struct acc_tp *tp, uint64_t offset, size_t len, int prot, void **add
 int tp_remap(struct acc_tp *tp, void *addr, uint64_t offset, size_t len, int prot);
 void tp_munmap(struct acc_tp *tp, void *addr, size_t len);
 int tp_export(struct acc_tp *tp, uint32_t handle, int writable, int *dmabuf);
+/* tp_export() for an import into this process only (tp_ops.prime_export_local) */
+int tp_export_local(struct acc_tp *tp, uint32_t handle, int writable, int *dmabuf);
 int tp_import(struct acc_tp *tp, int dmabuf, uint32_t *handle);
 int tp_dmabuf_read_only(struct acc_tp *tp, int dmabuf);
 void tp_close_fd(int fd);

@@ -876,6 +876,8 @@ int main(int argc, char **argv)
 	static const char no_raw[] = "raw uAPI: not measured (in-process device: no /dev/accel file)";
 	unsigned int index = 0, i, r, n_lat;
 	uint64_t *lib, *raw, *evt, *spin, *slept, lib_med, raw_med = 0, evt_med, spin_med, sleep_med;
+	uint64_t inl_med = 0;
+	char inl_was;
 	struct accel_device_props props = { .size = sizeof(props) };
 	uint64_t pp_sleeps = 0;
 	struct accel_queue *q, *rq;
@@ -949,7 +951,12 @@ int main(int argc, char **argv)
 	if (module)
 		raw_open(props.id, &rp);
 
-	/* Latency: alternate blocks so that drift hits both alike. */
+	/*
+	 * Latency: alternate blocks so that drift hits both alike. The
+	 * engine's round trip: on the in-process device without the kicking
+	 * thread's turn (measured on its own below).
+	 */
+	inl_was = bench_inline_kick(dev, false);
 	for (i = 0; i < 200; i++) {
 		lib_roundtrip(q);
 		if (module)
@@ -971,6 +978,17 @@ int main(int argc, char **argv)
 	if (module)
 		raw_med = median(raw, n_lat);
 	evt_med = median(evt, n_lat);
+	bench_inline_restore(dev, inl_was);
+	/* the in-process device's turn in the kicking thread: its engine asleep throughout */
+	if (inl_was == 'Y') {
+		usleep(2000);
+		for (i = 0; i < 200; i++)
+			lib_roundtrip(q);
+		for (i = 0; i < n_lat; i++)
+			evt[i] = lib_roundtrip(q);
+		bench_noise_samples(&noise, "NOP latency, kicked turn", evt, n_lat, ROUNDS);
+		inl_med = median(evt, n_lat);
+	}
 
 	/* Packet rate: batched doorbells vs one per packet (median of RUNS). */
 	lib_rate(rq, 64);
@@ -1031,6 +1049,9 @@ int main(int argc, char **argv)
 	else
 		printf("| NOP submit-to-completion, engine hot, polled (median of %u) | %.2f us | %s | - | <= 1.10 |\n",
 		       n_lat, lib_med / 1e3, no_raw);
+	if (inl_med)
+		printf("| NOP submit-to-completion, engine asleep: the in-process device runs the kicked queue in the submitting thread (median of %u) | %.2f us | engine hot, polled %.2f us | %.2f | |\n",
+		       n_lat, inl_med / 1e3, lib_med / 1e3, (double)inl_med / lib_med);
 	if (module)
 		printf("| NOP + event, accel_event_wait() (median of %u) | %.2f us | raw uAPI %.2f us | %.2f | |\n",
 		       n_lat, evt_med / 1e3, raw_med / 1e3, (double)evt_med / raw_med);

@@ -570,11 +570,16 @@ static double timed(struct bench *b, uint64_t count, bool inplace)
 	return (double)(now_ns() - t0) / b->iters;
 }
 
-/* The hot NOP round trip on rank 0's queue (median of @n): the latency baseline. */
+/*
+ * The hot NOP round trip on rank 0's queue (median of @n): the latency
+ * baseline. The engine's own (on the in-process device, not the kicking
+ * thread's turn: bench_inline_kick()).
+ */
 static double nop_roundtrip(struct bench *b, unsigned int n)
 {
 	double *v = calloc(n, sizeof(*v)), med;
 	unsigned int i, j;
+	char was = bench_inline_kick(b->dev[b->lo], false);
 
 	if (!v)
 		die("calloc", -ENOMEM);
@@ -602,6 +607,7 @@ static double nop_roundtrip(struct bench *b, unsigned int n)
 		}
 	med = v[n / 2];
 	free(v);
+	bench_inline_restore(b->dev[b->lo], was);
 	return med;
 }
 

@@ -966,7 +966,7 @@ static int exchange_peer(struct bs_ctx *bx, struct acc_group *g, int conn0, char
 	unsigned int k, from;
 	int ret, type;
 
-	ret = acc_rank_export(c, &e);
+	ret = acc_rank_export(c, &e, false);
 	if (ret) {
 		snprintf(why, wlen, "rank %u could not export its staging and signals", bx->rank);
 		status_send(bx, conn0, BS_STATUS, ret, why);
@@ -1026,7 +1026,7 @@ static int exchange_host(struct bs_ctx *bx, struct acc_group *g, const int *conn
 	struct bs_status s;
 	int ret, type;
 
-	ret = acc_rank_export(c, &e);
+	ret = acc_rank_export(c, &e, false);
 	if (ret)
 		snprintf(why, wlen, "rank 0 could not export its staging and signals");
 	for (r = 1; !ret && r < n; r++) {

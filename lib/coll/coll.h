@@ -300,7 +300,8 @@ struct acc_export {
 /* @c's staging, scratch and counters (c->g's settings). */
 int acc_rank_alloc(struct accel_comm *c);
 /* @c's exports (none for 1 rank); nothing left open on failure. */
-int acc_rank_export(struct accel_comm *c, struct acc_export *e);
+/* @local: imported by ranks of this process only, and closed (tp_export_local()) */
+int acc_rank_export(struct accel_comm *c, struct acc_export *e, bool local);
 void acc_export_close(struct acc_export *e);
 /*
  * Import into @c what it writes of peer @p (from @p's exports @e); with

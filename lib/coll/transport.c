@@ -129,20 +129,20 @@ void acc_export_close(struct acc_export *e)
 	e->n = 0;
 }
 
-static int export_ctr(struct acc_export *e, const struct acc_ctr *ctr)
+static int export_ctr(struct acc_export *e, const struct acc_ctr *ctr, bool local)
 {
 	unsigned int i = e->n++;
 	int ret;
 
 	e->fd[i] = -1;
 	e->base[i] = ctr->base;
-	ret = accel_signal_export(ctr->sig, &e->fd[i], &e->off[i]);
+	ret = acc_signal_export(ctr->sig, local, &e->fd[i], &e->off[i]);
 	if (ret)
 		e->fd[i] = -1;
 	return ret;
 }
 
-int acc_rank_export(struct accel_comm *c, struct acc_export *e)
+int acc_rank_export(struct accel_comm *c, struct acc_export *e, bool local)
 {
 	unsigned int q;
 	int ret;
@@ -152,19 +152,19 @@ int acc_rank_export(struct accel_comm *c, struct acc_export *e)
 		return 0;	/* nothing to share */
 	e->n = 1;
 	e->fd[0] = -1;
-	ret = accel_buffer_export(c->staging, 0, &e->fd[0]);
+	ret = acc_buffer_export(c->staging, 0, local, &e->fd[0]);
 	if (ret)
 		e->fd[0] = -1;
 	if (!ret)
-		ret = export_ctr(e, &c->go);
+		ret = export_ctr(e, &c->go, local);
 	if (!ret)
-		ret = export_ctr(e, &c->abort);
+		ret = export_ctr(e, &c->abort, local);
 	for (q = 0; !ret && q < c->nranks; q++) {
 		if (q == c->rank)
 			continue;
-		ret = export_ctr(e, &c->ready[q]);
+		ret = export_ctr(e, &c->ready[q], local);
 		if (!ret)
-			ret = export_ctr(e, &c->credit[q]);
+			ret = export_ctr(e, &c->credit[q], local);
 	}
 	if (ret)
 		acc_export_close(e);
@@ -233,9 +233,12 @@ int acc_comm_transport_init(struct acc_group *g)
 
 	for (i = 0; !ret && i < g->nranks; i++)
 		ret = acc_rank_alloc(g->ranks[i]);
-	/* one path with accel_comm_init_rank(): rank p's exports, imported by every peer */
+	/*
+	 * One path with accel_comm_init_rank(): rank p's exports, imported by
+	 * every peer; here in this process only, and closed below.
+	 */
 	for (p = 0; !ret && p < g->nranks && g->nranks > 1; p++) {
-		ret = acc_rank_export(g->ranks[p], &e);
+		ret = acc_rank_export(g->ranks[p], &e, true);
 		for (i = 0; !ret && i < g->nranks; i++)
 			if (i != p)
 				ret = acc_rank_import(g->ranks[i], p, &e, NULL);

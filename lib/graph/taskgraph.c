@@ -118,7 +118,8 @@ static int lpage_on(struct accel_tg *tg, struct tg_line *l, uint32_t devi)
 
 	if (lp->import[devi])
 		return 0;
-	ret = tp_export(&src->tp, lp->pg.buf->handle, 1, &fd);
+	/* into this process only: the fd is closed below */
+	ret = tp_export_local(&src->tp, lp->pg.buf->handle, 1, &fd);
 	if (ret) {
 		acc_err("%s: export of the task graph's signal page 0x%llx: %s", src->path,
 			(unsigned long long)lp->pg.buf->va, strerror(-ret));

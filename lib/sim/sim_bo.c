@@ -569,7 +569,7 @@ void sim_bo_unmapped(struct sim_bo *bo, bool writable)
 
 /* ---- PRIME ---- */
 
-int sim_prime_export(struct sim_file *f, uint32_t handle, int writable, int *dmabuf)
+int sim_prime_export(struct sim_file *f, uint32_t handle, int writable, int *dmabuf, bool local)
 {
 	struct sim_bo *bo = sim_handle_get(f, handle), *o;
 	int fd;
@@ -577,8 +577,13 @@ int sim_prime_export(struct sim_file *f, uint32_t handle, int writable, int *dma
 	if (!bo)
 		return -ENOENT;
 	o = sim_bo_owner(bo);
-	/* from now on another process may map it: its signals wake across processes */
-	atomic_store(&o->exported, true);
+	/*
+	 * From now on another process may map it: its signals wake across
+	 * processes. Not for the library's @local export, whose fd it
+	 * imports into another device of this process and closes at once.
+	 */
+	if (!local)
+		atomic_store(&o->exported, true);
 	/*
 	 * Writable: the object's own memfd (one dma-buf per object, as the
 	 * kernel caches it); through a read-only import, that read-only

@@ -231,6 +231,7 @@ static struct sim_dev *sim_dev_new(unsigned int id, const struct sim_config *cfg
 	pthread_mutex_init(&dev->split_lock, NULL);
 	list_init(&dev->splits);
 	atomic_init(&dev->nsplits, 0);
+	atomic_init(&dev->knobs.inline_kick, sim_inline_default());
 	pthread_mutex_init(&dev->event_lock, NULL);
 	list_init(&dev->event_waiters);
 	for (i = 0; i < cfg->engines; i++) {

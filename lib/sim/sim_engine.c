@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -47,6 +48,21 @@
 #include "sim_internal.h"
 
 _Thread_local struct sim_engine *sim_cur_engine;
+
+/*
+ * The queues this thread's turns released (a signal satisfied their
+ * WAIT) and will run a turn of: see "a kicked queue run by the kicking
+ * thread" below. @depth: the list is open (a KICK's or an engine's turn).
+ */
+#define SIM_INLINE_MAX		32u
+
+static _Thread_local struct {
+	unsigned int depth;
+	atomic_uint n;
+	struct sim_queue *q[SIM_INLINE_MAX];
+} inl;
+
+static void sim_inline_drain(void);
 
 /* ---- poller slots ---- */
 
@@ -258,12 +274,17 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* One turn of @q (engine lock held): up to SIM_QUEUE_BUDGET steps or SIM_QUEUE_TURN_NS. */
-static bool sim_queue_run(struct sim_queue *q, uint64_t *next)
+/*
+ * One turn of @q (engine lock held): up to SIM_QUEUE_BUDGET steps or
+ * SIM_QUEUE_TURN_NS; in a kicking thread (@inl: sim_queue_kick()) up to
+ * SIM_INLINE_BUDGET steps or SIM_INLINE_NS, without splitting a bulk
+ * packet and leaving need_wakeup alone (the engine still sleeps).
+ */
+static bool sim_queue_run(struct sim_queue *q, uint64_t *next, bool inl)
 {
 	struct vaccel_core_queue *core = &q->core;
 	uint64_t packets = core->packets, bytes = core->bytes, busy = core->busy_until;
-	unsigned int budget = SIM_QUEUE_BUDGET;
+	unsigned int budget = inl ? SIM_INLINE_BUDGET : SIM_QUEUE_BUDGET;
 	enum vaccel_core_status st = VACCEL_CORE_IDLE;
 	uint64_t start, now, turn_end, end;
 	bool progress = false, blocked;
@@ -271,7 +292,7 @@ static bool sim_queue_run(struct sim_queue *q, uint64_t *next)
 	if (__atomic_load_n(&q->ctrl->state, __ATOMIC_RELAXED) != DRM_VACCEL_QUEUE_RUNNING)
 		return false;
 	/* a new queue starts with need_wakeup set; its engine is awake now */
-	if (__builtin_expect(__atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_RELAXED), 0))
+	if (!inl && __builtin_expect(__atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_RELAXED), 0))
 		__atomic_store_n(&q->ctrl->need_wakeup, 0, __ATOMIC_RELAXED);
 	if (!sim_queue_doorbell(q))
 		return true;
@@ -280,7 +301,7 @@ static bool sim_queue_run(struct sim_queue *q, uint64_t *next)
 
 	start = sim_now();
 	now = start;
-	turn_end = start + SIM_QUEUE_TURN_NS;
+	turn_end = start + (inl ? SIM_INLINE_NS : SIM_QUEUE_TURN_NS);
 	sim_acct_begin(q->engine, q->file, start);
 	if (q->split) {
 		progress = sim_split_run(q, turn_end);
@@ -304,7 +325,7 @@ static bool sim_queue_run(struct sim_queue *q, uint64_t *next)
 			break;
 		budget--;
 		progress = true;
-		if (sim_split_start(q)) {
+		if (!inl && sim_split_start(q)) {
 			sim_split_run(q, turn_end);
 			break;
 		}
@@ -344,6 +365,7 @@ static bool sim_engine_pass(struct sim_engine *e, uint64_t *next)
 {
 	struct sim_queue *q;
 	bool progress = false, ran;
+	unsigned int idx;
 	size_t i, n = 0;
 	struct list *l;
 
@@ -352,13 +374,16 @@ static bool sim_engine_pass(struct sim_engine *e, uint64_t *next)
 		n += SIM_QUEUE_TURNS(container_of(l, struct sim_queue, node)->priority);
 	pthread_mutex_unlock(&e->lock);
 	for (i = 0; i < n && !atomic_load_explicit(&e->stop, memory_order_relaxed); i++) {
+		/* the queues of the turn's list live until the drain (above) */
+		idx = sim_srcu_read_lock();
+		inl.depth++;
 		pthread_mutex_lock(&e->lock);
 		q = list_empty(&e->queues) ? NULL : container_of(e->queues.next, struct sim_queue,
 								 node);
 		if (q) {
 			if (!q->turns_left)
 				q->turns_left = SIM_QUEUE_TURNS(q->priority);
-			ran = sim_queue_run(q, next);
+			ran = sim_queue_run(q, next, false);
 			progress |= ran;
 			if (!ran || !--q->turns_left) {
 				q->turns_left = 0;
@@ -367,10 +392,160 @@ static bool sim_engine_pass(struct sim_engine *e, uint64_t *next)
 			}
 		}
 		pthread_mutex_unlock(&e->lock);
+		/* the other engines' queues this turn's signals released */
+		sim_inline_drain();
+		inl.depth--;
+		sim_srcu_read_unlock(idx);
 		if (!q)
 			break;
 	}
 	return progress;
+}
+
+/* ---- a kicked queue run by the kicking thread ---- */
+
+/*
+ * KICK of a sleeping engine (the sim's only KICK caller is
+ * accel_queue_submit(), never a signal handler): instead of a FUTEX_WAKE
+ * and a context switch to the engine's thread, the kicking thread runs a
+ * short turn of the queue itself (SIM_INLINE_BUDGET steps or
+ * SIM_INLINE_NS, no split of a bulk packet), under the engine's lock as
+ * the engine would, and so it does for the queues whose WAITs the turn's
+ * signals satisfied (this thread's list, SIM_INLINE_MAX turns in all).
+ * An engine thread does the same after each turn of its own (its list is
+ * open during the turn only): a queue of another, sleeping, engine that
+ * the turn's signals released gets its turn on this thread instead of a
+ * futex wake-up of its engine.
+ * The engine is woken for real only if work is left for it: packets it
+ * can run now, a split, a stall, a deadline earlier than the one it
+ * sleeps to (@sleep_until: an engine sleeps at most SIM_ENGINE_LAZY_NS,
+ * so a collective's WAIT timeouts need no wake-up; a word of another
+ * process does, for the engine to sleep on it), or an engine that is not
+ * asleep. A hand-off between the queues of several devices (the ranks of
+ * a collective) then costs a function call, not a futex wake-up and a
+ * reschedule, which are most of a small collective's time when engine
+ * threads outnumber the CPUs. The device knob inline_kick (default Y,
+ * ACCEL_SIM_INLINE=0 makes it N) turns it off: the engines then do all
+ * the work, as the module's.
+ *
+ * Lifetimes: a queue goes on the list during a bucket walk, while its
+ * waiter is on the bucket. Destroying a queue takes it off its engine
+ * (marked dead, under the engine lock: no turn runs it after that) and
+ * its waiter off the bucket, then waits for an SRCU grace period before
+ * it frees the memory (sim_queue_unlink(), sim_queue_free()). Every turn
+ * that can fill a list runs inside an SRCU read section together with
+ * the list's turns: KICK's (sim_ioctl_fast()), and an engine thread's
+ * turn and its drain (sim_engine_pass()). So a queue on a list is
+ * either not yet unlinked (it runs) or dead (skipped), never freed. The
+ * list is the thread's; a signal handler interrupting a user thread adds
+ * to it with an atomic count, reset by compare-and-swap (engine threads
+ * block every signal).
+ */
+bool sim_inline_default(void)
+{
+	const char *v = getenv("ACCEL_SIM_INLINE");
+
+	return !(v && !strcmp(v, "0"));
+}
+
+static bool sim_engine_pending(struct sim_engine *e, uint64_t now);
+
+void sim_queue_wake(struct sim_queue *q)
+{
+	unsigned int i;
+
+	if (inl.depth) {
+		i = atomic_fetch_add_explicit(&inl.n, 1, memory_order_relaxed);
+		if (i < SIM_INLINE_MAX) {
+			inl.q[i] = q;
+			atomic_signal_fence(memory_order_seq_cst);
+			return;
+		}
+	}
+	sim_engine_wake(q->engine);
+}
+
+/* One turn of @q in this thread; its engine woken if that leaves it work. */
+static void sim_inline_turn(struct sim_queue *q)
+{
+	struct sim_engine *e = q->engine;
+	struct sim_dev *dev = e->dev;
+	uint64_t next = UINT64_MAX, su;
+	bool wake;
+
+	if (atomic_load(&e->stall_until) || atomic_load(&e->stop) ||
+	    pthread_mutex_trylock(&e->lock)) {
+		sim_engine_wake(e);
+		return;
+	}
+	if (q->dead || q->split) {
+		pthread_mutex_unlock(&e->lock);
+		if (!q->dead)
+			sim_engine_wake(e);
+		return;
+	}
+	atomic_fetch_add_explicit(&dev->stats.inline_turns, 1, memory_order_relaxed);
+	sim_queue_run(q, &next, true);
+	wake = q->split || sim_engine_pending(e, sim_now());
+	pthread_mutex_unlock(&e->lock);
+	su = atomic_load(&e->sleep_until);
+	if (wake || !su || next < su) {
+		atomic_fetch_add_explicit(&dev->stats.inline_wakes, 1, memory_order_relaxed);
+		sim_engine_wake(e);
+	}
+}
+
+/*
+ * The turns of the queues on this thread's list (woken by signals of the
+ * turns before), then the list's reset. On an engine thread (its list is
+ * always open, @inl.depth 1) after each of its own turns: a sleeping
+ * engine's queue released by this engine's signal is run here too.
+ */
+static void sim_inline_run_list(unsigned int turns)
+{
+	unsigned int done = 0, n, want;
+	struct sim_queue *q;
+
+	for (;;) {
+		n = atomic_load_explicit(&inl.n, memory_order_relaxed);
+		if (done >= n || done >= SIM_INLINE_MAX) {
+			/* a handler's addition between the load and here: go on */
+			want = n;
+			atomic_signal_fence(memory_order_seq_cst);
+			if (atomic_compare_exchange_strong(&inl.n, &want, 0))
+				break;
+			continue;
+		}
+		atomic_signal_fence(memory_order_seq_cst);
+		q = inl.q[done++];
+		if (turns++ < SIM_INLINE_MAX && q->engine != sim_cur_engine &&
+		    atomic_load_explicit(&q->file->dev->knobs.inline_kick, memory_order_relaxed))
+			sim_inline_turn(q);
+		else
+			sim_engine_wake(q->engine);
+	}
+	/* the queues beyond the list's room were woken by sim_queue_wake() itself */
+}
+
+static void sim_inline_drain(void)
+{
+	if (atomic_load_explicit(&inl.n, memory_order_relaxed))
+		sim_inline_run_list(0);
+}
+
+void sim_queue_kick(struct sim_queue *q)
+{
+	if (sim_cur_engine || inl.depth || sim_signal_in_section() ||
+	    !atomic_load_explicit(&q->file->dev->knobs.inline_kick, memory_order_relaxed) ||
+	    !atomic_load(&q->engine->sleeping)) {
+		sim_engine_wake(q->engine);
+		return;
+	}
+	inl.depth++;
+	atomic_store_explicit(&inl.n, 0, memory_order_relaxed);
+	sim_inline_turn(q);
+	sim_inline_run_list(1);
+	inl.depth--;
 }
 
 /*
@@ -431,9 +606,15 @@ static void sim_engine_sleep(struct sim_engine *e, uint64_t deadline)
 	const uint32_t *words[64];
 	uint32_t vals[64];
 	unsigned int nw;
+	uint64_t now;
 	bool pending;
 
 	sim_poll_release(e);
+	/* a deadline a kicking thread's turn sets before it needs no wake-up (above) */
+	now = sim_now();
+	if (deadline > now + SIM_ENGINE_LAZY_NS)
+		deadline = now + SIM_ENGINE_LAZY_NS;
+	atomic_store(&e->sleep_until, deadline);
 	pthread_mutex_lock(&e->lock);
 	sim_engine_set_need_wakeup(e, 1);
 	atomic_thread_fence(memory_order_seq_cst);	/* need_wakeup before the doorbells */
@@ -456,6 +637,7 @@ static void sim_engine_sleep(struct sim_engine *e, uint64_t deadline)
 		atomic_fetch_add_explicit(&e->dev->stats.wakeups, 1, memory_order_relaxed);
 	}
 	atomic_store(&e->sleeping, false);
+	atomic_store(&e->sleep_until, 0);
 
 	pthread_mutex_lock(&e->lock);
 	sim_engine_set_need_wakeup(e, 0);

@@ -89,6 +89,11 @@
 #define SIM_QUEUE_BUDGET	64u
 #define SIM_QUEUE_TURNS(p)	(1u << (2 * (p)))
 #define SIM_QUEUE_TURN_NS	2000000ull
+/* a kicking thread's turn (sim_engine.c, sim_queue_kick()) */
+#define SIM_INLINE_BUDGET	64u
+#define SIM_INLINE_NS		20000ull
+/* the longest an engine sleeps without a deadline of its own */
+#define SIM_ENGINE_LAZY_NS	1000000000ull
 /* per-word waiters (kmod/vaccel_signal.h): buckets, their bound, the poll of a full one */
 #define SIM_SIGNAL_BUCKETS	1024u
 #define SIM_SIGNAL_BUCKET_MAX	512u
@@ -194,7 +199,7 @@ struct sim_stats {
 		split_helps, split_self_helps, split_host_helps, signal_wakes, signal_walked,
 		signal_walk_max,
 		link_bytes, link_ns, fpu_sections, fpu_ns, fpu_max_ns, fpu_over_100us,
-		fpu_over_1ms;
+		fpu_over_1ms, inline_turns, inline_wakes, signal_shared_wakes;
 };
 
 /*
@@ -207,6 +212,7 @@ struct sim_knobs {
 	atomic_int fail_bo_create, fail_vm_bind, fail_queue_create, fault_access;
 	_Atomic uint64_t packet_latency_ns;
 	atomic_bool foreign_import_mmap;
+	atomic_bool inline_kick;
 	atomic_int split_owner_yield;
 	_Atomic uint32_t split_stall_engine;
 	_Atomic uint64_t split_stall_ns;
@@ -496,6 +502,7 @@ struct sim_engine {
 	atomic_bool stop;
 	atomic_bool helping;
 	bool polling;
+	_Atomic uint64_t sleep_until;
 	_Atomic uint64_t sleeps, wakeups;
 	struct sim_acct acct;
 };
@@ -532,6 +539,7 @@ struct sim_split;
  * @acct_to: its end
  * @acct_node: on the engine's acct busy list while attributed
  * @split: the split job of the current bulk packet, or NULL
+ * @dead: off its engine, being destroyed: no turn runs it (engine lock)
  * @tlb: the engine thread's translation cache for this queue
  *
  * Published in its file's @queues (read lock-free under the SRCU) after it
@@ -562,6 +570,7 @@ struct sim_queue {
 	uint64_t acct_from, acct_to;
 	struct list acct_node;
 	struct sim_split *split;
+	bool dead;
 	struct sim_tlb tlb;
 };
 
@@ -718,7 +727,7 @@ int sim_bo_get_write(struct sim_bo *bo);
 void sim_bo_put_write(struct sim_bo *bo);
 /* The owner is sealed (a foreign one: as its memfd's seals say now). */
 bool sim_bo_sealed(struct sim_bo *bo);
-int sim_prime_export(struct sim_file *f, uint32_t handle, int writable, int *dmabuf);
+int sim_prime_export(struct sim_file *f, uint32_t handle, int writable, int *dmabuf, bool local);
 int sim_prime_import(struct sim_file *f, int dmabuf, uint32_t *handle);
 /* Host mappings of an object of @f at @offset (sim_transport.c keeps the list). */
 int sim_bo_mmap(struct sim_file *f, uint64_t offset, size_t len, int prot, void **addr,
@@ -777,6 +786,10 @@ void sim_pollers_read(int *slots, int *now, int *max, int *threads);
 int sim_engines_start(struct sim_dev *dev);
 void sim_engines_stop(struct sim_dev *dev);
 void sim_engine_wake(struct sim_engine *e);
+void sim_queue_kick(struct sim_queue *q);
+void sim_queue_wake(struct sim_queue *q);
+bool sim_signal_in_section(void);
+bool sim_inline_default(void);
 void sim_queue_fault(struct sim_queue *q);
 void sim_queue_stop(struct sim_queue *q, uint32_t code);
 int sim_engine_stall_set(struct sim_engine *e, uint64_t ns);

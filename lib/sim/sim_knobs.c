@@ -143,6 +143,12 @@ int sim_debug_write(struct sim_dev *dev, const char *knob, const char *value)
 			atomic_store(&dev->knobs.foreign_import_mmap, b);
 		return ret;
 	}
+	if (!strcmp(knob, "inline_kick")) {
+		ret = parse_bool(value, &b);
+		if (!ret)
+			atomic_store(&dev->knobs.inline_kick, b);
+		return ret;
+	}
 	if (!strcmp(knob, "stall_engine")) {
 		if (parse_pair(value, &a, &u) || a >= dev->cfg.engines || u > 60000000000ull)
 			return -EINVAL;
@@ -318,7 +324,8 @@ static void show_stats(struct sim_dev *dev, struct out *o)
 	S(split_helps); S(split_self_helps); S(split_host_helps);
 	S(signal_wakes); S(signal_walked);
 	S(signal_walk_max); S(link_bytes); S(link_ns); S(fpu_sections); S(fpu_ns);
-	S(fpu_max_ns); S(fpu_over_100us); S(fpu_over_1ms);
+	S(fpu_max_ns); S(fpu_over_100us); S(fpu_over_1ms); S(inline_turns); S(inline_wakes);
+	S(signal_shared_wakes);
 #undef S
 }
 
@@ -402,6 +409,8 @@ int sim_debug_read(struct sim_dev *dev, struct sim_file *f, const char *file, ch
 		put(&o, "%llu\n", (unsigned long long)atomic_load(&dev->knobs.packet_latency_ns));
 	else if (!strcmp(file, "foreign_import_mmap"))
 		put(&o, "%c\n", atomic_load(&dev->knobs.foreign_import_mmap) ? 'Y' : 'N');
+	else if (!strcmp(file, "inline_kick"))
+		put(&o, "%c\n", atomic_load(&dev->knobs.inline_kick) ? 'Y' : 'N');
 	else if (!strcmp(file, "split_stall"))
 		put(&o, "%u %llu\n", atomic_load(&dev->knobs.split_stall_engine),
 		    (unsigned long long)atomic_load(&dev->knobs.split_stall_ns));

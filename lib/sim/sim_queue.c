@@ -38,17 +38,30 @@ static bool sim_cap_sys_nice(void)
 	return data[CAP_SYS_NICE / 32].effective & (1u << (CAP_SYS_NICE % 32));
 }
 
-static void sim_queue_free(struct sim_queue *q)
+/*
+ * Off its engine (dead: no turn runs it again, not even a kicking or
+ * helping thread's, sim_engine.c) and off its bucket. Its memory stays
+ * until sim_queue_free(), after an SRCU grace period: a thread that found
+ * it on a bucket or in the file's table during a read section may still
+ * look at it.
+ */
+static void sim_queue_unlink(struct sim_queue *q)
 {
 	struct sim_engine *e = q->engine;
 
-	/* waits for the engine's turn on this queue, if any, to end */
+	/* waits for a turn on this queue, if any, to end */
 	pthread_mutex_lock(&e->lock);
 	list_del(&q->node);
+	q->dead = true;
 	pthread_mutex_unlock(&e->lock);
-	/* no engine runs it now: its split job and its waiter go */
+	/* nobody runs it now: its split job and its waiter go */
 	sim_split_cancel(q);
 	sim_waiter_disarm(&q->wait);
+}
+
+/* After sim_queue_unlink() and a grace period. */
+static void sim_queue_free(struct sim_queue *q)
+{
 	sim_acct_queue_fini(q);
 	sim_vm_tlb_flush(&q->file->vm, &q->tlb, true);
 	/* user mappings keep their pages */
@@ -181,7 +194,8 @@ int sim_queue_destroy(struct sim_file *f, struct drm_vaccel_queue_destroy *d)
 		pthread_mutex_unlock(&f->lock);
 	}
 	if (q) {
-		/* KICK may be using it under the read lock */
+		sim_queue_unlink(q);
+		/* KICK, or a turn that found it on its bucket, may be using it */
 		sim_srcu_synchronize();
 		sim_queue_free(q);
 	}
@@ -231,8 +245,8 @@ int sim_kick(struct sim_file *f, struct drm_vaccel_kick *k)
 	q = k->queue_id < SIM_MAX_QUEUES ? atomic_load(&f->queues[k->queue_id]) : NULL;
 	if (!q)
 		return -ENOENT;
-	sim_engine_wake(q->engine);
 	atomic_fetch_add_explicit(&f->dev->stats.kicks, 1, memory_order_relaxed);
+	sim_queue_kick(q);
 	return 0;
 }
 
@@ -249,6 +263,8 @@ void sim_queues_fini(struct sim_file *f)
 			n++;
 	}
 	pthread_mutex_unlock(&f->lock);
+	for (i = 0; i < n; i++)
+		sim_queue_unlink(qs[i]);
 	if (n)
 		sim_srcu_synchronize();
 	for (i = 0; i < n; i++)

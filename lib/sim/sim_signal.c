@@ -177,6 +177,12 @@ static void bucket_unlock(struct sim_bucket *b)
 		bucket_drain();
 }
 
+/* Is this user thread inside a bucket section (its own, or one a handler interrupted)? */
+bool sim_signal_in_section(void)
+{
+	return atomic_load_explicit(&bucket_depth, memory_order_relaxed) != 0;
+}
+
 /* In a signal handler that interrupted this thread inside a bucket section: wake @i later. */
 static bool bucket_defer(unsigned int i)
 {
@@ -301,7 +307,7 @@ static void bucket_walk(struct sim_bucket *b, const void *word, bool host, uint6
 		if (w->kind == SIM_W_HOST) {
 			sim_host_wake(w->owner);
 		} else if (w->kind == SIM_W_QUEUE) {
-			sim_engine_wake(((struct sim_queue *)w->owner)->engine);
+			sim_queue_wake(w->owner);
 		} else {
 			struct sim_arm *arm = w->owner;
 
@@ -331,8 +337,11 @@ void sim_signal_wake(struct sim_dev *dev, const void *word, bool host, bool shar
 		bucket_unlock(b);
 	}
 	/* waiters of other processes (and this one's sleeping on the word itself) */
-	if (shared)
+	if (shared) {
+		atomic_fetch_add_explicit(&dev->stats.signal_shared_wakes, 1,
+					  memory_order_relaxed);
 		sim_futex_wake_shared(word);
+	}
 	count_walk(dev, walked);
 }
 

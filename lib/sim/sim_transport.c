@@ -870,7 +870,7 @@ static int s_remap(void *addr, int fd, uint64_t offset, size_t len, int prot)
 
 /* ---- PRIME ---- */
 
-static int s_prime_export(int fd, uint32_t handle, int writable, int *dmabuf)
+static int prime_export(int fd, uint32_t handle, int writable, int *dmabuf, bool local)
 {
 	struct sim_file *f;
 	int ret;
@@ -879,9 +879,20 @@ static int s_prime_export(int fd, uint32_t handle, int writable, int *dmabuf)
 	if (!f)
 		return no_file(fd);
 	ret = atomic_load(&f->dev->removed) ? -ENODEV :
-	      sim_prime_export(f, handle, writable, dmabuf);
+	      sim_prime_export(f, handle, writable, dmabuf, local);
 	sim_file_put(f);
 	return ret;
+}
+
+static int s_prime_export(int fd, uint32_t handle, int writable, int *dmabuf)
+{
+	return prime_export(fd, handle, writable, dmabuf, false);
+}
+
+/* The library's own export for a device of this process: the object stays unshared. */
+static int s_prime_export_local(int fd, uint32_t handle, int writable, int *dmabuf)
+{
+	return prime_export(fd, handle, writable, dmabuf, true);
 }
 
 static int s_prime_import(int fd, int dmabuf, uint32_t *handle)
@@ -917,6 +928,7 @@ const struct tp_ops acc_tp_sim = {
 	.munmap = s_munmap,
 	.replace_anon = s_replace_anon,
 	.prime_export = s_prime_export,
+	.prime_export_local = s_prime_export_local,
 	.prime_import = s_prime_import,
 	.dmabuf_read_only = s_dmabuf_read_only,
 	.dup = s_dup,

@@ -1105,6 +1105,8 @@ TEST(idle_engines_sleep_and_kicks_wake_them)
 	ASSERT_EQ(0, sim_setup("0 engines=1 poll_budget_ns=0"));
 	fd = raw_open(0);
 	ASSERT_LE(0, fd);
+	/* the engine itself, as the module's: no turn in the kicking thread */
+	ASSERT_EQ(0, sim_fd_debug_write(fd, "inline_kick", "N"));
 	ASSERT_EQ(0, raw_queue_create(fd, RAW_VA, 64, 0, &q));
 	accel_prep_nop(&p);
 	for (i = 0; i < 20; i++) {
@@ -1113,6 +1115,7 @@ TEST(idle_engines_sleep_and_kicks_wake_them)
 		/* with no poll budget the engine goes back to sleep at once */
 		usleep(2000);
 	}
+	EXPECT_EQ(0, raw_stat(fd, "stats", "inline_turns"));
 	sleeps0 = raw_stat(fd, "stats", "sleeps");
 	kicks = raw_stat(fd, "stats", "kicks");
 	/* every submission after a sleep found need_wakeup set and kicked */
@@ -1129,6 +1132,84 @@ TEST(idle_engines_sleep_and_kicks_wake_them)
 	raw_close(fd);
 }
 
+/*
+ * A KICK of a sleeping engine runs the queue's turn in the kicking thread
+ * (knob inline_kick, the default): the packets are done when KICK
+ * returns, the engine is not woken, and a turn that leaves work (more
+ * packets than its budget, a DELAY) wakes the engine for the rest.
+ */
+TEST(kick_runs_the_queue_in_the_kicking_thread)
+{
+	struct drm_vaccel_packet p;
+	struct raw_queue q;
+	long long sleeps0, turns0, wakes0;
+	int fd, i, ok = 0;
+	uint32_t h;
+	char buf[8];
+
+	ASSERT_EQ(0, sim_setup("0 engines=1 poll_budget_ns=0"));
+	fd = raw_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(2, sim_fd_debug_read(fd, "inline_kick", buf, sizeof(buf)));
+	EXPECT_EQ('Y', buf[0]);
+	EXPECT_EQ(-EINVAL, sim_fd_debug_write(fd, "inline_kick", "maybe"));
+	ASSERT_EQ(0, raw_queue_create(fd, RAW_VA, 256, 0, &q));
+	accel_prep_nop(&p);
+	ASSERT_EQ(0, raw_submit(&q, &p));
+	ASSERT_EQ(0, raw_drain(&q, 5 * RAW_SEC));
+	usleep(5000);		/* asleep: no poll budget */
+	sleeps0 = raw_stat(fd, "stats", "sleeps");
+	turns0 = raw_stat(fd, "stats", "inline_turns");
+	wakes0 = raw_stat(fd, "stats", "inline_wakes");
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, raw_submit(&q, &p));
+		/* done when KICK returned: nothing to wait for */
+		ok += __atomic_load_n(&q.ctrl->read_index, __ATOMIC_ACQUIRE) == q.wi;
+		ASSERT_EQ(0, raw_drain(&q, 5 * RAW_SEC));
+	}
+	EXPECT_EQ(20, ok);
+	EXPECT_EQ(turns0 + 20, raw_stat(fd, "stats", "inline_turns"));
+	EXPECT_EQ(wakes0, raw_stat(fd, "stats", "inline_wakes"));
+	/* the engine slept through them (its lazy wake-up is 1 s away) */
+	EXPECT_EQ(sleeps0, raw_stat(fd, "stats", "sleeps"));
+	EXPECT_EQ(1, q.ctrl->need_wakeup);
+
+	/* 64 FILLs of 4 MiB, longer than a turn: the engine is woken for the rest */
+	ASSERT_NE(NULL, raw_buffer(fd, 4 << 20, 0, RAW_VA + (1ull << 30), &h));
+	accel_prep_fill(&p, RAW_VA + (1ull << 30), 4 << 20, 0x5a, 1);
+	usleep(5000);
+	for (i = 0; i < 63; i++) {
+		q.ring[q.wi % q.size] = p;
+		q.wi++;
+	}
+	ASSERT_EQ(0, raw_submit(&q, &p));
+	EXPECT_EQ(turns0 + 21, raw_stat(fd, "stats", "inline_turns"));
+	EXPECT_EQ(wakes0 + 1, raw_stat(fd, "stats", "inline_wakes"));
+	ASSERT_EQ(0, raw_drain(&q, 5 * RAW_SEC));
+	EXPECT_EQ(q.wi, raw_stat_wait(fd, "stats", "packets", (long long)q.wi));
+
+	/* a DELAY: the queue is busy until its end, the engine runs the rest */
+	usleep(5000);
+	wakes0 = raw_stat(fd, "stats", "inline_wakes");
+	accel_prep_delay(&p, 2000000);
+	ASSERT_EQ(0, raw_submit(&q, &p));
+	accel_prep_nop(&p);
+	ASSERT_EQ(0, raw_submit(&q, &p));
+	EXPECT_GT(q.wi, __atomic_load_n(&q.ctrl->read_index, __ATOMIC_ACQUIRE));
+	/* the NOP's KICK may find the engine not up yet: a second turn, a second wake-up */
+	EXPECT_LE(wakes0 + 1, raw_stat(fd, "stats", "inline_wakes"));
+	ASSERT_EQ(0, raw_drain(&q, 5 * RAW_SEC));
+
+	/* off: KICK wakes the engine, as the module's */
+	ASSERT_EQ(0, sim_fd_debug_write(fd, "inline_kick", "N"));
+	usleep(5000);
+	turns0 = raw_stat(fd, "stats", "inline_turns");
+	ASSERT_EQ(0, raw_submit(&q, &p));
+	ASSERT_EQ(0, raw_drain(&q, 5 * RAW_SEC));
+	EXPECT_EQ(turns0, raw_stat(fd, "stats", "inline_turns"));
+	raw_close(fd);
+}
+
 /* With a poll budget the engine picks up doorbells without a kick. */
 TEST(polling_engine_needs_no_kick)
 {
@@ -1139,6 +1220,11 @@ TEST(polling_engine_needs_no_kick)
 	ASSERT_EQ(0, sim_setup("0 engines=1 poll_budget_ns=1000000000"));
 	fd = raw_open(0);
 	ASSERT_LE(0, fd);
+	/*
+	 * The engine's own polling: a KICK that found it asleep (preempted)
+	 * wakes it, instead of a turn in this thread that leaves it asleep.
+	 */
+	ASSERT_EQ(0, sim_fd_debug_write(fd, "inline_kick", "N"));
 	ASSERT_EQ(0, raw_queue_create(fd, RAW_VA, 64, 0, &q));
 	accel_prep_nop(&p);
 	ASSERT_EQ(0, raw_submit(&q, &p));	/* the first one kicks (need_wakeup starts set) */

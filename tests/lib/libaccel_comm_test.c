@@ -935,7 +935,7 @@ static void issue_counts(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *
 	struct accel_event ev[NDEV];
 	unsigned int it, r, iters = 200;
 	uint64_t db0[NDEV], allocs0 = 0;
-	long long k0 = 0, k1 = 0, k;
+	long long k0 = 0, k1 = 0, k, sw0 = 0, sw1 = 0, it0 = 0, it1 = 0;
 
 	ASSERT_EQ(0, comm_make(self, n, ACCEL_COMM_ALGO_ONESHOT, 10000, comms));
 	for (it = 0; it < iters + 2; it++) {
@@ -947,6 +947,10 @@ static void issue_counts(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *
 				k = dev_kicks(self->dev[r]);
 				ASSERT_LE(0, k);
 				k0 += k;
+				if (lib_on_sim()) {
+					sw0 += lib_dev_stat(self->dev[r], "signal_shared_wakes");
+					it0 += lib_dev_stat(self->dev[r], "inline_turns");
+				}
 			}
 		}
 		for (r = 0; r < n; r++) {
@@ -982,8 +986,23 @@ static void issue_counts(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *
 	}
 	EXPECT_EQ(allocs0, atomic_load(&acc_comm_plan_allocs))
 		TH_LOG("heap allocations of plans in %u warm calls per rank", iters);
-	for (r = 0; r < n; r++)
+	for (r = 0; r < n; r++) {
 		k1 += dev_kicks(self->dev[r]);
+		if (lib_on_sim()) {
+			sw1 += lib_dev_stat(self->dev[r], "signal_shared_wakes");
+			it1 += lib_dev_stat(self->dev[r], "inline_turns");
+		}
+	}
+	/*
+	 * In-process device: the ranks' signal pages never left the process,
+	 * so no counter update needed a shared FUTEX_WAKE (31 per iteration
+	 * while accel_comm_init_all() exported them as for another process).
+	 */
+	if (lib_on_sim()) {
+		EXPECT_EQ(sw0, sw1) TH_LOG("shared futex wake-ups in %u warm calls per rank",
+					   iters);
+		TH_LOG("%u ranks: %lld turns run by the kicking thread", n, it1 - it0);
+	}
 	/* a KICK only when the engine sleeps (need_wakeup): at most one per call */
 	EXPECT_GE((long long)iters * n, k1 - k0);
 	TH_LOG("%u ranks: %lld KICKs in %u calls per rank (%.2f per call)", n, k1 - k0, iters,

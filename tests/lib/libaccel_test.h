@@ -43,6 +43,24 @@ static inline bool lib_present(void)
 		SKIP(return, "module only: %s", why);				\
 } while (0)
 
+/*
+ * Counter @key of @dev's "stats" file (the module's debugfs or the
+ * in-process device's), or -1 without one.
+ */
+static inline long long lib_dev_stat(struct accel_device *dev, const char *key)
+{
+	char buf[4096];
+	size_t len = strlen(key);
+	const char *p;
+
+	if (accel_device_debug_read(dev, "stats", buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, len) && p[len] == ' ')
+			return strtoll(p + len + 1, NULL, 10);
+	return -1;
+}
+
 static inline int lib_new_device(const char *spec)
 {
 	return accel_bus_new_device(spec);
