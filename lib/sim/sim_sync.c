@@ -143,7 +143,7 @@ void sim_srcu_synchronize(void)
 	pthread_mutex_lock(&srcu.lock);
 	old = atomic_load(&srcu.idx) & 1;
 	atomic_store(&srcu.idx, old ^ 1);
-	/* readers are short and never sleep: spin, then yield, then nap */
+	/* readers are short (at most a few turns of ms) and never sleep: spin, yield, nap */
 	while (atomic_load(&srcu.cnt[old])) {
 		if (++spins < 64)
 			acc_cpu_relax();

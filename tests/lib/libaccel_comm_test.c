@@ -910,17 +910,6 @@ TEST_F_TIMEOUT(comm, create_use_destroy_1000, 900)
 
 /* --- the issue path's doorbells, kicks and heap allocations --- */
 
-/* The device's KICK count (the "stats" file: module debugfs or the in-process device), or -1. */
-static long long dev_kicks(struct accel_device *dev)
-{
-	char buf[4096], *p;
-
-	if (accel_device_debug_read(dev, "stats", buf, sizeof(buf)) < 0)
-		return -1;
-	p = strstr(buf, "kicks ");
-	return p ? strtoll(p + 6, NULL, 10) : -1;
-}
-
 /*
  * An 8-byte allreduce (one-shot, @n ranks) and a barrier, each rank's
  * call then its wait: every rank call rings its queue's doorbell exactly
@@ -944,7 +933,7 @@ static void issue_counts(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *
 		if (it == 2) {	/* warm: each rank made one plan of each kind */
 			allocs0 = atomic_load(&acc_comm_plan_allocs);
 			for (r = 0; r < n; r++) {
-				k = dev_kicks(self->dev[r]);
+				k = lib_dev_stat(self->dev[r], "kicks");
 				ASSERT_LE(0, k);
 				k0 += k;
 				if (lib_on_sim()) {
@@ -987,7 +976,7 @@ static void issue_counts(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *
 	EXPECT_EQ(allocs0, atomic_load(&acc_comm_plan_allocs))
 		TH_LOG("heap allocations of plans in %u warm calls per rank", iters);
 	for (r = 0; r < n; r++) {
-		k1 += dev_kicks(self->dev[r]);
+		k1 += lib_dev_stat(self->dev[r], "kicks");
 		if (lib_on_sim()) {
 			sw1 += lib_dev_stat(self->dev[r], "signal_shared_wakes");
 			it1 += lib_dev_stat(self->dev[r], "inline_turns");
