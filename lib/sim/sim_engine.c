@@ -497,9 +497,10 @@ static void sim_inline_turn(struct sim_queue *q)
 
 /*
  * The turns of the queues on this thread's list (woken by signals of the
- * turns before), then the list's reset. On an engine thread (its list is
- * always open, @inl.depth 1) after each of its own turns: a sleeping
- * engine's queue released by this engine's signal is run here too.
+ * turns before), then the list's reset. On an engine thread after each of
+ * its own turns (sim_engine_pass(), the list open for that turn): a
+ * sleeping engine's queue released by this engine's signal is run here;
+ * one of its own engine is only woken (it is that engine's next turn).
  */
 static void sim_inline_run_list(unsigned int turns)
 {
