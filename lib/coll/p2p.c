@@ -374,9 +374,13 @@ static int op_order(const void *pa, const void *pb)
  */
 static int group_overlaps(void)
 {
-	unsigned int *ix = malloc(tl.n * sizeof(*ix)), i, k, first = 0;
+	unsigned int *ix, i, k, first = 0;
 	int ret = 0;
 
+	/* a call outside a group (one operation) overlaps nothing: no allocation */
+	if (tl.n < 2)
+		return 0;
+	ix = malloc(tl.n * sizeof(*ix));
 	if (!ix)
 		return -ENOMEM;
 	for (i = 0; i < tl.n; i++)

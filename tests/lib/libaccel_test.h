@@ -43,6 +43,18 @@ static inline bool lib_present(void)
 		SKIP(return, "module only: %s", why);				\
 } while (0)
 
+/* The value of the line "KEY N" of a debugfs-style @text, or -1 without one. */
+static inline long long lib_kv(const char *text, const char *key)
+{
+	size_t len = strlen(key);
+	const char *p;
+
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, len) && p[len] == ' ')
+			return strtoll(p + len + 1, NULL, 10);
+	return -1;
+}
+
 /*
  * Counter @key of @dev's "stats" file (the module's debugfs or the
  * in-process device's), or -1 without one.
@@ -50,15 +62,10 @@ static inline bool lib_present(void)
 static inline long long lib_dev_stat(struct accel_device *dev, const char *key)
 {
 	char buf[4096];
-	size_t len = strlen(key);
-	const char *p;
 
 	if (accel_device_debug_read(dev, "stats", buf, sizeof(buf)) < 0)
 		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, len) && p[len] == ' ')
-			return strtoll(p + len + 1, NULL, 10);
-	return -1;
+	return lib_kv(buf, key);
 }
 
 static inline int lib_new_device(const char *spec)
@@ -132,15 +139,11 @@ static inline int lib_fresh_device(unsigned int id, const char *spec)
  */
 static inline long lib_objects(const char *name)
 {
-	char buf[512], *p;
-	size_t len = strlen(name);
+	char buf[512];
 
 	if (accel_device_debug_read(NULL, "objects", buf, sizeof(buf)) < 0)
 		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, name, len) && p[len] == ' ')
-			return strtol(p + len + 1, NULL, 10);
-	return -1;
+	return (long)lib_kv(buf, name);
 }
 
 /* lib_objects(@name) once it is @want, or after @ms; its last value. */
