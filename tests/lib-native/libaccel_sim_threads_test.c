@@ -430,8 +430,12 @@ static void *busy_main(void *p)
 	while (!ret) {
 		accel_prep_fill(accel_queue_get_packet(q), accel_buffer_va(buf), 1 << 20, 1, 1);
 		ret = accel_queue_record(q, &ev);
-		if (!ret && accel_queue_submit(q) < 0)
-			ret = -EIO;
+		if (!ret) {
+			/* its own errno: -ENODEV when the removal comes during it */
+			int n = accel_queue_submit(q);
+
+			ret = n < 0 ? n : 0;
+		}
 		if (!ret)
 			ret = accel_event_wait(&ev, 30 * (int64_t)RAW_SEC);
 		b->rounds++;

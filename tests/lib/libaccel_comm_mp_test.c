@@ -27,9 +27,13 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -72,6 +76,10 @@ typedef void (*rank_fn)(struct rank_ctx *x);
  */
 static int32_t *job_pids;
 #define JOB_FLAGS	16
+/* from CALLED on, rank r's "my call returned" flag (rank_called()) */
+#define CALLED		(JOB_FLAGS + NMAX)
+/* from JOINING on, rank r's "calling accel_comm_init_rank()" flag (rank_init()) */
+#define JOINING		(CALLED + NMAX)
 
 /*
  * The debug kernel's run scales every time limit (KSFT_TIMEOUT_SCALE, set
@@ -99,6 +107,31 @@ static bool log_has(struct rank_ctx *x, const char *s)
 	return strstr(buf, s) != NULL;
 }
 
+/* This rank's call returned: rank_others_called() of a peer may go on. */
+static void rank_called(struct rank_ctx *x)
+{
+	__atomic_store_n(&job_pids[CALLED + x->rank], 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Wait until every other rank's call returned (rank_called()), so that
+ * this rank's call is the last one, whatever the machine's speed (a
+ * sleep was not enough in a slow VM); at most 20 s scaled.
+ */
+static bool rank_others_called(struct rank_ctx *x)
+{
+	int64_t end = mp_now_ns() + 20 * SEC * tscale();
+	unsigned int p;
+
+	for (p = 0; p < x->n; p++)
+		while (p != x->rank && !__atomic_load_n(&job_pids[CALLED + p], __ATOMIC_SEQ_CST))
+			if (mp_now_ns() > end)
+				return false;
+			else
+				usleep(1000);
+	return true;
+}
+
 static void make_devices(struct __test_metadata *_metadata, unsigned int n)
 {
 	char spec[64];
@@ -118,6 +151,34 @@ static void del_devices(void)
 
 	for (i = 0; i < NMAX; i++)
 		lib_del_device(ID0 + i);
+}
+
+/* The pids and flags shared with the ranks of a job, all zero; false if no memory. */
+static bool job_reset(void)
+{
+	if (!job_pids) {
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			       -1, 0);
+
+		if (p == MAP_FAILED)
+			return false;
+		job_pids = p;
+	}
+	memset(job_pids, 0, (JOINING + NMAX) * sizeof(*job_pids));
+	return true;
+}
+
+/* In the test's process: wait at most @ms for flag @i of the job's ranks. */
+static bool job_flag_wait(unsigned int i, int64_t ms)
+{
+	int64_t end = mp_now_ns() + ms * 1000000 * tscale();
+
+	while (!__atomic_load_n(&job_pids[i], __ATOMIC_SEQ_CST))
+		if (mp_now_ns() > end)
+			return false;
+		else
+			usleep(1000);
+	return true;
 }
 
 /* The rank's process: its device (rank @dev_of), queue, buffers, then @fn. */
@@ -172,12 +233,7 @@ static void run_job(struct __test_metadata *_metadata, unsigned int n,
 		t.params = (struct accel_comm_params){ .size = sizeof(t.params),
 						       .chunk_bytes = CHUNK };
 	ASSERT_EQ(0, accel_comm_get_unique_id(&t.id));
-	if (!job_pids) {
-		job_pids = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-				-1, 0);
-		ASSERT_NE(MAP_FAILED, job_pids);
-	}
-	memset(job_pids, 0, (JOB_FLAGS + NMAX) * sizeof(*job_pids));
+	ASSERT_TRUE(job_reset());
 	for (i = 0; i < n; i++)
 		pids[i] = spawn(&t, i, i, fn);
 	mp_reap(pids, n, ms, st);
@@ -192,6 +248,8 @@ static void run_job(struct __test_metadata *_metadata, unsigned int n,
 /* Init this rank of x->id; the error is the caller's to check. */
 static int rank_init(struct rank_ctx *x, struct accel_comm **c)
 {
+	if (job_pids)
+		__atomic_store_n(&job_pids[JOINING + x->rank], 1, __ATOMIC_SEQ_CST);
 	return accel_comm_init_rank(c, x->n, &x->id, x->rank, x->dev, &x->params);
 }
 
@@ -434,6 +492,25 @@ static int connect_by_hand(const struct accel_comm_id *id)
 	return -1;
 }
 
+/* Did the other end close @fd (read to its end) within @ms? */
+static bool closed_by_peer(int fd, int64_t ms)
+{
+	int64_t end = mp_now_ns() + ms * 1000000;
+	char buf[64];
+
+	while (mp_now_ns() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return true;
+	}
+	return false;
+}
+
 static void rank_allreduce_once(struct rank_ctx *x)
 {
 	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
@@ -475,23 +552,27 @@ TEST_F_TIMEOUT(mp, bootstrap_drops_foreign_and_wrong_nonce, 60)
 				       .timeout_ms = 8000 };
 	struct rank_ctx t = { .n = 2, .params = p };
 	pid_t pids[3];
-	int st[3], garbage, silent[80], i;
+	int st[3], garbage, silent[80], i, nonce_st;
 
 	ASSERT_EQ(0, accel_comm_get_unique_id(&t.id));
 	pids[0] = spawn(&t, 0, 0, rank_host_drops);
 	garbage = connect_by_hand(&t.id);
 	ASSERT_LE(0, garbage);
 	EXPECT_EQ(13, send(garbage, "not a hello!", 13, MSG_NOSIGNAL));
-	usleep(200000);	/* read and dropped before the crowd below comes */
+	/* read and dropped (rank 0 closes it) before the crowd below comes */
+	EXPECT_TRUE(closed_by_peer(garbage, 20000 * tscale()));
 	/* more silent connections than rank 0 keeps pending: the oldest go */
 	for (i = 0; i < 80; i++) {
 		silent[i] = connect_by_hand(&t.id);
 		ASSERT_LE(0, silent[i]);
 	}
 	pids[2] = spawn(&t, 1, 1, rank_wrong_nonce);
-	usleep(300000);
+	/* its hello dropped (it ends with -ECONNABORTED) before rank 1 comes */
+	mp_reap(&pids[2], 1, 20000 * tscale(), &nonce_st);
+	pids[2] = 0;
 	pids[1] = spawn(&t, 1, 1, rank_allreduce_once);
 	mp_reap(pids, 3, 30000, st);
+	st[2] = nonce_st;
 	EXPECT_EQ(0, st[0]) TH_LOG("rank 0");
 	EXPECT_EQ(0, st[1]) TH_LOG("rank 1");
 	EXPECT_EQ(0, st[2]) TH_LOG("the wrong-nonce process");
@@ -509,7 +590,7 @@ static void rank_mismatch(struct rank_ctx *x)
 	if (x->rank == 1)
 		x->params.chunk_bytes = 2 * CHUNK;
 	RCHECK_EQ(-EPROTO, rank_init(x, &c));
-	RCHECK(mp_now_ns() - t0 < 5 * SEC * tscale());	/* at once, not at the timeout */
+	RCHECK_WITHIN(t0, 5 * SEC * tscale());	/* at once, not at the timeout */
 	RCHECK(log_has(x, "chunk bytes (params.chunk_bytes) differs: rank 0"));
 	RCHECK(log_has(x, "rank 1 (pid"));
 }
@@ -526,13 +607,13 @@ TEST_F_TIMEOUT(mp, settings_mismatch_fails_every_rank, 60)
 static void rank_timeout(struct rank_ctx *x)
 {
 	struct accel_comm *c;
-	int64_t t0 = mp_now_ns(), dt;
+	int64_t t0 = mp_now_ns();
 
 	if (x->rank == 2)
 		return;	/* never joins */
 	RCHECK_EQ(-ETIMEDOUT, rank_init(x, &c));
-	dt = mp_now_ns() - t0;
-	RCHECK(dt >= 900 * 1000000ll && dt <= 2000 * 1000000ll);
+	RCHECK(mp_now_ns() - t0 >= 900 * 1000000ll);	/* not before the timeout */
+	RCHECK_WITHIN(t0, 2 * SEC * tscale());
 	RCHECK(log_has(x, "rank(s) 2 did not join in time"));
 }
 
@@ -548,13 +629,13 @@ TEST_F_TIMEOUT(mp, a_rank_that_never_joins_times_out, 60)
 static void rank_no_host(struct rank_ctx *x)
 {
 	struct accel_comm *c;
-	int64_t t0 = mp_now_ns(), dt;
+	int64_t t0 = mp_now_ns();
 
 	if (x->rank == 0)
 		return;
 	RCHECK_EQ(-ETIMEDOUT, rank_init(x, &c));
-	dt = mp_now_ns() - t0;
-	RCHECK(dt >= 900 * 1000000ll && dt <= 2000 * 1000000ll);
+	RCHECK(mp_now_ns() - t0 >= 900 * 1000000ll);	/* not before the timeout */
+	RCHECK_WITHIN(t0, 2 * SEC * tscale());
 	RCHECK(log_has(x, "rank 0 (the rendezvous host) did not join in time"));
 }
 
@@ -580,22 +661,31 @@ TEST_F_TIMEOUT(mp, duplicate_rank_and_busy_name, 60)
 				       .timeout_ms = 8000 };
 	struct rank_ctx t = { .n = 3, .params = p };
 	pid_t pids[4];
-	int st[4], fd;
+	int st[4], fd, dup_st;
 
 	ASSERT_EQ(0, accel_comm_get_unique_id(&t.id));
 	pids[0] = spawn(&t, 0, 0, rank_allreduce_once);
 	fd = connect_by_hand(&t.id);	/* rank 0 listens */
 	ASSERT_LE(0, fd);
 	close(fd);
+	/*
+	 * The order is made sure of, not slept for (300 ms sleeps were not
+	 * enough in a slow VM): the genuine rank 1 is calling init (its
+	 * hello goes out at once; 300 ms more for it), then the second rank 1
+	 * is refused and gone before rank 2 completes the job.
+	 */
+	ASSERT_TRUE(job_reset());
 	pids[1] = spawn(&t, 1, 1, rank_allreduce_once);
+	ASSERT_TRUE(job_flag_wait(JOINING + 1, 20000));
 	usleep(300000);
 	pids[2] = spawn(&t, 1, 3, rank_dup);
-	usleep(300000);
+	mp_reap(&pids[2], 1, 20000 * tscale(), &dup_st);
+	pids[2] = 0;
 	pids[3] = spawn(&t, 2, 2, rank_allreduce_once);
 	mp_reap(pids, 4, 30000, st);
 	EXPECT_EQ(0, st[0]);
 	EXPECT_EQ(0, st[1]);
-	EXPECT_EQ(0, st[2]) TH_LOG("the second rank 1");
+	EXPECT_EQ(0, dup_st) TH_LOG("the second rank 1");
 	EXPECT_EQ(0, st[3]);
 	t.n = 2;
 
@@ -648,6 +738,8 @@ TEST_F_TIMEOUT(mp, init_abort_stops_a_waiting_init, 60)
 	char path[300];
 	unsigned int r;
 	pthread_t th;
+	int64_t end;
+	int ret;
 
 	ASSERT_EQ(0, lib_node_path(ID0, path, sizeof(path)));
 	for (r = 0; r < 2; r++) {	/* the host waiting for rank 1; rank 1 waiting for the host */
@@ -658,7 +750,11 @@ TEST_F_TIMEOUT(mp, init_abort_stops_a_waiting_init, 60)
 		ASSERT_EQ(0, accel_device_open_path(path, &it.dev));
 		ASSERT_EQ(0, pthread_create(&th, NULL, init_in_thread, &it));
 		usleep(300000);
-		EXPECT_EQ(0, accel_comm_init_abort(&it.id));
+		/* -ENOENT until the thread's init has started (a slow VM: later) */
+		end = mp_now_ns() + 20 * SEC * tscale();
+		while ((ret = accel_comm_init_abort(&it.id)) == -ENOENT && mp_now_ns() < end)
+			usleep(1000);
+		EXPECT_EQ(0, ret);
 		pthread_join(th, NULL);
 		EXPECT_EQ(-ECANCELED, it.ret) TH_LOG("rank %u", r);
 		EXPECT_GT(2 * SEC, it.ns);
@@ -710,7 +806,7 @@ static void rank_killed(struct rank_ctx *x)
 	if (!ret)
 		ret = accel_comm_wait(c, &ev, WAIT_NS);
 	RCHECK_EQ(-ECONNRESET, ret);
-	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale() + (x->arg == 1 ? 100000000 : 0));
+	RCHECK_WITHIN(t0, 2 * SEC * tscale() + (x->arg == 1 ? 100000000 : 0));
 	RCHECK_EQ(-ECONNRESET, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(victim, err.peer);
 	RCHECK_EQ(job_pids[victim], err.peer_pid);	/* 1.4: the dead rank's process */
@@ -722,7 +818,7 @@ static void rank_killed(struct rank_ctx *x)
 	RCHECK(log_has(x, who));
 	t0 = mp_now_ns();
 	accel_comm_destroy(c);	/* does not wait for the dead peer */
-	RCHECK(mp_now_ns() - t0 < SEC * tscale());
+	RCHECK_WITHIN(t0, SEC * tscale());
 }
 
 static void kill_job(struct __test_metadata *_metadata, unsigned int n, int when)
@@ -751,7 +847,7 @@ static void rank_abort(struct rank_ctx *x)
 
 	RCHECK_EQ(0, rank_init(x, &c));
 	if (x->rank == 1) {
-		usleep(300000);
+		RCHECK(rank_others_called(x));	/* theirs are in flight */
 		RCHECK_EQ(0, accel_comm_abort(c));
 		RCHECK_EQ(-ECANCELED, accel_comm_get_async_error(c, NULL, 0));
 		RCHECK_EQ(-ECANCELED, issue(x, c, &run, &ev));
@@ -760,8 +856,9 @@ static void rank_abort(struct rank_ctx *x)
 	}
 	t0 = mp_now_ns();
 	RCHECK_EQ(0, issue(x, c, &run, &ev));
+	rank_called(x);
 	RCHECK_EQ(-ECONNABORTED, accel_comm_wait(c, &ev, WAIT_NS));
-	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale());
+	RCHECK_WITHIN(t0, 2 * SEC * tscale());
 	RCHECK_EQ(-ECONNABORTED, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(1, err.peer);
 	accel_comm_destroy(c);
@@ -789,9 +886,11 @@ static void rank_call_mismatch(struct rank_ctx *x)
 	RCHECK_EQ(0, run_one(x, c, &run));
 	if (x->rank == 1) {
 		run.count++;
-		usleep(200000);	/* the others have called: this call finds the mismatch */
+		RCHECK(rank_others_called(x));	/* this call finds the mismatch */
 	}
 	ret = issue(x, c, &run, &ev);
+	if (x->rank != 1)
+		rank_called(x);
 	if (!ret)
 		ret = accel_comm_wait(c, &ev, WAIT_NS);
 	RCHECK_EQ(-EPROTO, ret);
@@ -954,10 +1053,12 @@ static void rank_a2av_mismatch(struct rank_ctx *x)
 	}
 	if (r == 1) {
 		sc[0] = 6;
-		usleep(200000);	/* the others have called: this call finds the mismatch */
+		RCHECK(rank_others_called(x));	/* this call finds the mismatch */
 	}
 	ret = accel_alltoallv(accel_buffer_va(x->sb), sc, sd, accel_buffer_va(x->rb), rc, rd,
 			      ACCEL_DTYPE_I32, c, x->q, &ev);
+	if (r != 1)
+		rank_called(x);
 	if (r == 1) {
 		RCHECK_EQ(-EPROTO, ret);
 		RCHECK(log_has(x, "rank 1 sends 6 elements to rank 0, which receives 5 from "
@@ -1078,8 +1179,9 @@ static void rank_p2p_mismatch(struct rank_ctx *x)
 	if (x->rank == 0) {
 		RCHECK_EQ(0, accel_send(accel_buffer_va(x->sb), 7, ACCEL_DTYPE_I32, 1, c, x->q,
 					&ev));
+		rank_called(x);
 	} else {
-		usleep(200000);	/* rank 0's send is posted: this receive finds the mismatch */
+		RCHECK(rank_others_called(x));	/* this receive finds the mismatch */
 		RCHECK_EQ(-EPROTO, accel_recv(accel_buffer_va(x->rb), 8, ACCEL_DTYPE_I32, 0, c,
 					      x->q, &ev));
 		RCHECK(log_has(x, "differ in the count"));
@@ -1127,7 +1229,7 @@ static void rank_p2p_timeout(struct rank_ctx *x)
 	t0 = mp_now_ns();
 	RCHECK_EQ(0, accel_send(accel_buffer_va(x->sb), 7, ACCEL_DTYPE_I32, 1, c, x->q, &ev));
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_wait(c, &ev, WAIT_NS));
-	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale());
+	RCHECK_WITHIN(t0, 2 * SEC * tscale());
 	memset(&err, 0xff, sizeof(err));
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(1, err.peer);
@@ -1248,7 +1350,7 @@ static void rank_split_skips(struct rank_ctx *x)
 	}
 	t0 = mp_now_ns();
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_split(c, 0, 0, &child));
-	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale());
+	RCHECK_WITHIN(t0, 2 * SEC * tscale());
 	RCHECK(child == NULL);
 	snprintf(who, sizeof(who), "ranks that had not called it: 2 (pid %d)", job_pids[2]);
 	RCHECK(log_has(x, who));
@@ -1291,7 +1393,7 @@ static void rank_xp_killed(struct rank_ctx *x)
 	}
 	t0 = mp_now_ns();
 	if (x->arg != 2 && r == victim) {
-		usleep(100000);		/* the others have called: this call is the last */
+		RCHECK(rank_others_called(x));	/* this call is the last */
 		RCHECK_EQ(0, accel_queue_reserve(x->q, 1, WAIT_NS));
 		accel_prep_delay(accel_queue_get_packet(x->q), 500000000);
 		RCHECK(accel_queue_submit(x->q) >= 0);
@@ -1321,12 +1423,13 @@ static void rank_xp_killed(struct rank_ctx *x)
 		usleep(20000);
 		raise(SIGKILL);
 	}
+	rank_called(x);
 	if (x->arg != 2) {
 		if (!ret)
 			ret = accel_comm_wait(c, &ev, WAIT_NS);
 		RCHECK_EQ(-ECONNRESET, ret);
 	}
-	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale() + (x->arg == 2 ? 200000000 : 100000000));
+	RCHECK_WITHIN(t0, 2 * SEC * tscale() + (x->arg == 2 ? 200000000 : 100000000));
 	RCHECK_EQ(-ECONNRESET, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(victim, err.peer);
 	RCHECK_EQ(job_pids[victim], err.peer_pid);
@@ -1358,11 +1461,35 @@ TEST_F_TIMEOUT(mp, sigkill_during_split, 60) { xp_kill_job(_metadata, 3, 2); }
  */
 static unsigned int split_victim;
 
+/* Has process @pid ended (gone, or a zombie not reaped yet)? */
+static bool pid_ended(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* "pid (comm) S ..." */
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 static void split_hook_kill(unsigned int rank)
 {
+	int64_t end = mp_now_ns() + 10 * SEC * tscale();
+
 	if (rank == split_victim)
 		raise(SIGKILL);
-	usleep(50000);		/* the survivors enter the bootstrap after the victim died */
+	/* the survivors enter the bootstrap after the victim died (a sleep was not sure) */
+	while (!pid_ended(job_pids[split_victim]) && mp_now_ns() < end)
+		usleep(1000);
 }
 
 static void rank_split_killed(struct rank_ctx *x)
@@ -1378,7 +1505,7 @@ static void rank_split_killed(struct rank_ctx *x)
 	RCHECK_EQ(-ECONNRESET, accel_comm_split(c, 0, (int)x->rank, &child));
 	acc_comm_test_split_hook = NULL;
 	RCHECK(child == NULL);
-	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale() + 50000000);
+	RCHECK_WITHIN(t0, 2 * SEC * tscale() + 50000000);
 	RCHECK_EQ(-ECONNRESET, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(split_victim, err.peer);
 	RCHECK_EQ(job_pids[split_victim], err.peer_pid);
@@ -1478,7 +1605,7 @@ static void rank_skips(struct rank_ctx *x)
 		RCHECK_EQ(0, issue(x, c, &run, &ev));
 	}
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_wait(c, &ev, WAIT_NS));
-	RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale());
+	RCHECK_WITHIN(t0, 2 * SEC * tscale());
 	RCHECK_EQ(-ETIMEDOUT, accel_comm_get_async_error(c, &err, sizeof(err)));
 	RCHECK_EQ(1ull << 2, err.missing);
 	RCHECK_EQ(x->arg ? ACCEL_COMM_OP_ALLTOALLV : ACCEL_COMM_OP_ALLREDUCE, err.op);
@@ -1597,7 +1724,7 @@ static void rank_forks(struct rank_ctx *x)
 		if (!ret)
 			ret = accel_comm_wait(c, &ev, WAIT_NS);
 		RCHECK_EQ(-ECONNRESET, ret);
-		RCHECK(mp_now_ns() - t0 < 2 * SEC * tscale());
+		RCHECK_WITHIN(t0, 2 * SEC * tscale());
 	}
 	accel_comm_destroy(c);
 }
