@@ -21,6 +21,8 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "libaccel_test.h"
@@ -557,6 +559,7 @@ TEST_F(trace, dumps_while_issuing_and_abort_from_a_thread)
 struct blocked_abort {
 	struct accel_comm *comm;
 	atomic_bool started, done;
+	atomic_int tid;
 	int ret;
 	struct accel_comm_error err;
 };
@@ -565,10 +568,33 @@ static void *abort_thread(void *arg)
 {
 	struct blocked_abort *b = arg;
 
+	atomic_store(&b->tid, (int)syscall(SYS_gettid));
 	atomic_store(&b->started, true);
 	b->ret = accel_comm_abort(b->comm);
 	atomic_store(&b->done, true);
 	return NULL;
+}
+
+/*
+ * Is thread @tid of this process in the system call @nr now
+ * (/proc/self/task/TID/syscall)? -1 if that file cannot be read.
+ */
+static int in_syscall(int tid, long nr)
+{
+	char path[64], buf[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10) == nr && buf[0] != '-';
 }
 
 static void *async_error_thread(void *arg)
@@ -620,7 +646,18 @@ TEST_F(trace, dump_writes_outside_the_lock)
 	ASSERT_EQ(0, pthread_create(&ta, NULL, abort_thread, &ab));
 	while (!atomic_load(&ab.started))
 		usleep(1000);
-	usleep(100000);		/* the abort is now blocked opening rank 0's FIFO */
+	/* until the abort is blocked opening rank 0's FIFO (10 s at most) */
+	for (i = 0; i < 10000; i++) {
+		int st = in_syscall(atomic_load(&ab.tid), SYS_openat);
+
+		if (st < 0) {	/* no /proc/.../syscall: a sleep has to do */
+			usleep(100000);
+			break;
+		}
+		if (st)
+			break;
+		usleep(1000);
+	}
 	EXPECT_FALSE(atomic_load(&ab.done));
 	ae.comm = comms[0];
 	ASSERT_EQ(0, pthread_create(&te, NULL, async_error_thread, &ae));
