@@ -48,6 +48,13 @@
 #include "sim_internal.h"
 
 _Thread_local struct sim_engine *sim_cur_engine;
+/*
+ * The engine whose queue this thread runs a turn of (sim_queue_run(),
+ * always under that engine's lock: its own thread's turn or an inline
+ * turn of a KICK or of another engine's thread), or NULL. A queue's TLB
+ * may be used only then (struct sim_tlb).
+ */
+_Thread_local struct sim_engine *sim_turn_engine;
 
 /*
  * The queues this thread's turns released (a signal satisfied their
@@ -280,7 +287,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
  * SIM_INLINE_BUDGET steps or SIM_INLINE_NS, without splitting a bulk
  * packet and leaving need_wakeup alone (the engine still sleeps).
  */
-static bool sim_queue_run(struct sim_queue *q, uint64_t *next, bool inl)
+static bool sim_queue_turn(struct sim_queue *q, uint64_t *next, bool inl)
 {
 	struct vaccel_core_queue *core = &q->core;
 	uint64_t packets = core->packets, bytes = core->bytes, busy = core->busy_until;
@@ -289,8 +296,6 @@ static bool sim_queue_run(struct sim_queue *q, uint64_t *next, bool inl)
 	uint64_t start, now, turn_end, end;
 	bool progress = false, blocked;
 
-	if (__atomic_load_n(&q->ctrl->state, __ATOMIC_RELAXED) != DRM_VACCEL_QUEUE_RUNNING)
-		return false;
 	/* a new queue starts with need_wakeup set; its engine is awake now */
 	if (!inl && __builtin_expect(__atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_RELAXED), 0))
 		__atomic_store_n(&q->ctrl->need_wakeup, 0, __ATOMIC_RELAXED);
@@ -353,6 +358,19 @@ out:
 	end = sim_acct_end(q->engine, progress);
 	if (core->busy_until != busy && core->busy_until > now)
 		sim_acct_model(q, core->busy_until, end);
+	return progress;
+}
+
+/* sim_queue_turn() of a running queue, with sim_turn_engine set meanwhile (its TLB usable). */
+static bool sim_queue_run(struct sim_queue *q, uint64_t *next, bool inl)
+{
+	bool progress;
+
+	if (__atomic_load_n(&q->ctrl->state, __ATOMIC_RELAXED) != DRM_VACCEL_QUEUE_RUNNING)
+		return false;
+	sim_turn_engine = q->engine;
+	progress = sim_queue_turn(q, next, inl);
+	sim_turn_engine = NULL;
 	return progress;
 }
 

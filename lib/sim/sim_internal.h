@@ -436,14 +436,14 @@ struct sim_vm {
 	_Atomic uint64_t gen;
 };
 
-#define SIM_TLB_SIZE	4
+#define SIM_TLB_SIZE	8
 
 /**
  * struct sim_tlb - the mappings one queue's engine used last, referenced
  *
- * Touched only by the queue's engine thread, in its turns (under the
- * engine lock); VM_UNBIND drops stale entries under that lock
- * (sim_queues_tlb_flush()).
+ * Touched only in turns of the queue (under the engine lock: its engine
+ * thread's, or inline turns in another thread, sim_turn_engine);
+ * VM_UNBIND drops stale entries under that lock (sim_queues_tlb_flush()).
  */
 struct sim_tlb {
 	struct sim_map *map[SIM_TLB_SIZE];
@@ -780,6 +780,7 @@ void sim_acct_queue_fini(struct sim_queue *q);
 
 /* The engine whose thread this is, NULL on other threads. */
 extern _Thread_local struct sim_engine *sim_cur_engine;
+extern _Thread_local struct sim_engine *sim_turn_engine;
 
 /* The process's poller slots, pollers now and at most so far, engine threads running. */
 void sim_pollers_read(int *slots, int *now, int *max, int *threads);

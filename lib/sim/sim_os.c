@@ -62,10 +62,11 @@ u64 vaccel_os_charge(void *os, u64 *first)
 }
 
 /*
- * Translate for @q: on its engine's own thread (in a turn, under the
- * engine lock) through the queue's TLB, elsewhere (a helper running a
- * split range) with a reference of its own. *@cookie is the reference to
- * drop with vaccel_os_unmap() (NULL for a TLB hit).
+ * Translate for @q: in a turn of its engine (under the engine lock: on
+ * the engine's own thread, or an inline turn of a KICK or of another
+ * engine's thread) through the queue's TLB, elsewhere (a helper running
+ * a split range) with a reference of its own. *@cookie is the reference
+ * to drop with vaccel_os_unmap() (NULL for a TLB hit).
  */
 static void *sim_os_translate(struct sim_queue *q, u64 va, u64 len, u32 access, u64 *avail,
 			      struct sim_map **mapp, void **cookie, int *err)
@@ -74,7 +75,7 @@ static void *sim_os_translate(struct sim_queue *q, u64 va, u64 len, u32 access, 
 	bool held = true;
 	void *p;
 
-	if (sim_cur_engine == q->engine)
+	if (sim_turn_engine == q->engine)
 		p = sim_vm_translate_tlb(&q->file->vm, &q->tlb, va, len, access, mapp,
 					 avail ? &av : NULL, &held, err);
 	else

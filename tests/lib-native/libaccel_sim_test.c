@@ -1210,6 +1210,51 @@ TEST(kick_runs_the_queue_in_the_kicking_thread)
 	raw_close(fd);
 }
 
+/*
+ * A kicked turn translates through the queue's TLB as the engine's own
+ * turns do (it holds the engine lock), and a range unbound after a turn
+ * cached it is never used again: the next access faults UNMAPPED, and
+ * the bytes of the object the mapping pointed to stay as they were.
+ */
+TEST(kicked_turns_cache_translations_and_see_unbinds)
+{
+	struct drm_vaccel_packet p;
+	struct raw_queue q;
+	long long turns0;
+	uint64_t va = RAW_VA + (1ull << 30);
+	uint8_t *host;
+	uint32_t h;
+	int fd, i;
+
+	ASSERT_EQ(0, sim_setup("0 engines=1 poll_budget_ns=0"));
+	fd = raw_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, raw_queue_create(fd, RAW_VA, 256, 0, &q));
+	host = raw_buffer(fd, 8192, 0, va, &h);
+	ASSERT_NE(NULL, host);
+	accel_prep_nop(&p);
+	ASSERT_EQ(0, raw_submit(&q, &p));
+	ASSERT_EQ(0, raw_drain(&q, 5 * RAW_SEC));
+	usleep(5000);		/* asleep: no poll budget */
+	turns0 = raw_stat(fd, "stats", "inline_turns");
+	for (i = 0; i < 8; i++) {	/* the same two pages, turn after turn */
+		accel_prep_fill(&p, va + (i % 2) * 4096, 4096, 0x10 + i, 1);
+		ASSERT_EQ(0, raw_submit(&q, &p));
+		ASSERT_EQ(q.wi, __atomic_load_n(&q.ctrl->read_index, __ATOMIC_ACQUIRE));
+	}
+	EXPECT_EQ(turns0 + 8, raw_stat(fd, "stats", "inline_turns"));
+	EXPECT_EQ(0x16, host[0]);
+	EXPECT_EQ(0x17, host[4096]);
+	ASSERT_EQ(0, raw_unbind(fd, va, 8192));
+	accel_prep_fill(&p, va + 4096, 4096, 0x77, 1);
+	ASSERT_EQ(0, raw_submit(&q, &p));
+	ASSERT_EQ(0, raw_wait_fault(&q, 5 * RAW_SEC));
+	EXPECT_EQ(DRM_VACCEL_FAULT_UNMAPPED, q.ctrl->fault);
+	EXPECT_EQ(va + 4096, q.ctrl->fault_addr);
+	EXPECT_EQ(0x17, host[4096]);	/* the object's memory, still mapped here */
+	raw_close(fd);
+}
+
 /* With a poll budget the engine picks up doorbells without a kick. */
 TEST(polling_engine_needs_no_kick)
 {
