@@ -107,6 +107,19 @@ static bool log_has(struct rank_ctx *x, const char *s)
 	return strstr(buf, s) != NULL;
 }
 
+/* Wait at most @ms (scaled) for flag @i of the job's ranks (in a rank or the test). */
+static bool job_flag_wait(unsigned int i, int64_t ms)
+{
+	int64_t end = mp_now_ns() + ms * 1000000 * tscale();
+
+	while (!__atomic_load_n(&job_pids[i], __ATOMIC_SEQ_CST)) {
+		if (mp_now_ns() > end)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
 /* This rank's call returned: rank_others_called() of a peer may go on. */
 static void rank_called(struct rank_ctx *x)
 {
@@ -116,19 +129,15 @@ static void rank_called(struct rank_ctx *x)
 /*
  * Wait until every other rank's call returned (rank_called()), so that
  * this rank's call is the last one, whatever the machine's speed (a
- * sleep was not enough in a slow VM); at most 20 s scaled.
+ * sleep was not enough in a slow VM); at most 20 s (scaled) each.
  */
 static bool rank_others_called(struct rank_ctx *x)
 {
-	int64_t end = mp_now_ns() + 20 * SEC * tscale();
 	unsigned int p;
 
 	for (p = 0; p < x->n; p++)
-		while (p != x->rank && !__atomic_load_n(&job_pids[CALLED + p], __ATOMIC_SEQ_CST))
-			if (mp_now_ns() > end)
-				return false;
-			else
-				usleep(1000);
+		if (p != x->rank && !job_flag_wait(CALLED + p, 20000))
+			return false;
 	return true;
 }
 
@@ -165,19 +174,6 @@ static bool job_reset(void)
 		job_pids = p;
 	}
 	memset(job_pids, 0, (JOINING + NMAX) * sizeof(*job_pids));
-	return true;
-}
-
-/* In the test's process: wait at most @ms for flag @i of the job's ranks. */
-static bool job_flag_wait(unsigned int i, int64_t ms)
-{
-	int64_t end = mp_now_ns() + ms * 1000000 * tscale();
-
-	while (!__atomic_load_n(&job_pids[i], __ATOMIC_SEQ_CST))
-		if (mp_now_ns() > end)
-			return false;
-		else
-			usleep(1000);
 	return true;
 }
 
@@ -664,6 +660,7 @@ TEST_F_TIMEOUT(mp, duplicate_rank_and_busy_name, 60)
 	int st[4], fd, dup_st;
 
 	ASSERT_EQ(0, accel_comm_get_unique_id(&t.id));
+	ASSERT_TRUE(job_reset());
 	pids[0] = spawn(&t, 0, 0, rank_allreduce_once);
 	fd = connect_by_hand(&t.id);	/* rank 0 listens */
 	ASSERT_LE(0, fd);
@@ -674,7 +671,6 @@ TEST_F_TIMEOUT(mp, duplicate_rank_and_busy_name, 60)
 	 * hello goes out at once; 300 ms more for it), then the second rank 1
 	 * is refused and gone before rank 2 completes the job.
 	 */
-	ASSERT_TRUE(job_reset());
 	pids[1] = spawn(&t, 1, 1, rank_allreduce_once);
 	ASSERT_TRUE(job_flag_wait(JOINING + 1, 20000));
 	usleep(300000);
@@ -1708,11 +1704,7 @@ static void rank_forks(struct rank_ctx *x)
 	if (x->rank == 1)
 		__atomic_store_n(&job_pids[JOB_FLAGS + 1], 1, __ATOMIC_SEQ_CST);
 	if (x->rank == 0) {
-		int64_t end = mp_now_ns() + 10 * SEC * tscale();
-
-		while (!__atomic_load_n(&job_pids[JOB_FLAGS + 1], __ATOMIC_SEQ_CST) &&
-		       mp_now_ns() < end)
-			usleep(1000);
+		job_flag_wait(JOB_FLAGS + 1, 10000);	/* dies anyway after 10 s */
 		raise(SIGKILL);
 	}
 	usleep(300000);

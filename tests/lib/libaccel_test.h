@@ -43,18 +43,6 @@ static inline bool lib_present(void)
 		SKIP(return, "module only: %s", why);				\
 } while (0)
 
-/* The value of the line "KEY N" of a debugfs-style @text, or -1 without one. */
-static inline long long lib_kv(const char *text, const char *key)
-{
-	size_t len = strlen(key);
-	const char *p;
-
-	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, len) && p[len] == ' ')
-			return strtoll(p + len + 1, NULL, 10);
-	return -1;
-}
-
 /*
  * Counter @key of @dev's "stats" file (the module's debugfs or the
  * in-process device's), or -1 without one.
@@ -65,7 +53,7 @@ static inline long long lib_dev_stat(struct accel_device *dev, const char *key)
 
 	if (accel_device_debug_read(dev, "stats", buf, sizeof(buf)) < 0)
 		return -1;
-	return lib_kv(buf, key);
+	return vaccel_kv(buf, key);
 }
 
 static inline int lib_new_device(const char *spec)
@@ -143,7 +131,7 @@ static inline long lib_objects(const char *name)
 
 	if (accel_device_debug_read(NULL, "objects", buf, sizeof(buf)) < 0)
 		return -1;
-	return (long)lib_kv(buf, name);
+	return (long)vaccel_kv(buf, name);
 }
 
 /* lib_objects(@name) once it is @want, or after @ms; its last value. */
