@@ -432,7 +432,12 @@ out:
 		    st == VACCEL_CORE_FAULT;
 	vaccel_queue_account(q, packets, bytes);
 	/* a client's engine time: its turns, and the modelled time it charged */
-	end = vaccel_acct_end(q->engine, progress);
+	/*
+	 * a turn that started a busy period (a DELAY) ran a step: credited,
+	 * or the step's time from its start to @end would be missing from
+	 * the modelled time (a 50 ms DELAY credited 49.990 ms in the VM)
+	 */
+	end = vaccel_acct_end(q->engine, progress || core->busy_until != busy);
 	if (core->busy_until != busy && core->busy_until > now)
 		vaccel_acct_model(q, core->busy_until, end);
 	return progress;

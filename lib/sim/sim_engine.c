@@ -355,7 +355,12 @@ out:
 		*next = min_u64(*next, core->busy_until);
 	progress |= core->packets != packets || core->bytes != bytes || st == VACCEL_CORE_FAULT;
 	sim_queue_account(q, packets, bytes);
-	end = sim_acct_end(q->engine, progress);
+	/*
+	 * a turn that started a busy period (a DELAY) ran a step: credited,
+	 * or the step's time from its start to @end would be missing from
+	 * the modelled time (a 50 ms DELAY credited 49.990 ms in the VM)
+	 */
+	end = sim_acct_end(q->engine, progress || core->busy_until != busy);
 	if (core->busy_until != busy && core->busy_until > now)
 		sim_acct_model(q, core->busy_until, end);
 	return progress;
