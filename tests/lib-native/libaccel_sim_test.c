@@ -1235,7 +1235,11 @@ TEST(kicked_turns_cache_translations_and_see_unbinds)
 	accel_prep_nop(&p);
 	ASSERT_EQ(0, raw_submit(&q, &p));
 	ASSERT_EQ(0, raw_drain(&q, 5 * RAW_SEC));
-	usleep(5000);		/* asleep: no poll budget */
+	/* no poll budget: the engine raises need_wakeup, then sleeps */
+	for (i = 0; i < 5000 && !__atomic_load_n(&q.ctrl->need_wakeup, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	ASSERT_EQ(1, q.ctrl->need_wakeup);
+	usleep(5000);
 	turns0 = raw_stat(fd, "stats", "inline_turns");
 	for (i = 0; i < 8; i++) {	/* the same two pages, turn after turn */
 		accel_prep_fill(&p, va + (i % 2) * 4096, 4096, 0x10 + i, 1);

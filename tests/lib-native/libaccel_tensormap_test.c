@@ -1029,11 +1029,12 @@ TEST(oracle_same_view)
 /*
  * The steady state of a program that works on a fixed set of tensors:
  * every argument is one of a few fixed views per buffer (slices, tiles,
- * interleaved views; overlapping each other or not), in random modes,
- * tasks completing out of order. Lookups and inserts of a view whose
- * entries are alone or completed take the O(1) paths (the view index:
- * a reader or a writer taken over in place); the twin map without them
- * must give every answer the same, and both oracles must hold.
+ * views of any strides; overlapping each other or not), in random modes,
+ * tasks completing out of order, so a view comes back after other views
+ * and completions in between. Where the same-view paths apply (the
+ * buffer's last insert, an excl_w writer in the view index) they must
+ * answer as the walks do: the twin map without them must give every
+ * answer the same, and both oracles must hold.
  */
 TEST(oracle_view_pool)
 {
