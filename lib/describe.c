@@ -176,7 +176,8 @@ static const char *const fr_args[][2] = {
 
 ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_t len)
 {
-	struct acc_fr_rec fr[ACC_FR_SIZE];
+	struct acc_fr_rec fr[ACC_FR_SIZE + 1];
+	uint64_t fr_wi, wi;
 	int64_t t0 = 0;
 	struct accel_queue_fault f;
 	unsigned int i, n, next;
@@ -212,6 +213,8 @@ ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_
 		put(buf, len, &pos, "\n");
 	}
 	/* the producer may be adding entries: take the complete ones */
+	/* acquire: pairs with fr_flush_submits()' release: its entry is in fr_next */
+	fr_wi = atomic_load_explicit(&q->fr_wi, memory_order_acquire);
 	/* acquire: pairs with acc_fr_add()'s release of fr_next */
 	next = atomic_load_explicit(&q->fr_next, memory_order_acquire);
 	for (i = next - (next < ACC_FR_SIZE ? next : ACC_FR_SIZE), n = 0; i != next; i++)
@@ -220,6 +223,14 @@ ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_
 				t0 = fr[n].t;
 			n++;
 		}
+	/*
+	 * The submits since the last entry, not recorded yet (see
+	 * fr_flush_submits()); not shown if they were recorded meanwhile
+	 * (fr_wi moved), so a run is never shown twice.
+	 */
+	wi = acc_load_relaxed_u64(&q->wi);
+	if (wi > fr_wi && atomic_load_explicit(&q->fr_wi, memory_order_relaxed) == fr_wi)
+		fr[n++] = (struct acc_fr_rec){ .op = FR_SUBMIT, .a = wi - fr_wi, .b = wi };
 	put(buf, len, &pos, "  last %u operations (oldest first, ms since the first timed one; "
 	    "fast-path ones are not timed):\n", n);
 	for (i = 0; i < n; i++) {

@@ -309,6 +309,7 @@ struct accel_queue {
 	atomic_bool faulted;		/* seen faulted: submit publishes nothing */
 	atomic_bool fault_logged;
 	_Atomic unsigned int fr_next;
+	_Atomic uint64_t fr_wi;		/* submits up to here are in fr[] (fr_flush_submits()) */
 	struct acc_fr_entry fr[ACC_FR_SIZE];
 	uint64_t doorbells;		/* doorbell stores (the producer's; acc_queue_doorbells()) */
 };

@@ -37,17 +37,17 @@
 /*
  * The flight recorder: written by the producer only, read by
  * accel_queue_describe() from any thread. An entry's seq holds the entry's
- * index + 1 in its upper 32 bits, then a version count, then a "being
- * written" bit (bit 0). The writer sets the bit, stores the fields with
- * release, then stores seq with the bit clear and the version bumped; a
- * reader loads seq (acquire), the fields (acquire), and seq again: any
- * change, the bit, or another index means the entry changed under it, and
- * it is skipped instead of printed as a mix. Fast-path entries (@timed
- * false) carry no timestamp: no clock read per submit.
+ * index + 1 in its upper 32 bits and a "being written" bit (bit 0). The
+ * writer sets the bit, stores the fields with release, then stores seq
+ * with the bit clear; a reader loads seq (acquire), the fields (acquire),
+ * and seq again: any change, the bit, or another index means the entry
+ * was overwritten under it, and it is skipped instead of printed as a
+ * mix. Fast-path entries (@timed false) carry no timestamp: no clock read
+ * per submit.
  */
 #define FR_SEQ(idx)	((uint64_t)((idx) + 1) << 32)
 
-void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b, bool timed)
+static void fr_put(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b, bool timed)
 {
 	/* one writer: a load and a store, no read-modify-write */
 	unsigned int idx = atomic_load_explicit(&q->fr_next, memory_order_relaxed);
@@ -65,27 +65,27 @@ void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b, bool
 }
 
 /*
- * A submit right after a submit updates that entry (packets added up, the
- * new write index) instead of taking a new one: fewer stores on the fast
- * path, and a run of small submits does not push everything else out.
+ * Submits are recorded lazily: accel_queue_submit() writes no entry (the
+ * stores of an entry cost a third of a one-packet submit), and the run of
+ * submits since the last entry (write indices fr_wi to wi) becomes one
+ * FR_SUBMIT entry just before the next entry of any other kind.
+ * accel_queue_describe() shows a run not yet recorded from fr_wi and wi.
  */
-static void fr_submit(struct accel_queue *q, uint64_t n, uint64_t wi)
+static void fr_flush_submits(struct accel_queue *q)
 {
-	unsigned int next = atomic_load_explicit(&q->fr_next, memory_order_relaxed);
-	struct acc_fr_entry *e = &q->fr[(next - 1) % ACC_FR_SIZE];
-	uint64_t seq;
+	uint64_t from = atomic_load_explicit(&q->fr_wi, memory_order_relaxed);
 
-	if (!next || atomic_load_explicit(&e->op, memory_order_relaxed) != FR_SUBMIT) {
-		acc_fr_add(q, FR_SUBMIT, n, wi, false);
+	if (q->wi == from)
 		return;
-	}
-	seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
-	atomic_store_explicit(&e->seq, seq | 1, memory_order_relaxed);
-	/* release: as in acc_fr_add() */
-	atomic_store_explicit(&e->a, atomic_load_explicit(&e->a, memory_order_relaxed) + n,
-			      memory_order_release);
-	atomic_store_explicit(&e->b, wi, memory_order_release);
-	atomic_store_explicit(&e->seq, seq + 2, memory_order_release);	/* the next version */
+	fr_put(q, FR_SUBMIT, q->wi - from, q->wi, false);
+	/* release: a describe that sees the new fr_wi finds the entry (fr_next) */
+	atomic_store_explicit(&q->fr_wi, q->wi, memory_order_release);
+}
+
+void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b, bool timed)
+{
+	fr_flush_submits(q);
+	fr_put(q, op, a, b, timed);
 }
 
 bool acc_fr_read(const struct accel_queue *q, unsigned int idx, struct acc_fr_rec *out)
@@ -277,8 +277,7 @@ ACCEL_API int accel_queue_submit(struct accel_queue *q)
 	acc_full_fence();
 	/* 4. need_wakeup (relaxed: ordered by the fence); KICK only if set */
 	nw = acc_load_relaxed_u32(&q->ctrl->need_wakeup);
-	acc_store_relaxed_u64(&q->wi, q->pi);
-	fr_submit(q, n, q->wi);
+	acc_store_relaxed_u64(&q->wi, q->pi);	/* the flight recorder's too (fr_flush_submits()) */
 	if (nw) {
 		/* the slow path anyway: a stopped queue's engine is not woken */
 		ret = acc_queue_check(q);

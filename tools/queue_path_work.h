@@ -9,6 +9,14 @@
  *               store-release the doorbell, every @batch packets; with
  *               @nw also what the doorbell protocol adds to each doorbell
  *               (a full fence and a load of need_wakeup)
+ *   qp_reader   another thread that reads the bare loop's ring after each
+ *               batch, as the engine reads the queue's ring after each
+ *               library batch: the bare loop's slots were last read by
+ *               another CPU, as every device ring's are, and writing them
+ *               costs the same cache-line transfers as the library's
+ *               stores pay. The bare loop into a ring no other CPU reads
+ *               (its lines stay in this CPU's cache) is timed too; it is
+ *               not a floor that a ring a device consumes can reach.
  *   qp_lib()    the library: one packet per doorbell (get_packet, copy,
  *               submit), 64 per doorbell (64 x get_packet and copy, one
  *               submit), or accel_queue_submit_packets() of 64 packets
@@ -23,9 +31,14 @@
 #ifndef QUEUE_PATH_WORK_H
 #define QUEUE_PATH_WORK_H
 
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <accel/accel.h>
 
@@ -39,12 +52,180 @@ enum qp_way {
 	QP_LIB_64,		/* library, 64 x get_packet, one submit */
 	QP_BARE_64,		/* bare loop, one doorbell per 64 packets */
 	QP_COPY_64,		/* accel_queue_submit_packets() of 64 */
+	QP_PRIV_ONE,		/* QP_BARE_ONE into a ring no other CPU reads */
+	QP_PRIV_FENCED_ONE,	/* QP_FENCED_ONE into that ring */
+	QP_PRIV_64,		/* QP_BARE_64 into that ring */
 	QP_N,
 };
+
+/*
+ * The CPUs of the measurement: the submitting thread stays on the CPU it
+ * runs on (@cpu), the reader (and, where the bench runs it, the engine)
+ * on another (@other), so that the rings' lines really move between two
+ * CPUs in every batch; with both threads on one CPU the bare ring would
+ * never leave its cache. Without two CPUs to choose from, nothing is
+ * pinned (@on false).
+ */
+struct qp_pin {
+	cpu_set_t saved;	/* the caller's affinity before */
+	int cpu, other;
+	bool on;
+};
+
+static inline void qp_pin_begin(struct qp_pin *p)
+{
+	cpu_set_t one;
+	int c;
+
+	p->on = false;
+	if (sched_getaffinity(0, sizeof(p->saved), &p->saved) || CPU_COUNT(&p->saved) < 2)
+		return;
+	p->cpu = sched_getcpu();
+	if (p->cpu < 0 || !CPU_ISSET(p->cpu, &p->saved))
+		return;
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (c != p->cpu && CPU_ISSET(c, &p->saved))
+			break;
+	p->other = c;
+	CPU_ZERO(&one);
+	CPU_SET(p->cpu, &one);
+	p->on = !sched_setaffinity(0, sizeof(one), &one);
+}
+
+/* Pin @t to the other CPU (no-op if the caller is not pinned). */
+static inline void qp_pin_other(const struct qp_pin *p, pthread_t t)
+{
+	cpu_set_t one;
+
+	if (!p->on)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(p->other, &one);
+	pthread_setaffinity_np(t, sizeof(one), &one);
+}
+
+/* Give the caller and @t (0: none) back the caller's old affinity. */
+static inline void qp_pin_end(const struct qp_pin *p, const pthread_t *t)
+{
+	if (!p->on)
+		return;
+	if (t)
+		pthread_setaffinity_np(*t, sizeof(p->saved), &p->saved);
+	sched_setaffinity(0, sizeof(p->saved), &p->saved);
+}
+
+/* The bare loop's ring and what reads it (see the top of the file). */
+struct qp_reader {
+	const struct drm_vaccel_packet *ring;	/* QP_RING slots */
+	_Atomic uint64_t want;		/* read the slots up to here */
+	_Atomic uint64_t done;		/* slots read so far */
+	_Atomic int stop;
+	volatile uint64_t sink;		/* what it read, so that the loads stay */
+	pthread_t thread;
+};
+
+static void *qp_reader_main(void *arg)
+{
+	struct qp_reader *r = arg;
+	uint64_t i, end, sum = 0;
+	unsigned int w;
+
+	while (!atomic_load_explicit(&r->stop, memory_order_acquire)) {
+		/* acquire: pairs with qp_reader_read()'s release, after the batch */
+		end = atomic_load_explicit(&r->want, memory_order_acquire);
+		i = atomic_load_explicit(&r->done, memory_order_relaxed);
+		if (i == end) {
+			nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+			continue;
+		}
+		for (; i < end; i++)	/* the whole packet, as an engine copies it */
+			for (w = 0; w < 8; w++)
+				sum += ((const volatile uint64_t *)&r->ring[i & (QP_RING - 1)])[w];
+		r->sink = sum;
+		atomic_store_explicit(&r->done, end, memory_order_release);
+	}
+	return NULL;
+}
+
+/* Start the reader of @ring on @pin's other CPU; 0 or -errno. */
+static inline int qp_reader_start(struct qp_reader *r, const struct drm_vaccel_packet *ring,
+				  const struct qp_pin *pin)
+{
+	int ret;
+
+	r->ring = ring;
+	atomic_init(&r->want, 0);
+	atomic_init(&r->done, 0);
+	atomic_init(&r->stop, 0);
+	ret = pthread_create(&r->thread, NULL, qp_reader_main, r);
+	if (!ret)
+		qp_pin_other(pin, r->thread);
+	return -ret;
+}
+
+/*
+ * Have the reader read every slot before @end (untimed, between batches);
+ * 0, or -ETIMEDOUT after 10 s.
+ */
+static inline int qp_reader_read(struct qp_reader *r, uint64_t end)
+{
+	struct timespec t0, t;
+
+	/* release: the batch's packets are in the ring */
+	atomic_store_explicit(&r->want, end, memory_order_release);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (atomic_load_explicit(&r->done, memory_order_acquire) < end) {
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 10)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+static inline void qp_reader_stop(struct qp_reader *r)
+{
+	atomic_store_explicit(&r->stop, 1, memory_order_release);
+	pthread_join(r->thread, NULL);
+}
 
 static inline int qp_is_lib(enum qp_way w)
 {
 	return w == QP_LIB_ONE || w == QP_LIB_64 || w == QP_COPY_64;
+}
+
+/* A way's name for the noise line (bench_noise.h). */
+static inline const char *qp_way_name(enum qp_way w)
+{
+	static const char *const names[QP_N] = {
+		[QP_LIB_ONE] = "raw path, 1 per doorbell",
+		[QP_BARE_ONE] = "bare loop, 1 per doorbell",
+		[QP_FENCED_ONE] = "bare loop, fenced",
+		[QP_LIB_64] = "raw path, 64 per doorbell",
+		[QP_BARE_64] = "bare loop, 64 per doorbell",
+		[QP_COPY_64] = "submit_packets of 64",
+		[QP_PRIV_ONE] = "bare loop, unread ring",
+		[QP_PRIV_FENCED_ONE] = "bare loop, fenced, unread ring",
+		[QP_PRIV_64] = "bare loop, 64 per doorbell, unread ring",
+	};
+
+	return names[w];
+}
+
+static inline int qp_is_private(enum qp_way w)
+{
+	return w == QP_PRIV_ONE || w == QP_PRIV_FENCED_ONE || w == QP_PRIV_64;
+}
+
+/* A bare way's packets per doorbell. */
+static inline unsigned int qp_batch_of(enum qp_way w)
+{
+	return w == QP_BARE_64 || w == QP_PRIV_64 ? 64 : 1;
+}
+
+static inline int qp_is_fenced(enum qp_way w)
+{
+	return w == QP_FENCED_ONE || w == QP_PRIV_FENCED_ONE;
 }
 
 /* 64 NOPs to copy from (a NOP with non-zero operands is a bad packet). */

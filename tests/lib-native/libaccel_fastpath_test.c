@@ -108,4 +108,98 @@ TEST(no_clock_no_syscall_on_the_fast_path)
 	accel_device_close(dev);
 }
 
+/*
+ * Check @text of accel_queue_describe(): its submit lines cover the write
+ * indices in contiguous runs, each once, up to what the header says was
+ * submitted. Return the number of submit lines, or -1.
+ */
+static int check_submit_runs(const char *text)
+{
+	unsigned long long total, n, w, prev = 0;
+	const char *s = strstr(text, "submitted ");
+	int lines = 0;
+
+	if (!s || sscanf(s, "submitted %llu", &total) != 1)
+		return -1;
+	for (s = strstr(text, " submit "); s; s = strstr(s + 1, " submit ")) {
+		const char *a = strstr(s, "packets=");
+
+		if (!a || sscanf(a, "packets=%llu write=%llu", &n, &w) != 2 || !n)
+			return -1;
+		/* each run follows the one before it; the oldest may be cut off */
+		if (lines ? n != w - prev || w <= prev : n > w)
+			return -1;
+		prev = w;
+		lines++;
+	}
+	return total && prev != total ? -1 : lines;
+}
+
+/*
+ * The recorder writes no entry per submit: a run of submits becomes one
+ * entry before the next entry of another kind, and describe shows the
+ * run not recorded yet. Random steps; after each, every packet submitted
+ * is in exactly one run, and the last run ends at the write index.
+ */
+TEST(recorder_runs_cover_every_submit_once)
+{
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 256 };
+	struct drm_vaccel_packet pkts[64], *p;
+	struct accel_device *dev;
+	struct accel_queue *q;
+	unsigned int step, i, k, n, seed = 1;
+	char text[8192];
+	int lines, seen_pending = 0;
+
+	fake_complete_all = true;
+	ASSERT_EQ(0, acc_device_open_ops(&fake_ops, "fake", &dev));
+	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
+	for (i = 0; i < 64; i++)
+		accel_prep_nop(&pkts[i]);
+	fake_engine_step(1);
+	ASSERT_LT(0, accel_queue_describe(q, text, sizeof(text)));
+	ASSERT_EQ(0, check_submit_runs(text));
+	for (step = 0; step < 500; step++) {
+		k = 1 + rand_r(&seed) % 40;
+		switch (rand_r(&seed) % 4) {
+		case 0:		/* one packet per doorbell */
+			for (i = 0; i < k; i++) {
+				ASSERT_NE(NULL, p = accel_queue_get_packet(q));
+				accel_prep_nop(p);
+				ASSERT_LE(1, accel_queue_submit(q));	/* 2 with a mark */
+			}
+			break;
+		case 1:		/* k per doorbell (progress marks among them) */
+			for (i = 0; i < k; i++) {
+				ASSERT_NE(NULL, p = accel_queue_get_packet(q));
+				accel_prep_nop(p);
+			}
+			ASSERT_LE(k, accel_queue_submit(q));
+			break;
+		case 2:
+			ASSERT_EQ(0, accel_queue_submit_packets(q, pkts, k, 1000000000, &n));
+			ASSERT_EQ(k, n);
+			break;
+		default:	/* a slow-path entry: records the run before it */
+			while (fake_engine_step(4096))
+				;
+			ASSERT_EQ(0, accel_queue_sync(q, 1000000000));
+			break;
+		}
+		while (fake_engine_step(4096))
+			;
+		ASSERT_LT(0, accel_queue_describe(q, text, sizeof(text)));
+		lines = check_submit_runs(text);
+		if (lines < 0)
+			TH_LOG("step %u:\n%s", step, text);
+		ASSERT_LE(0, lines);
+		/* a run not recorded yet (after plain submits) is the last line */
+		text[strlen(text) - 1] = '\0';		/* the final newline */
+		seen_pending += strstr(strrchr(text, '\n'), " submit ") != NULL;
+	}
+	ASSERT_LT(0, seen_pending);
+	accel_queue_destroy(q);
+	accel_device_close(dev);
+}
+
 TEST_HARNESS_MAIN
