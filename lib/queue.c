@@ -578,6 +578,7 @@ ACCEL_API int accel_queue_submit_packets(struct accel_queue *q,
 		for (i = 0, pi = q->pi; i < k; i++) {
 			if (pi == mark) {
 				put_mark(q, &ring[pi & mask], pi);
+				acc_fr_add(q, FR_MARK, pi, q->base + pi + 1, false);
 				pi++;
 				mark += q->interval + 1;
 			}

@@ -104,6 +104,9 @@ TEST(no_clock_no_syscall_on_the_fast_path)
 	TH_LOG("%s", text);
 	EXPECT_NE(NULL, strstr(text, "- submit        packets="));
 	EXPECT_NE(NULL, strstr(text, " sync "));
+	/* the marks of get_packet and of submit_packets (ring indices 1024, 2049) */
+	EXPECT_NE(NULL, strstr(text, "- mark          index=1024 "));
+	EXPECT_NE(NULL, strstr(text, "- mark          index=2049 "));
 	accel_queue_destroy(q);
 	accel_device_close(dev);
 }
