@@ -10,6 +10,7 @@
  *
  * Copyright (C) 2026 The vaccel authors
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,26 +115,42 @@ TEST(no_clock_no_syscall_on_the_fast_path)
 /*
  * Check @text of accel_queue_describe(): its submit lines cover the write
  * indices in contiguous runs, each once, up to what the header says was
- * submitted. Return the number of submit lines, or -1.
+ * submitted; and each sync's write index (need-read) is where the lines
+ * before it left off, so a run is recorded before the next entry, not
+ * later. Return the number of submit lines, or -1.
  */
 static int check_submit_runs(const char *text)
 {
-	unsigned long long total, n, w, prev = 0;
-	const char *s = strstr(text, "submitted ");
+	unsigned long long total, n, w, prev = 0, last_w = 0;
+	const char *s = strstr(text, "submitted "), *a;
+	bool have_w = false;
+	char op[32];
 	int lines = 0;
 
 	if (!s || sscanf(s, "submitted %llu", &total) != 1)
 		return -1;
-	for (s = strstr(text, " submit "); s; s = strstr(s + 1, " submit ")) {
-		const char *a = strstr(s, "packets=");
-
-		if (!a || sscanf(a, "packets=%llu write=%llu", &n, &w) != 2 || !n)
-			return -1;
-		/* each run follows the one before it; the oldest may be cut off */
-		if (lines ? n != w - prev || w <= prev : n > w)
-			return -1;
-		prev = w;
-		lines++;
+	/* the operations' lines: "<ms or -> <operation> <name>=<value> ..." */
+	for (s = strchr(text, '\n'); s; s = strchr(s + 1, '\n')) {
+		if (sscanf(s + 1, "%*s %31s", op) != 1)
+			continue;
+		if (!strcmp(op, "sync")) {
+			a = strstr(s, "need-read=");
+			if (!a || sscanf(a, "need-read=%llu", &w) != 1 || (have_w && w != last_w))
+				return -1;
+		} else if (!strcmp(op, "submit")) {
+			a = strstr(s, "packets=");
+			if (!a || sscanf(a, "packets=%llu write=%llu", &n, &w) != 2 || !n)
+				return -1;
+			/* each run follows the one before it; the oldest may be cut off */
+			if (lines ? n != w - prev || w <= prev : n > w)
+				return -1;
+			prev = w;
+			lines++;
+		} else {
+			continue;
+		}
+		last_w = w;
+		have_w = true;
 	}
 	return total && prev != total ? -1 : lines;
 }
