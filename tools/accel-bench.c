@@ -778,44 +778,27 @@ static void queue_path(struct accel_device *dev, const struct accel_device_props
 {
 	static uint64_t ns[QP_N][QP_BATCHES];
 	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = QP_RING };
-	const size_t ring_bytes = QP_RING * sizeof(struct drm_vaccel_packet);
-	struct accel_buffer *ring_buf, *db_buf, *priv_buf, *priv_db_buf;
-	struct drm_vaccel_packet pkts[64], *bare_ring, *priv_ring;
 	long long k0, k1, lib_packets = 0;
 	const unsigned int nb = cfg.qp_batches;
-	uint64_t start = 0, priv_start = 0, t0, *db, *priv_db;
-	static struct qp_reader reader;
+	static struct qp_bare_rings br;
 	struct accel_queue *q;
 	struct qp_pin pin;
 	unsigned int b, w;
+	uint64_t t0;
 	int ret;
 
+	qp_pin_begin(&pin);
 	ret = accel_queue_create(dev, &qp, &q);
 	if (!ret)
-		ret = accel_buffer_create(dev, ring_bytes, ACCEL_BUFFER_HOST, &ring_buf);
-	if (!ret)
-		ret = accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &db_buf);
-	if (!ret)
-		ret = accel_buffer_create(dev, ring_bytes, ACCEL_BUFFER_HOST, &priv_buf);
-	if (!ret)
-		ret = accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &priv_db_buf);
+		ret = qp_bare_rings_create(dev, &br, &pin);
 	if (ret)
 		die("raw queue path set-up", ret);
-	bare_ring = accel_buffer_host(ring_buf);
-	db = accel_buffer_host(db_buf);
-	priv_ring = accel_buffer_host(priv_buf);
-	priv_db = accel_buffer_host(priv_db_buf);
-	qp_packets(pkts);
-	qp_pin_begin(&pin);
-	ret = qp_reader_start(&reader, bare_ring, &pin);
-	if (ret)
-		die("raw queue path: start the bare ring's reader", ret);
 	k0 = kicks_of(dev);
 	for (b = 0; b <= nb; b++)	/* batch 0 unmeasured */
 		for (w = 0; w < QP_N; w++) {
 			if (qp_is_lib(w)) {
 				/* the engine awake (need_wakeup clear), then held */
-				ret = qp_lib(QP_LIB_ONE, q, pkts, 1);
+				ret = qp_lib(QP_LIB_ONE, q, br.pkts, 1);
 				if (!ret)
 					ret = accel_queue_sync(q, 10000000000ll);
 				if (ret)
@@ -824,19 +807,10 @@ static void queue_path(struct accel_device *dev, const struct accel_device_props
 			}
 			t0 = now_ns();
 			if (qp_is_lib(w)) {
-				ret = qp_lib(w, q, pkts, QP_PACKETS);
+				ret = qp_lib(w, q, br.pkts, QP_PACKETS);
 				lib_packets += QP_PACKETS;
-			} else if (qp_is_private(w)) {
-				/* need_wakeup: a word of its own cache line beside the doorbell */
-				qp_bare(priv_ring, priv_db, pkts, priv_start, QP_PACKETS,
-					qp_batch_of(w),
-					qp_is_fenced(w) ? (const volatile uint32_t *)(priv_db + 8) :
-					NULL);
-				priv_start += QP_PACKETS;
 			} else {
-				qp_bare(bare_ring, db, pkts, start, QP_PACKETS, qp_batch_of(w),
-					qp_is_fenced(w) ? (const volatile uint32_t *)(db + 8) : NULL);
-				start += QP_PACKETS;
+				qp_bare_batch(&br, w, NULL);
 			}
 			if (b)
 				ns[w][b - 1] = now_ns() - t0;
@@ -845,25 +819,19 @@ static void queue_path(struct accel_device *dev, const struct accel_device_props
 			if (qp_is_lib(w)) {
 				stall_engines(dev, props->engines, 0);
 				ret = accel_queue_sync(q, 10000000000ll);
-				if (ret)
-					die("raw queue path: sync", ret);
-			} else if (!qp_is_private(w)) {
-				ret = qp_reader_read(&reader, start);
-				if (ret)
-					die("raw queue path: the bare ring's reader", ret);
+			} else {
+				ret = qp_bare_after(&br, w);
 			}
+			if (ret)
+				die("raw queue path: after a batch", ret);
 		}
 	k1 = kicks_of(dev);
-	qp_reader_stop(&reader);
+	qp_bare_rings_destroy(&br);
 	qp_pin_end(&pin, NULL);
 	for (w = 0; w < QP_N; w++)
 		f->med[w] = bench_noise_samples(&noise, qp_way_name(w), ns[w], nb, nb) / QP_PACKETS;
 	/* the primes' KICKs counted too: at most one each */
 	f->kicks_per_packet = k0 >= 0 && k1 >= k0 ? (double)(k1 - k0) / lib_packets : -1;
-	accel_buffer_destroy(priv_db_buf);
-	accel_buffer_destroy(priv_buf);
-	accel_buffer_destroy(db_buf);
-	accel_buffer_destroy(ring_buf);
 	accel_queue_destroy(q);
 }
 

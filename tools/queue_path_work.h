@@ -297,4 +297,78 @@ static inline int qp_lib(enum qp_way way, struct accel_queue *q,
 	return ret < 0 ? ret : 0;
 }
 
+/*
+ * The bare loops' rings and doorbells, in buffers of @dev of the same kind
+ * of memory as a queue's: @ring is read by @reader after each batch,
+ * @priv by nobody (see the top of the file).
+ */
+struct qp_bare_rings {
+	struct drm_vaccel_packet pkts[64];	/* what every loop copies (qp_packets()) */
+	struct accel_buffer *bufs[4];		/* ring, doorbell, priv, priv's doorbell */
+	struct drm_vaccel_packet *ring, *priv;
+	uint64_t *db, *priv_db;
+	uint64_t start, priv_start;		/* the next packet index of each */
+	struct qp_reader reader;
+};
+
+/* Set up @br and start its reader on @pin's other CPU; 0 or -errno. */
+static inline int qp_bare_rings_create(struct accel_device *dev, struct qp_bare_rings *br,
+				       const struct qp_pin *pin)
+{
+	const uint64_t size[4] = { QP_RING * sizeof(struct drm_vaccel_packet), 4096,
+				   QP_RING * sizeof(struct drm_vaccel_packet), 4096 };
+	unsigned int i;
+	int ret = 0;
+
+	memset(br, 0, sizeof(*br));
+	for (i = 0; i < 4 && !ret; i++)
+		ret = accel_buffer_create(dev, size[i], ACCEL_BUFFER_HOST, &br->bufs[i]);
+	if (!ret)
+		ret = qp_reader_start(&br->reader, accel_buffer_host(br->bufs[0]), pin);
+	if (ret) {
+		while (i--)
+			accel_buffer_destroy(br->bufs[i]);
+		return ret;
+	}
+	br->ring = accel_buffer_host(br->bufs[0]);
+	br->db = accel_buffer_host(br->bufs[1]);
+	br->priv = accel_buffer_host(br->bufs[2]);
+	br->priv_db = accel_buffer_host(br->bufs[3]);
+	qp_packets(br->pkts);
+	return 0;
+}
+
+static inline void qp_bare_rings_destroy(struct qp_bare_rings *br)
+{
+	unsigned int i;
+
+	qp_reader_stop(&br->reader);
+	for (i = 0; i < 4; i++)
+		accel_buffer_destroy(br->bufs[i]);
+}
+
+/*
+ * One timed batch of the bare way @way into its ring; @nw is the
+ * need_wakeup word the fenced ways load (NULL: the word beside the ring's
+ * doorbell, on a cache line of its own).
+ */
+static inline void qp_bare_batch(struct qp_bare_rings *br, enum qp_way way,
+				 const volatile uint32_t *nw)
+{
+	int priv = qp_is_private(way);
+	uint64_t *db = priv ? br->priv_db : br->db, *start = priv ? &br->priv_start : &br->start;
+
+	if (!nw)
+		nw = (const volatile uint32_t *)(db + 8);
+	qp_bare(priv ? br->priv : br->ring, db, br->pkts, *start, QP_PACKETS, qp_batch_of(way),
+		qp_is_fenced(way) ? nw : NULL);
+	*start += QP_PACKETS;
+}
+
+/* After a bare batch (untimed): the reader reads what it wrote; 0 or -errno. */
+static inline int qp_bare_after(struct qp_bare_rings *br, enum qp_way way)
+{
+	return qp_is_private(way) ? 0 : qp_reader_read(&br->reader, br->start);
+}
+
 #endif /* QUEUE_PATH_WORK_H */

@@ -290,87 +290,48 @@ static void measure(struct accel_device *dev, unsigned int queues, int chain, st
 
 #define QP_BATCHES	51
 
-/* The bare loops' rings: one read by another CPU after each batch, one not. */
-struct qp_bare_rings {
-	struct drm_vaccel_packet pkts[64];	/* what every loop copies */
-	struct drm_vaccel_packet *ring, *priv;
-	uint64_t *db, *priv_db;
-	uint64_t start, priv_start;
-	struct qp_reader reader;
-};
-
 /* One timed batch of @way, engine (or reader) held: host ns per packet into @ns. */
 static void qp_batch(enum qp_way way, struct accel_queue *q, struct qp_bare_rings *br, double *ns)
 {
-	const volatile uint32_t *nw = qp_is_fenced(way) ? &q->ctrl->need_wakeup : NULL;
 	uint64_t t0;
 	int ret = 0;
 
 	/* every way with the engine held: the fenced loops load need_wakeup from its page */
 	pause_engine(1);
 	t0 = tgw_now();
-	if (qp_is_lib(way)) {
+	if (qp_is_lib(way))
 		ret = qp_lib(way, q, br->pkts, QP_PACKETS);
-	} else if (qp_is_private(way)) {
-		qp_bare(br->priv, br->priv_db, br->pkts, br->priv_start, QP_PACKETS,
-			qp_batch_of(way), nw);
-		br->priv_start += QP_PACKETS;
-	} else {
-		qp_bare(br->ring, br->db, br->pkts, br->start, QP_PACKETS, qp_batch_of(way), nw);
-		br->start += QP_PACKETS;
-	}
+	else
+		qp_bare_batch(br, way, &q->ctrl->need_wakeup);
 	*ns = (double)(tgw_now() - t0) / QP_PACKETS;
 	if (ret)
 		die("raw queue path", ret);
 	pause_engine(0);
-	if (qp_is_lib(way)) {
-		ret = accel_queue_sync(q, TGW_TIMEOUT);
-		if (ret)
-			die("raw queue path: sync", ret);
-	} else if (!qp_is_private(way)) {
-		ret = qp_reader_read(&br->reader, br->start);
-		if (ret)
-			die("raw queue path: the bare ring's reader", ret);
-	}
+	ret = qp_is_lib(way) ? accel_queue_sync(q, TGW_TIMEOUT) : qp_bare_after(br, way);
+	if (ret)
+		die("raw queue path: after a batch", ret);
 }
 
 /* The rows of the raw queue path (see the top of the file). */
 static void queue_path_rows(struct accel_device *dev)
 {
 	static double ns[QP_N][QP_BATCHES];
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = QP_RING };
 	static struct qp_bare_rings br;
 	struct qp_pin pin;
-	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = QP_RING };
-	struct accel_buffer *ring_buf, *db_buf, *priv_buf, *priv_db_buf;
-	const size_t ring_bytes = QP_RING * sizeof(struct drm_vaccel_packet);
 	uint64_t c0, calls_lib;
 	double med[QP_N], x;
 	struct accel_queue *q;
 	unsigned int b, w;
 	int ret;
 
-	ret = accel_queue_create(dev, &qp, &q);
-	/* the bare loops' rings and doorbells: the same kind of memory as the queue's */
-	if (!ret)
-		ret = accel_buffer_create(dev, ring_bytes, ACCEL_BUFFER_HOST, &ring_buf);
-	if (!ret)
-		ret = accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &db_buf);
-	if (!ret)
-		ret = accel_buffer_create(dev, ring_bytes, ACCEL_BUFFER_HOST, &priv_buf);
-	if (!ret)
-		ret = accel_buffer_create(dev, 4096, ACCEL_BUFFER_HOST, &priv_db_buf);
-	if (ret)
-		die("raw queue path set-up", ret);
-	br.ring = accel_buffer_host(ring_buf);
-	br.db = accel_buffer_host(db_buf);
-	br.priv = accel_buffer_host(priv_buf);
-	br.priv_db = accel_buffer_host(priv_db_buf);
-	qp_packets(br.pkts);
 	qp_pin_begin(&pin);
 	qp_pin_other(&pin, eng);	/* the queue's reader on the bare ring's reader's CPU */
-	ret = qp_reader_start(&br.reader, br.ring, &pin);
+	ret = accel_queue_create(dev, &qp, &q);
+	if (!ret)
+		ret = qp_bare_rings_create(dev, &br, &pin);
 	if (ret)
-		die("raw queue path: start the bare ring's reader", ret);
+		die("raw queue path set-up", ret);
 	/* one unmeasured round, then the ways in turn, round after round */
 	for (w = 0; w < QP_N; w++)
 		qp_batch(w, q, &br, &x);
@@ -380,7 +341,7 @@ static void queue_path_rows(struct accel_device *dev)
 			qp_batch(w, q, &br, &ns[w][b]);
 	/* backend calls ("syscalls") of all of it: the syncs' waits only */
 	calls_lib = __atomic_load_n(&calls, __ATOMIC_RELAXED) - c0;
-	qp_reader_stop(&br.reader);
+	qp_bare_rings_destroy(&br);
 	qp_pin_end(&pin, &eng);
 	for (w = 0; w < QP_N; w++)
 		med[w] = bench_noise_repeats(&noise, qp_way_name(w), ns[w], QP_BATCHES);
@@ -400,10 +361,6 @@ static void queue_path_rows(struct accel_device *dev)
 	       med[QP_BARE_64], med[QP_COPY_64] / med[QP_BARE_64]);
 	printf("| the same | %.2f ns | bare loop, one doorbell per 64 packets, ring no other CPU reads %.2f ns | %.2f | |\n",
 	       med[QP_COPY_64], med[QP_PRIV_64], med[QP_COPY_64] / med[QP_PRIV_64]);
-	accel_buffer_destroy(priv_db_buf);
-	accel_buffer_destroy(priv_buf);
-	accel_buffer_destroy(db_buf);
-	accel_buffer_destroy(ring_buf);
 	accel_queue_destroy(q);
 }
 
