@@ -46,6 +46,19 @@ int tg_tm_done(void *arg, uint64_t id)
 	return tg_id_done(arg, id);
 }
 
+uint64_t tg_tm_progress(void *arg)
+{
+	const struct accel_tg *tg = arg;
+	uint64_t sum = 0;
+	uint32_t i;
+	int err;
+
+	/* timelines only grow (a dead device reads 0: a change as well) */
+	for (i = 0; i < tg->nlines; i++)
+		sum += acc_signal_load(tg->lines[i].sig, &err);
+	return sum;
+}
+
 int tg_enter(struct accel_tg *tg, unsigned int flags, const char *fn)
 {
 	if (!tg)
@@ -301,6 +314,7 @@ ACCEL_API int accel_tg_create(struct accel_device *const *devs, unsigned int nde
 	ret = tm_create(tg_tm_done, tg, &tg->tm);
 	if (ret)
 		goto fail;
+	tm_set_progress(tg->tm, tg_tm_progress);
 	/* an abort signal on every device: slot 0 of its first line page */
 	for (d = 0; d < ndevs; d++) {
 		struct tg_sigpage *lp;

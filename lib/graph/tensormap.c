@@ -12,6 +12,7 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "tensormap.h"
@@ -610,6 +611,9 @@ struct tensormap {
 	unsigned int flags;		/* tm_set_flags() */
 	tm_complete_fn complete;
 	void *carg;
+	tm_progress_fn progress;	/* tm_set_progress(), or NULL */
+	uint64_t swept;			/* the progress count the last scan read */
+	bool swept_valid;		/* a scan read one */
 	uint32_t rng;
 	uint64_t sweep_at;
 	uint64_t scanned;		/* entries examined by sweeps and forgets (tests) */
@@ -822,6 +826,33 @@ static void phase(const struct tm_buf *b, const struct tm_layout *l, int64_t *pl
 	if (l->hi - l->lo <= p && l->lo % p + (l->hi - l->lo) <= p) {
 		*plo = l->lo % p;
 		*phi = *plo + (l->hi - l->lo);
+	}
+}
+
+/*
+ * *@d = *@s, only what is read (tm_layout_make(): nothing past nd): an
+ * entry's layout is written at every insert, and the whole structure is
+ * four cache lines where a one-run view uses its first and a bit of
+ * another.
+ */
+static inline void layout_copy(struct tm_layout *d, const struct tm_layout *s)
+{
+	uint32_t k;
+
+	d->lo = s->lo;
+	d->hi = s->hi;
+	d->run = s->run;
+	d->nd = s->nd;
+	d->interleaved = s->interleaved;
+	d->empty = s->empty;
+	d->box = s->box;
+	d->box0[0] = s->box0[0];
+	d->ext[0] = s->ext[0];
+	for (k = 0; k < s->nd; k++) {
+		d->count[k] = s->count[k];
+		d->stride[k] = s->stride[k];
+		d->box0[k + 1] = s->box0[k + 1];
+		d->ext[k + 1] = s->ext[k + 1];
 	}
 }
 
@@ -1445,18 +1476,33 @@ int tm_deps_layout(struct tensormap *tm, const struct accel_buffer *buf,
 
 /* ---- inserts ---- */
 
+void tm_set_progress(struct tensormap *tm, tm_progress_fn progress)
+{
+	tm->progress = progress;
+	tm->swept_valid = false;
+}
+
 static void sweep(struct tensormap *tm)
 {
+	uint64_t p = 0;
 	uint32_t i;
 
 	if (!tm->complete)
 		return;
+	if (tm->progress) {
+		/* before the scan: a completion during it changes the next count */
+		p = tm->progress(tm->carg);
+		if (tm->swept_valid && p == tm->swept)
+			return;
+	}
 	tm->scanned += tm->ncap;
 	for (i = 0; i < tm->ncap; i++)
 		if (tm->ents[i].used && is_complete(tm, tm->ents[i].task))
 			scratch_push(tm, (int32_t)i);
 	tm->st.dropped += tm->sn;
 	scratch_flush(tm);
+	tm->swept = p;
+	tm->swept_valid = tm->progress != NULL;
 }
 
 void tm_reclaim(struct tensormap *tm)
@@ -1583,7 +1629,7 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	e->task = task;
 	e->indexed = 0;
 	e->excl_w = (uint8_t)w.excl_w;
-	tm->lays[i] = *q;
+	layout_copy(&tm->lays[i], q);
 	if (wr) {
 		e->vh = view_hash(e->rec, q);
 		vindex_add(tm, i);

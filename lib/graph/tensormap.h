@@ -135,6 +135,27 @@ struct tensormap;
 int tm_create(tm_complete_fn complete, void *complete_arg, struct tensormap **out);
 void tm_destroy(struct tensormap *tm);
 
+/*
+ * A number that changes whenever a task completes (the task graph: the
+ * sum of its lines' timeline values), called with the complete_arg.
+ */
+typedef uint64_t (*tm_progress_fn)(void *arg);
+
+/**
+ * tm_set_progress() - let reclaims skip scans that cannot find anything
+ * @tm: the map
+ * @progress: the progress count, or NULL (every reclaim scans)
+ *
+ * A reclaim (tm_reclaim(), or the automatic one of an insert) reads the
+ * count first; when it is the one the last scan read, it scans nothing:
+ * every entry complete then was dropped by that scan, and no task has
+ * completed since. Entries inserted since do not change that, as the
+ * task of an insert has not completed (callers insert for work they are
+ * about to issue, never for finished work). Only memory waits longer if a
+ * count repeats by chance: lookups check completion themselves.
+ */
+void tm_set_progress(struct tensormap *tm, tm_progress_fn progress);
+
 /**
  * tm_reserve() - make room for the next inserts, before anything changes
  * @tm: the map

@@ -407,6 +407,8 @@ int tg_enter(struct accel_tg *tg, unsigned int flags, const char *fn);
 int tg_devi_of(const struct accel_tg *tg, const struct accel_device *dev);
 /* the TensorMap's "is this task complete" */
 int tg_tm_done(void *arg, uint64_t id);
+/* tm_set_progress()'s count: the sum of the lines' timeline values */
+uint64_t tg_tm_progress(void *arg);
 /* @l's signal address (and page handle) on device @devi, importing it once */
 int tg_line_va(struct accel_tg *tg, uint32_t line, uint32_t devi, uint64_t *va);
 int tg_line_handle(struct accel_tg *tg, uint32_t line, uint32_t devi, uint32_t *handle);

@@ -385,6 +385,7 @@ ACCEL_API int accel_tg_recover(struct accel_tg *tg)
 	ret = tm_create(tg_tm_done, tg, &tm);
 	if (ret)
 		return ret;
+	tm_set_progress(tm, tg_tm_progress);
 	for (i = 0; i < tg->nq; i++) {
 		ret = accel_queue_create(tg->devs[tg->lines[i].devi], &qp, &nq[i]);
 		if (ret) {

@@ -17,6 +17,11 @@
  * - forget_cost: tm_forget_buffer() examines the entries of that buffer
  *   and no other (tensormap.c counts them in tm->scanned), and leaves the
  *   other buffers' answers intact.
+ * - reclaim_skips_without_progress: with a progress count
+ *   (tm_set_progress()), a reclaim scans only when the count changed
+ *   since the last scan, and then drops every completed entry; the
+ *   automatic reclaims of a run of inserts with nothing completing scan
+ *   nothing; without a count, every reclaim scans.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -388,6 +393,79 @@ TEST(forget_cost)
 	tm_forget_buffer(tm, big);
 	ASSERT_EQ(10000, tm->scanned - before);
 	tm_destroy(tm);
+}
+
+/* tasks below @complete_below are complete; @progress is what the count says */
+static uint64_t complete_below, progress;
+
+static int done_fn(void *arg, uint64_t task)
+{
+	(void)arg;
+	return task < complete_below;
+}
+
+static uint64_t progress_fn(void *arg)
+{
+	(void)arg;
+	return progress;
+}
+
+TEST(reclaim_skips_without_progress)
+{
+	struct accel_buffer *b = (struct accel_buffer *)(uintptr_t)0x200000;
+	uint64_t shape[1] = { 4096 * 8 }, before;
+	struct accel_tensor all, t;
+	struct tensormap *tm, *plain;
+	struct tm_stats st;
+	struct rec r;
+	uint32_t i;
+
+	complete_below = 0;
+	progress = 1;
+	ASSERT_EQ(0, tm_create(done_fn, NULL, &tm));
+	ASSERT_EQ(0, tm_create(done_fn, NULL, &plain));
+	tm_set_progress(tm, progress_fn);
+	ASSERT_EQ(0, accel_tensor_init(&all, b, 0, ACCEL_DTYPE_U8, 1, shape));
+	/* 4,096 inserts, nothing completing: the first automatic reclaim scans, no other */
+	for (i = 0; i < 4096; i++) {
+		t = all;
+		ASSERT_EQ(0, accel_tensor_slice(&t, 0, i * 8, 8, 1));
+		ASSERT_EQ(0, tm_insert(tm, &t, i % 2 ? ACCEL_INPUT : ACCEL_OUTPUT, 100 + i));
+		ASSERT_EQ(0, tm_insert(plain, &t, i % 2 ? ACCEL_INPUT : ACCEL_OUTPUT, 100 + i));
+	}
+	/* the first (at 256 live entries) scanned the 256 slots of that time */
+	ASSERT_EQ(256, tm->scanned) TH_LOG("reclaims scanned %llu entries",
+					   (unsigned long long)tm->scanned);
+	/* without a count: each reclaim scans (at 256, 512, ... 4,096 live entries) */
+	ASSERT_EQ(256 + 512 + 1024 + 2048 + 4096, plain->scanned);
+	before = tm->scanned;
+	tm_reclaim(tm);
+	ASSERT_EQ(before, tm->scanned);
+	/* half complete, the count unchanged: nothing scanned, nothing dropped */
+	complete_below = 100 + 2048;
+	tm_reclaim(tm);
+	ASSERT_EQ(before, tm->scanned);
+	tm_get_stats(tm, &st);
+	ASSERT_EQ(4096, st.live_entries);
+	/* the count moved: one scan drops them all, the next finds the count unchanged */
+	progress++;
+	tm_reclaim(tm);
+	ASSERT_EQ(before + tm->ncap, tm->scanned);
+	tm_get_stats(tm, &st);
+	ASSERT_EQ(2048, st.live_entries);
+	tm_reclaim(tm);
+	ASSERT_EQ(before + tm->ncap, tm->scanned);
+	/* lookups never depended on reclaims: only the incomplete entries answer */
+	r.n = 0;
+	ASSERT_EQ(2048, tm_deps(tm, &all, ACCEL_OUTPUT, 90000, rec_fn, &r));
+	/* NULL: every reclaim scans again */
+	tm_set_progress(tm, NULL);
+	before = tm->scanned;
+	tm_reclaim(tm);
+	tm_reclaim(tm);
+	ASSERT_EQ(before + 2 * tm->ncap, tm->scanned);
+	tm_destroy(tm);
+	tm_destroy(plain);
 }
 
 TEST_HARNESS_MAIN
