@@ -877,11 +877,6 @@ int tg_coll_instantiate(struct accel_graph *g, struct accel_graph_exec **out)
 	for (i = 0; i < g->ntasks; i++) {
 		const struct tg_gtask *t = &g->tasks[i];
 
-		if (t->op == ACCEL_TASK_HOST) {
-			acc_err("accel_graph_instantiate: task %u (%s): a graph with collectives may not have host tasks (not yet)",
-				i, t->name);
-			return -EOPNOTSUPP;
-		}
 		for (k = 0; k < t->nargs; k++) {
 			if (tg_heap_of(tg, t->t[k].buf) >= 0) {
 				acc_err("accel_graph_instantiate: task %u (%s), argument %u: a graph with collectives may not use output heap tensors (not yet)",
@@ -940,7 +935,59 @@ static void rebind(const struct accel_graph *g, struct accel_buffer **act,
 	out->buf = act[tg_graph_buf_index(g, t->buf)];
 }
 
-int tg_coll_launch(struct accel_graph_exec *ge, struct accel_buffer **act)
+/*
+ * The launch's bindings for its host tasks (one reference: the launch's),
+ * or NULL when it has none or binds nothing; *@nomem: no memory for them.
+ */
+static struct tg_bindings *launch_bindings(const struct accel_graph *g,
+					   const struct accel_binding *bindings, unsigned int n,
+					   bool *nomem)
+{
+	struct tg_bindings *b;
+	uint32_t i;
+
+	*nomem = false;
+	for (i = 0; i < g->ntasks && g->tasks[i].op != ACCEL_TASK_HOST; i++)
+		;
+	if (i == g->ntasks || !n)
+		return NULL;
+	b = malloc(sizeof(*b) + n * sizeof(b->b[0]));
+	if (!b) {
+		*nomem = true;
+		return NULL;
+	}
+	b->refs = 1;
+	b->n = n;
+	memcpy(b->b, bindings, n * sizeof(b->b[0]));
+	return b;
+}
+
+static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **act);
+
+int tg_coll_launch(struct accel_graph_exec *ge, struct accel_buffer **act,
+		   const struct accel_binding *bindings, unsigned int n)
+{
+	struct accel_tg *tg = ge->tg;
+	struct tg_bindings *b;
+	bool nomem;
+	int ret;
+
+	b = launch_bindings(ge->g, bindings, n, &nomem);
+	if (nomem) {
+		acc_err("accel_graph_launch: the bindings of its host tasks: %s",
+			strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	tg->launch_ge = ge;
+	tg->launch_bind = b;
+	ret = coll_launch_tasks(ge, act);
+	tg->launch_ge = NULL;
+	tg->launch_bind = NULL;
+	tg_bindings_put(tg, b);
+	return ret;
+}
+
+static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **act)
 {
 	struct accel_graph *g = ge->g;
 	struct accel_tg *tg = ge->tg;
@@ -1025,6 +1072,10 @@ int tg_coll_launch(struct accel_graph_exec *ge, struct accel_buffer **act)
 				break;
 			case ACCEL_TASK_DELAY:
 				tk.delay.ns = t->u0;
+				break;
+			case ACCEL_TASK_HOST:	/* its line: the host line, whatever these say */
+				tk.host.fn = t->fn;
+				tk.host.arg = t->arg;
 				break;
 			default:
 				break;

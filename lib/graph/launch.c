@@ -353,7 +353,7 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 	if (ret)
 		goto out;
 	if (ge->replay) {	/* a graph with collectives */
-		ret = tg_coll_launch(ge, act);
+		ret = tg_coll_launch(ge, act, bindings, n);
 		goto out;
 	}
 	if (atomic_load_explicit(&tg->orphans, memory_order_relaxed) ||

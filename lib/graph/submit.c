@@ -265,6 +265,14 @@ static int submit_eager(struct accel_tg *tg, struct tg_task *tt, uint64_t *id_ou
 	if (host) {
 		struct list one;
 
+		/* a task of a collective graph's launch: that launch's buffers */
+		if (tg->launch_bind) {
+			pthread_mutex_lock(&tg->host_lock);
+			tg->launch_bind->refs++;
+			pthread_mutex_unlock(&tg->host_lock);
+			h->bind = tg->launch_bind;
+		}
+		h->ge = tg->launch_ge;
 		list_init(&one);
 		list_add_tail(&one, &h->node);
 		tg_host_queue(tg, &one);

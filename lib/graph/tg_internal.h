@@ -253,6 +253,14 @@ struct accel_tg {
 	uint32_t open_maps;		/* bit s: maps[s] is open */
 	struct accel_graph *capture;
 	struct list graphs, execs;
+	/*
+	 * While a graph with collectives is launched (its tasks submitted one
+	 * by one, tg_coll_launch()): that launch and its bindings (NULL: none,
+	 * or no launch), which its host tasks take a reference on, so that
+	 * accel_tg_host_buffer() names the launch's buffers.
+	 */
+	const struct accel_graph_exec *launch_ge;
+	struct tg_bindings *launch_bind;
 	struct accel_tg_stats st;
 	_Atomic uint64_t host_tasks_run;
 };
@@ -634,8 +642,12 @@ void tg_task_commit(struct accel_tg *tg, struct tg_line *l, struct tg_task *tt, 
 bool tg_graph_has_coll(const struct accel_graph *g);
 /* accel_graph_instantiate() of a graph with collectives */
 int tg_coll_instantiate(struct accel_graph *g, struct accel_graph_exec **out);
-/* accel_graph_launch() of such a graph: @act the buffers bound for it (checked) */
-int tg_coll_launch(struct accel_graph_exec *ge, struct accel_buffer **act);
+/*
+ * accel_graph_launch() of such a graph: @act the buffers bound for it
+ * (checked), @bindings and @n as the program passed them
+ */
+int tg_coll_launch(struct accel_graph_exec *ge, struct accel_buffer **act,
+		   const struct accel_binding *bindings, unsigned int n);
 /* a graph goes: its collective tasks' communicator references too */
 void tg_coll_graph_free(struct accel_graph *g);
 

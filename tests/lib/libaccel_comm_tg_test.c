@@ -22,6 +22,9 @@
  *     the task graph's pools are back at their baseline afterwards;
  *   - 10^5 launches back to back (10^4 in the VM), the pools at their
  *     baseline afterwards;
+ *   - host tasks in a graph with collectives: they produce the send
+ *     tensor and consume the result, and find the launch's bindings
+ *     (run by the waits, and by the worker thread);
  *   - eager and replayed calls alternating 10^4 times (10^3 in the VM);
  *   - replays are matched across ranks (-EPROTO) and covered by the
  *     timeout (-ETIMEDOUT naming the rank that is not in the graph);
@@ -631,6 +634,143 @@ TEST_F_TIMEOUT(ctg, replay_oneshot_4, 600)
 }
 TEST_F_TIMEOUT(ctg, replay_ring_3, 600) { replay(_metadata, self, 3, ACCEL_COMM_ALGO_RING, 3001); }
 TEST_F_TIMEOUT(ctg, replay_ring_2, 600) { replay(_metadata, self, 2, ACCEL_COMM_ALGO_RING, 1031); }
+
+/*
+ * Host tasks in a graph with collectives (libaccel 1.7): on every rank a
+ * host task writes the send tensor (OUTPUT), the allreduce reads it, a
+ * second host task reads the result (INPUT) into host memory. Launched
+ * with bindings that alternate both tensors' buffers: the host tasks find
+ * the launch's buffers with accel_tg_host_buffer(). Every launch is
+ * checked: the copies the host tasks took, the bound receive buffer, and
+ * the unbound one left as the launch before wrote it. A host task that ran
+ * before the allreduce finished (or a producer after it started) gives
+ * wrong sums.
+ */
+struct host_step {
+	struct accel_buffer *sbuf, *rbuf;	/* as captured */
+	unsigned int rank, count;
+	const unsigned int *it;		/* the launch being run */
+	int32_t seen[64];		/* the result, as the reader saw it */
+	unsigned int produced, consumed;
+};
+
+static void host_produce(void *arg)
+{
+	struct host_step *h = arg;
+	int32_t *p = accel_buffer_host(accel_tg_host_buffer(h->sbuf));
+	unsigned int i;
+
+	for (i = 0; i < h->count; i++)
+		p[i] = (int32_t)(*h->it * 3 + h->rank * 5 + i);
+	h->produced++;
+}
+
+static void host_consume(void *arg)
+{
+	struct host_step *h = arg;
+
+	memcpy(h->seen, accel_buffer_host(accel_tg_host_buffer(h->rbuf)), h->count * 4);
+	h->consumed++;
+}
+
+static void host_replay(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self, bool worker)
+{
+	const unsigned int n = 3, count = 61;
+	struct accel_buffer *sbuf2[NDEV], *rbuf2[NDEV];
+	struct accel_binding bind[2 * NDEV];
+	struct host_step hs[NDEV];
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	struct accel_task tk;
+	unsigned int it, r, nb, iters = iterations(1000), bad = 0, cur = 0;
+	int ret = 0;
+
+	if (iters < 4)
+		iters = 4;
+	ASSERT_EQ(0, tg_make(self, n));
+	ASSERT_EQ(0, comm_make(self, n, ACCEL_COMM_ALGO_AUTO, 10000));
+	if (worker)	/* host tasks on the worker, while the launch goes on */
+		ASSERT_EQ(0, accel_tg_start_worker(self->tg));
+	memset(hs, 0, sizeof(hs));
+	for (r = 0; r < n; r++) {
+		ASSERT_EQ(0, accel_buffer_create(self->dev[r], BUFSZ, ACCEL_BUFFER_HOST, &sbuf2[r]));
+		ASSERT_EQ(0, accel_buffer_create(self->dev[r], BUFSZ, ACCEL_BUFFER_HOST, &rbuf2[r]));
+		hs[r] = (struct host_step){ .sbuf = self->sbuf[r], .rbuf = self->rbuf[r],
+					    .rank = r, .count = count, .it = &cur };
+	}
+	/*
+	 * Every producer, every rank's allreduce, every consumer: host tasks
+	 * run in submission order, so a consumer of rank 0 before the
+	 * producer of rank 1 would wait for an allreduce that waits for it.
+	 */
+	ASSERT_EQ(0, accel_tg_capture_begin(self->tg));
+	for (r = 0; r < 3 * n && !ret; r++) {
+		unsigned int q = r % n;
+		struct accel_tensor snd = view(self->sbuf[q], ACCEL_DTYPE_I32, 0, count);
+		struct accel_tensor rcv = view(self->rbuf[q], ACCEL_DTYPE_I32, 0, count);
+
+		if (r < n) {
+			accel_task_prep_host(&tk, host_produce, &hs[q]);
+			accel_task_arg(&tk, &snd, ACCEL_OUTPUT);
+			ret = accel_tg_submit(self->tg, &tk, NULL);
+		} else if (r < 2 * n) {
+			ret = accel_tg_allreduce(self->tg, &snd, &rcv, ACCEL_REDOP_SUM,
+						 self->comms[q], NULL);
+		} else {
+			accel_task_prep_host(&tk, host_consume, &hs[q]);
+			accel_task_arg(&tk, &rcv, ACCEL_INPUT);
+			ret = accel_tg_submit(self->tg, &tk, NULL);
+		}
+	}
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g));
+	EXPECT_EQ(3 * n, accel_graph_num_tasks(g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	for (it = 0; it < iters && bad < 3; it++) {
+		bool alt = it % 2;
+
+		cur = it;
+		for (nb = 0, r = 0; r < n; r++) {
+			memset(accel_buffer_host(alt ? rbuf2[r] : self->rbuf[r]), 0, count * 4);
+			if (alt) {
+				bind[nb++] = (struct accel_binding){ self->sbuf[r], sbuf2[r] };
+				bind[nb++] = (struct accel_binding){ self->rbuf[r], rbuf2[r] };
+			}
+		}
+		ASSERT_EQ(0, accel_graph_launch(ge, nb ? bind : NULL, nb));
+		ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+		for (r = 0; r < n; r++) {
+			struct accel_buffer *tmp;
+
+			/* the host tasks' copy, the bound buffer, the unbound one */
+			ASSERT_EQ(0, accel_buffer_create(self->dev[r], BUFSZ, ACCEL_BUFFER_HOST, &tmp));
+			memcpy(accel_buffer_host(tmp), hs[r].seen, count * 4);
+			if (check_sum(_metadata, tmp, count, n, it, "host task's copy") ||
+			    check_sum(_metadata, alt ? rbuf2[r] : self->rbuf[r], count, n, it,
+				      "bound receive buffer") ||
+			    (it && check_sum(_metadata, alt ? self->rbuf[r] : rbuf2[r], count, n,
+					     it - 1, "the other receive buffer")))
+				bad++;
+			accel_buffer_destroy(tmp);
+			EXPECT_EQ(it + 1, hs[r].produced);
+			EXPECT_EQ(it + 1, hs[r].consumed);
+		}
+	}
+	EXPECT_EQ(0, bad);
+	for (r = 0; r < n; r++)
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+	accel_tg_destroy(self->tg);
+	self->tg = NULL;
+	for (r = 0; r < n; r++) {
+		accel_buffer_destroy(sbuf2[r]);
+		accel_buffer_destroy(rbuf2[r]);
+	}
+}
+
+TEST_F_TIMEOUT(ctg, replay_with_host_tasks, 600) { host_replay(_metadata, self, false); }
+TEST_F_TIMEOUT(ctg, replay_with_host_tasks_worker, 600) { host_replay(_metadata, self, true); }
 
 /*
  * Many launches back to back (a wait every 1,000): 10^5 natively (the
