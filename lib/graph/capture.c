@@ -146,7 +146,7 @@ static void cap_dep(void *arg, uint64_t task, enum tm_dep_kind kind)
 	g->nscratch++;
 }
 
-static bool pinned(const struct accel_graph *g, uint32_t devi, uint64_t block)
+bool tg_graph_pins(const struct accel_graph *g, uint32_t devi, uint64_t block)
 {
 	uint32_t i;
 
@@ -259,7 +259,7 @@ int tg_capture_task(struct accel_tg *tg, struct tg_task *tt)
 		if (!a->lay.empty && (uint64_t)a->lay.hi > gb->hi)
 			gb->hi = (uint64_t)a->lay.hi;
 		tm_insert_layout(g->tm, a->v.buf, &a->lay, (enum accel_access)a->access, id);
-		if (a->heap >= 0 && !pinned(g, (uint32_t)a->heap, a->block)) {
+		if (a->heap >= 0 && !tg_graph_pins(g, (uint32_t)a->heap, a->block)) {
 			gheap_pin(tg->heaps[a->heap].h, a->block);
 			g->pins[g->npins].devi = (uint32_t)a->heap;
 			g->pins[g->npins++].block = a->block;

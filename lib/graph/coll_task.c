@@ -871,20 +871,9 @@ int tg_coll_instantiate(struct accel_graph *g, struct accel_graph_exec **out)
 {
 	struct accel_tg *tg = g->tg;
 	struct accel_graph_exec *ge;
-	uint32_t *npoints, i, k, nl = 0;
+	uint32_t *npoints, i, nl = 0;
 	int ret = -ENOMEM;
 
-	for (i = 0; i < g->ntasks; i++) {
-		const struct tg_gtask *t = &g->tasks[i];
-
-		for (k = 0; k < t->nargs; k++) {
-			if (tg_heap_of(tg, t->t[k].buf) >= 0) {
-				acc_err("accel_graph_instantiate: task %u (%s), argument %u: a graph with collectives may not use output heap tensors (not yet)",
-					i, t->name, k);
-				return -EOPNOTSUPP;
-			}
-		}
-	}
 	ge = calloc(1, sizeof(*ge));
 	npoints = calloc(tg->nlines, sizeof(*npoints));
 	if (!ge || !npoints)
@@ -1058,8 +1047,14 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 			accel_task_init(&tk, t->op, t->name);
 			tk.device = l->devi;
 			tk.queue = l->qi;
+			/*
+			 * An OUTPUT_NEW tensor keeps the block the capture
+			 * placed it in (the graph pins it), as in a sealed
+			 * graph: each launch writes it again.
+			 */
 			for (k = 0; k < t->nargs; k++)
-				accel_task_arg(&tk, &tv[k], t->access[k]);
+				accel_task_arg(&tk, &tv[k], t->access[k] == ACCEL_OUTPUT_NEW ?
+							    ACCEL_OUTPUT : t->access[k]);
 			switch (t->op) {
 			case ACCEL_TASK_FILL:
 				tk.fill.pattern = t->u0;

@@ -225,7 +225,8 @@ int gheap_retain(struct gheap *h, uint64_t block, uint64_t task)
 
 	if (!b)
 		return -ENOENT;
-	if (!b->refs[REF_HELD] || b->refs[REF_UNSUBMITTED] == UINT32_MAX)
+	if ((!b->refs[REF_HELD] && !b->refs[REF_PINNED]) ||
+	    b->refs[REF_UNSUBMITTED] == UINT32_MAX)
 		return -EINVAL;
 	b->refs[REF_UNSUBMITTED]++;
 	b->last_task = task;

@@ -79,7 +79,8 @@ int gheap_alloc(struct gheap *h, uint64_t size, uint64_t align, uint64_t owner,
 
 /*
  * A task (not yet submitted) will read or write the block. The program
- * must still hold it. 0, -ENOENT (no such block), -EINVAL (released).
+ * must still hold it, or a graph pin it (a launch's task). 0, -ENOENT (no
+ * such block), -EINVAL (released, and no graph pins it).
  */
 int gheap_retain(struct gheap *h, uint64_t block, uint64_t task);
 /* a retaining task was dropped without being submitted. 0, -ENOENT, -EINVAL */

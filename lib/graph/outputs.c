@@ -101,6 +101,9 @@ int tg_heap_check(struct accel_tg *tg, struct tg_arg *a, const char *name, uint3
 	ret = heap_view_block(tg, a->heap, &a->v, &a->lay, what, &a->block, &held);
 	if (ret)
 		return ret;
+	/* a task of a collective graph's launch: the graph's block, released or not */
+	if (!held && tg->launch_ge && tg_graph_pins(tg->launch_ge->g, (uint32_t)a->heap, a->block))
+		return 0;
 	if (!held) {
 		acc_err("%s: the heap tensor (generation %llu) was released",
 			what, (unsigned long long)a->v.gen);

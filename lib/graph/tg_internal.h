@@ -640,6 +640,8 @@ void tg_task_commit(struct accel_tg *tg, struct tg_line *l, struct tg_task *tt, 
 /* tg_gtask.op of a collective: @arg its communicator, @u0 tg_coll_pack() */
 #define TG_TASK_COLL		0x100u
 bool tg_graph_has_coll(const struct accel_graph *g);
+/* does graph @g hold heap block @block of device @devi (captured OUTPUT_NEW) */
+bool tg_graph_pins(const struct accel_graph *g, uint32_t devi, uint64_t block);
 /* accel_graph_instantiate() of a graph with collectives */
 int tg_coll_instantiate(struct accel_graph *g, struct accel_graph_exec **out);
 /*

@@ -460,10 +460,15 @@ TEST(find_and_pin)
 	ASSERT_EQ(0, gheap_release(h, blk));
 	ASSERT_EQ(-EINVAL, gheap_pin(h, blk));		/* the program no longer holds it */
 	ASSERT_EQ(-EINVAL, gheap_release(h, blk));		/* nor releases it twice */
+	/* a task of the graph's launch may still use it (retain, submit, complete) */
+	ASSERT_EQ(0, gheap_retain(h, blk, 9));
+	ASSERT_EQ(0, gheap_submit(h, blk));
+	ASSERT_EQ(0, gheap_complete(h, blk));
 	ASSERT_EQ(-EDEADLK, gheap_alloc(h, 100, 1, 8, &x, &start, &rep));
 	ASSERT_EQ(GHEAP_HELD_BY_GRAPH, rep.reason);
 	ASSERT_EQ(7, rep.owner);
 	ASSERT_EQ(0, gheap_unpin(h, blk));
+	ASSERT_EQ(-EINVAL, gheap_retain(h, blk, 10));	/* unpinned: no new users */
 	ASSERT_EQ(-EINVAL, gheap_unpin(h, blk));
 	ASSERT_EQ(0, gheap_alloc(h, 100, 1, 8, &x, &start, &rep));
 	ASSERT_EQ(0, start);

@@ -25,6 +25,8 @@
  *   - host tasks in a graph with collectives: they produce the send
  *     tensor and consume the result, and find the launch's bindings
  *     (run by the waits, and by the worker thread);
+ *   - output heap tensors in such a graph: released after the capture,
+ *     kept by the graph, written again by each launch;
  *   - eager and replayed calls alternating 10^4 times (10^3 in the VM);
  *   - replays are matched across ranks (-EPROTO) and covered by the
  *     timeout (-ETIMEDOUT naming the rank that is not in the graph);
@@ -771,6 +773,104 @@ static void host_replay(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *se
 
 TEST_F_TIMEOUT(ctg, replay_with_host_tasks, 600) { host_replay(_metadata, self, false); }
 TEST_F_TIMEOUT(ctg, replay_with_host_tasks_worker, 600) { host_replay(_metadata, self, true); }
+
+/*
+ * Output heap tensors in a graph with collectives (libaccel 1.7): on every
+ * rank a COPY writes an OUTPUT_NEW tensor, the allreduce reads it, a COPY
+ * takes the result out; the program releases the heap tensors after the
+ * capture (the graph keeps their blocks, as a sealed graph does). Launched
+ * with bindings that alternate the input and output buffers, every launch
+ * checked; no launch allocates heap memory, and the graph's blocks go back
+ * to the heap when it is destroyed.
+ */
+TEST_F_TIMEOUT(ctg, replay_with_heap_tensors, 600)
+{
+	const unsigned int n = 3, count = 61;
+	struct accel_tg_params p = { .size = sizeof(p), .queues_per_device = 2,
+				     .ring_size = 4096, .timeout_ns = 10 * SEC,
+				     .heap_size = 1 << 20 };
+	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
+	struct accel_buffer *src2[NDEV], *out2[NDEV];
+	struct accel_tensor h[NDEV];
+	struct accel_binding bind[2 * NDEV];
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	struct accel_task tk;
+	unsigned int it, r, nb, iters = iterations(1000), bad = 0;
+	int ret = 0;
+
+	if (iters < 3)
+		iters = 3;
+	ASSERT_EQ(0, accel_tg_create(self->dev, n, &p, &self->tg));
+	ASSERT_EQ(0, comm_make(self, n, ACCEL_COMM_ALGO_AUTO, 10000));
+	for (r = 0; r < n; r++) {
+		ASSERT_EQ(0, accel_buffer_create(self->dev[r], BUFSZ, ACCEL_BUFFER_HOST, &src2[r]));
+		ASSERT_EQ(0, accel_buffer_create(self->dev[r], BUFSZ, ACCEL_BUFFER_HOST, &out2[r]));
+	}
+	ASSERT_EQ(0, accel_tg_capture_begin(self->tg));
+	for (r = 0; r < n && !ret; r++) {
+		struct accel_tensor s = view(self->src[r], ACCEL_DTYPE_I32, 0, count);
+		struct accel_tensor rcv = view(self->rbuf[r], ACCEL_DTYPE_I32, 0, count);
+		struct accel_tensor d = view(self->out[r], ACCEL_DTYPE_I32, 0, count);
+
+		memset(&h[r], 0, sizeof(h[r]));
+		h[r].dtype = ACCEL_DTYPE_I32;
+		h[r].ndims = 1;
+		h[r].shape[0] = count;
+		accel_task_prep_copy(&tk, &h[r], &s, ACCEL_OUTPUT_NEW);
+		ret = task_on(self->tg, &tk, r);
+		if (!ret)
+			ret = accel_tg_allreduce(self->tg, &h[r], &rcv, ACCEL_REDOP_SUM,
+						 self->comms[r], NULL);
+		if (!ret) {
+			accel_task_prep_copy(&tk, &d, &rcv, ACCEL_OUTPUT);
+			ret = task_on(self->tg, &tk, r);
+		}
+	}
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g));
+	for (r = 0; r < n; r++)
+		ASSERT_EQ(0, accel_tg_release(self->tg, &h[r]));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st0));
+	EXPECT_LT(0, st0.heap_used);
+	for (it = 0; it < iters && bad < 3; it++) {
+		bool alt = it % 2;
+
+		for (nb = 0, r = 0; r < n; r++) {
+			fill_src(alt ? src2[r] : self->src[r], count, r, it);
+			memset(accel_buffer_host(alt ? out2[r] : self->out[r]), 0, count * 4);
+			if (alt) {
+				bind[nb++] = (struct accel_binding){ self->src[r], src2[r] };
+				bind[nb++] = (struct accel_binding){ self->out[r], out2[r] };
+			}
+		}
+		ASSERT_EQ(0, accel_graph_launch(ge, nb ? bind : NULL, nb));
+		ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+		for (r = 0; r < n; r++)
+			if (check_sum(_metadata, alt ? out2[r] : self->out[r], count, n, it,
+				      "heap tensor replay"))
+				bad++;
+	}
+	EXPECT_EQ(0, bad);
+	ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st1));
+	EXPECT_EQ(st0.heap_allocs, st1.heap_allocs);
+	EXPECT_EQ(st0.heap_used, st1.heap_used);
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+	ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st1));
+	EXPECT_EQ(0, st1.heap_used);
+	for (r = 0; r < n; r++)
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	accel_tg_destroy(self->tg);
+	self->tg = NULL;
+	for (r = 0; r < n; r++) {
+		accel_buffer_destroy(src2[r]);
+		accel_buffer_destroy(out2[r]);
+	}
+}
 
 /*
  * Many launches back to back (a wait every 1,000): 10^5 natively (the

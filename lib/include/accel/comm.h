@@ -773,10 +773,11 @@ struct accel_tg;
  * buffers bound for the launch (struct accel_binding): every collective
  * of a launch takes a new sequence number, is matched across ranks
  * (-EPROTO), recorded by the flight recorder and bounded by the
- * communicator's timeout like an eager call. Such a graph may not have
- * host tasks or output heap tensors (-EOPNOTSUPP at instantiation), and
- * a launch that fails after its first task was issued leaves the tasks
- * before it issued (the log names the task).
+ * communicator's timeout like an eager call. Its host tasks find the
+ * launch's buffers with accel_tg_host_buffer(), its output heap tensors
+ * keep the blocks the capture placed them in (libaccel 1.7; -EOPNOTSUPP
+ * at instantiation before). A launch that fails after its first task was
+ * issued leaves the tasks before it issued (the log names the task).
  *
  * Return (every function): 0 and the task's id in @id (if not NULL; 0
  * while capturing); -EINVAL for NULL @tg or @comm, a missing or

@@ -511,10 +511,11 @@ int accel_graph_dot(const struct accel_graph *g, FILE *f);
  * A graph with collective tasks (accel_tg_allreduce() and the others,
  * <accel/comm.h>) is not lowered: each launch submits its tasks again, in
  * capture order, with the launch's bindings (any of its buffers may be
- * rebound), so that every collective takes a new sequence number.
+ * rebound), so that every collective takes a new sequence number; its
+ * host tasks and output heap tensors behave as in a sealed graph
+ * (libaccel 1.7; before, such a graph with either was -EOPNOTSUPP).
  *
- * Return: 0; -EINVAL for an empty graph; -EOPNOTSUPP for a graph with
- * collective tasks and host tasks or output heap tensors; -ENOMEM; as
+ * Return: 0; -EINVAL for an empty graph; -ENOMEM; as
  * accel_buffer_create(). Some syscalls.
  */
 int accel_graph_instantiate(struct accel_graph *g, struct accel_graph_exec **out);
