@@ -1651,6 +1651,10 @@ int tm_reserve(struct tensormap *tm, const struct accel_buffer *const *bufs, uns
 	uint64_t fresh = 0;
 	unsigned int i;
 
+	/* room for every listed buffer as a new one: no need to look them up */
+	if (((uint64_t)tm->nbufs + n) * 2 <= tm->scap && (uint64_t)tm->nbufs + n <= tm->rcap &&
+	    tm->st.live_entries + n <= tm->ncap)
+		return 0;
 	/* a buffer listed twice counts twice: more room than needed, never less */
 	for (i = 0; i < n; i++)
 		fresh += !buf_find(tm, bufs[i]);
