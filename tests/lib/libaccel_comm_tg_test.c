@@ -549,6 +549,28 @@ static long long last_seq(struct accel_comm *c)
 	return seq;
 }
 
+/*
+ * The end of a replay test: no rank has an error; the executable, the
+ * graph, the task graph and the test's second buffers of each rank go.
+ */
+static void replay_end(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self,
+		       unsigned int n, struct accel_graph_exec *ge, struct accel_graph *g,
+		       struct accel_buffer **a, struct accel_buffer **b)
+{
+	unsigned int r;
+
+	for (r = 0; r < n; r++)
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+	accel_tg_destroy(self->tg);
+	self->tg = NULL;
+	for (r = 0; r < n; r++) {
+		accel_buffer_destroy(a[r]);
+		accel_buffer_destroy(b[r]);
+	}
+}
+
 static void replay(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self, unsigned int n,
 		   uint32_t algo, uint64_t count)
 {
@@ -618,16 +640,7 @@ static void replay(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self, u
 	ksft_print_msg("%u launches: TensorMap entries %llu -> %llu, buffers %llu -> %llu\n", iters,
 		       (unsigned long long)st0.tm_live, (unsigned long long)st1.tm_live,
 		       (unsigned long long)st0.buffers, (unsigned long long)st1.buffers);
-	for (r = 0; r < n; r++)
-		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
-	accel_graph_exec_destroy(ge);
-	accel_graph_destroy(g);
-	accel_tg_destroy(self->tg);
-	self->tg = NULL;
-	for (r = 0; r < n; r++) {
-		accel_buffer_destroy(src2[r]);
-		accel_buffer_destroy(out2[r]);
-	}
+	replay_end(_metadata, self, n, ge, g, src2, out2);
 }
 
 TEST_F_TIMEOUT(ctg, replay_oneshot_4, 600)
@@ -759,16 +772,7 @@ static void host_replay(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *se
 		}
 	}
 	EXPECT_EQ(0, bad);
-	for (r = 0; r < n; r++)
-		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
-	accel_graph_exec_destroy(ge);
-	accel_graph_destroy(g);
-	accel_tg_destroy(self->tg);
-	self->tg = NULL;
-	for (r = 0; r < n; r++) {
-		accel_buffer_destroy(sbuf2[r]);
-		accel_buffer_destroy(rbuf2[r]);
-	}
+	replay_end(_metadata, self, n, ge, g, sbuf2, rbuf2);
 }
 
 TEST_F_TIMEOUT(ctg, replay_with_host_tasks, 600) { host_replay(_metadata, self, false); }
