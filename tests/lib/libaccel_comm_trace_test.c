@@ -490,7 +490,7 @@ TEST_F(trace, settings_and_errors)
 struct dumper {
 	struct accel_comm *comm;
 	atomic_bool stop;
-	unsigned int dumps;
+	atomic_uint dumps;
 	int ret;
 };
 
@@ -502,7 +502,7 @@ static void *dump_loop(void *arg)
 
 	while (!atomic_load(&d->stop) && !d->ret) {
 		d->ret = accel_comm_dump(d->comm, fd);
-		d->dumps++;
+		atomic_fetch_add(&d->dumps, 1);
 		usleep(100);	/* a dump takes the group's lock: leave the issuers room */
 	}
 	close(fd);
@@ -531,6 +531,13 @@ TEST_F(trace, dumps_while_issuing_and_abort_from_a_thread)
 	ASSERT_EQ(0, make_comm(self, 2, 20000, 16, self->dir, comms));
 	d.comm = comms[1];
 	ASSERT_EQ(0, pthread_create(&t, NULL, dump_loop, &d));
+	/*
+	 * The dumper runs before the rounds start (bounded): in the VM the
+	 * 20 rounds could end before the new thread is first scheduled.
+	 */
+	for (i = 0; i < 10000 && !atomic_load(&d.dumps) && !d.ret; i++)
+		usleep(1000);
+	EXPECT_LT(0, atomic_load(&d.dumps)) TH_LOG("the dumping thread did not dump in 10 s");
 	ksft_print_msg("%u rounds\n", n);
 	for (i = 0; i < n; i++) {
 		for (r = 0; r < 2; r++)
@@ -544,7 +551,7 @@ TEST_F(trace, dumps_while_issuing_and_abort_from_a_thread)
 	EXPECT_EQ(-ECONNABORTED, accel_comm_wait(comms[0], &ev[0], WAIT_NS));
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, d.ret);
-	EXPECT_LT(0, d.dumps);
+	EXPECT_LT(0, atomic_load(&d.dumps));
 	for (r = 0; r < 2; r++) {
 		doc = rank_file(self, r);
 		ASSERT_NE(NULL, doc);
