@@ -272,7 +272,6 @@ static int submit_eager(struct accel_tg *tg, struct tg_task *tt, uint64_t *id_ou
 			pthread_mutex_unlock(&tg->host_lock);
 			h->bind = tg->launch_bind;
 		}
-		h->ge = tg->launch_ge;
 		list_init(&one);
 		list_add_tail(&one, &h->node);
 		tg_host_queue(tg, &one);
