@@ -299,7 +299,7 @@ $(BUILD)/lib-tsan/libaccel.a: $(patsubst lib/%.c,$(BUILD)/lib-tsan/obj/%.o,$(LIB
 
 LIB_SIM_TSAN_SRCS := $(addprefix tests/lib/libaccel_,core_test.c robust_test.c taskgraph_test.c \
 	tg_faults_test.c tg_state_test.c comm_test.c comm_ops_test.c comm_trace_test.c \
-	comm_tg_test.c)
+	comm_tg_test.c comm_mp_test.c comm_tg_mp_test.c)
 LIB_SIM_TSAN_TESTS := $(patsubst tests/lib/libaccel_%_test.c,$(BUILD)/sim-tsan-tests/libaccel_%_tsan_test, \
 	$(LIB_SIM_TSAN_SRCS))
 
