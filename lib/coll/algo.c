@@ -27,7 +27,7 @@ const char *acc_op_name(uint32_t op)
 {
 	static const char *const names[] = {
 		"none", "allreduce", "reduce", "broadcast", "allgather", "reducescatter",
-		"alltoall", "barrier", "alltoallv", "send", "recv",
+		"alltoall", "barrier", "alltoallv", "send", "recv", "split",
 	};
 
 	return op < sizeof(names) / sizeof(names[0]) ? names[op] : "?";

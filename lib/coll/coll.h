@@ -394,6 +394,13 @@ int acc_comm_group_error(struct acc_group *g, unsigned int rank);
 /* Release every rank's queued work after a failure (abort words, then counters). */
 void acc_comm_poison(struct acc_group *g, unsigned int code);
 void acc_call_describe(const struct acc_call *call, char *buf, size_t len);
+/*
+ * A call completed by the host (split) takes the rank's next sequence
+ * number and arrives in its window slot (ops.c; g->lock held); a rank
+ * that times out leaves it, freeing the number.
+ */
+int acc_call_arrive_host(struct accel_comm *c, struct acc_call *call, uint64_t *rec_n);
+void acc_call_leave_host(struct accel_comm *c, uint64_t seq);
 
 /* Is @q (a queue of @dev seen before) still alive? Its work is abandoned if not. */
 bool acc_comm_queue_alive(struct accel_device *dev, struct accel_queue *q, uint32_t id);
@@ -430,6 +437,12 @@ void acc_rec_group_fini(struct acc_group *g);
 /* Record a call that took sequence number call->seq (group->lock held). */
 void acc_rec_add(struct accel_comm *c, const struct acc_call *call, int64_t issued_ns,
 		 struct accel_queue *q, uint64_t gate, const struct accel_event *ev, int error);
+/*
+ * Entry @n (c->rec.n before its acc_rec_add()), a call the host completes,
+ * ended: done, or failed with @error (group->lock held). Nothing if the
+ * ring moved past it.
+ */
+void acc_rec_end(struct accel_comm *c, uint64_t n, int error);
 /* The operation of @ev completed (seen by a host wait; group->lock not held). */
 void acc_rec_done(struct accel_comm *c, const struct accel_event *ev);
 /*

@@ -86,6 +86,10 @@ void acc_comm_poison(struct acc_group *g, unsigned int code)
 
 void acc_call_describe(const struct acc_call *call, char *buf, size_t len)
 {
+	if (call->op == ACCEL_COMM_OP_SPLIT) {	/* its color and key may differ */
+		snprintf(buf, len, "comm_split()");
+		return;
+	}
 	snprintf(buf, len, "%s(dtype %u, count %llu, reduction %u, root %d%s)",
 		 acc_op_name(call->op), call->dtype, (unsigned long long)call->count, call->redop,
 		 call->root, call->in_place ? ", in place" : "");

@@ -191,6 +191,86 @@ static void rec_fail(struct accel_comm *c, uint64_t n, int64_t issued_ns, int er
 	e->error = error;
 }
 
+/*
+ * A call the host completes (accel_comm_split()) takes rank @c's next
+ * sequence number and arrives in its window slot as the queued calls do
+ * (g->lock held): a rank that calls anything else at that number fails
+ * every rank with -EPROTO, and so does a send or receive left unmatched
+ * before it. 0, the number in @call->seq and the recorder's entry (issued,
+ * for acc_rec_end()) in *@rec_n; or -errno (nothing taken; -EPROTO has
+ * failed the communicator).
+ */
+int acc_call_arrive_host(struct accel_comm *c, struct acc_call *call, uint64_t *rec_n)
+{
+	struct acc_group *g = c->g;
+	uint64_t all = c->nranks == 64 ? ~0ull : (1ull << c->nranks) - 1, seq, bit;
+	struct acc_arrival *w;
+	const char *field;
+	int ret;
+
+	seq = g->next_seq[c->rank];
+	bit = 1ull << c->rank;
+	call->seq = seq;
+	w = &g->win[seq % ACC_COMM_WINDOW];
+	if (w->used && w->seq != seq && w->arrived != all) {
+		acc_err("%s: rank %u: seq %llu is %u calls ahead of rank(s) that have not called "
+			"seq %llu", acc_op_name(call->op), c->rank, (unsigned long long)seq,
+			ACC_COMM_WINDOW, (unsigned long long)w->seq);
+		return -EAGAIN;
+	}
+	if (w->used && w->seq == seq) {
+		field = call_differs(&w->ref, call);
+		if (field) {
+			char x[160], y[160];
+
+			acc_comm_fail_proto(g, &w->ref, (int)w->first, call, (int)c->rank, field);
+			acc_call_describe(&w->ref, x, sizeof(x));
+			acc_call_describe(call, y, sizeof(y));
+			acc_err("comm %p: seq %llu: rank %u called %s, rank %u called %s: the %s "
+				"differs; the operation fails on every rank (-EPROTO)", (void *)g,
+				(unsigned long long)seq, w->first, x, c->rank, y, field);
+			acc_rec_add(c, call, acc_now_ns(), NULL, 0, NULL, -EPROTO);
+			acc_rec_dump_group(g, "mismatch");
+			return -EPROTO;
+		}
+	}
+	if ((w->used && w->seq == seq ? w->arrived | bit : bit) == all && g->p2p) {
+		ret = acc_p2p_gate_check(g, seq);	/* a send or receive left behind */
+		if (ret)
+			return ret;
+	}
+	if (!w->used || w->seq != seq) {
+		w->used = true;
+		w->seq = seq;
+		w->arrived = 0;
+		w->first = c->rank;
+		w->ref = *call;
+	}
+	w->arrived |= bit;
+	g->next_seq[c->rank] = seq + 1;
+	*rec_n = c->rec.n;
+	acc_rec_add(c, call, acc_now_ns(), NULL, 0, NULL, 0);
+	return 0;
+}
+
+/*
+ * Rank @c leaves the host call of @seq it arrived at and that not every
+ * rank arrived at (it timed out): its number is free again, so the next
+ * call takes it (g->lock held).
+ */
+void acc_call_leave_host(struct accel_comm *c, uint64_t seq)
+{
+	struct acc_group *g = c->g;
+	struct acc_arrival *w = &g->win[seq % ACC_COMM_WINDOW];
+
+	if (g->next_seq[c->rank] != seq + 1 || !w->used || w->seq != seq)
+		return;
+	w->arrived &= ~(1ull << c->rank);
+	if (!w->arrived)
+		w->used = false;
+	g->next_seq[c->rank] = seq;
+}
+
 /* Enqueue the call; the caller has checked the arguments. */
 int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *q,
 		  struct accel_event *ev)

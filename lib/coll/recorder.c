@@ -122,6 +122,20 @@ void acc_rec_add(struct accel_comm *c, const struct acc_call *call, int64_t issu
 	c->rec.n++;
 }
 
+void acc_rec_end(struct accel_comm *c, uint64_t n, int error)
+{
+	struct acc_rec_entry *e;
+
+	if (!c->rec.e || c->rec.n <= n || c->rec.n - n > c->rec.cap)
+		return;
+	e = &c->rec.e[n % c->rec.cap];
+	if (e->state == ACC_REC_DONE || e->state == ACC_REC_FAILED)
+		return;
+	e->end_ns = acc_now_ns();
+	e->state = error ? ACC_REC_FAILED : ACC_REC_DONE;
+	e->error = error;
+}
+
 void acc_rec_done(struct accel_comm *c, const struct accel_event *ev)
 {
 	uint64_t i, lo;
@@ -226,7 +240,8 @@ static const char *errno_name(int e)
 /* What each field of an operation means: the document describes itself. */
 static const char *const rec_fields[][2] = {
 	{ "seq", "the communicator's sequence number of the call (64-bit, one per call)" },
-	{ "op", "allreduce, reduce, broadcast, allgather, reducescatter, alltoall, barrier" },
+	{ "op", "allreduce, reduce, broadcast, allgather, reducescatter, alltoall, barrier, "
+		"alltoallv, send, recv, split (completed by the host: no queue)" },
 	{ "dtype", "element type (u8 ... f64)" },
 	{ "count", "elements per rank, as passed" },
 	{ "redop", "reduction (sum, prod, min, max, avg), none if not a reduction" },

@@ -6,7 +6,10 @@
  * gives NULL. The rank whose call completes the set makes every child
  * (accel_comm_init_all() over the parent's devices, with the parent's
  * settings) and hands each rank its own; the others wait for it, bounded
- * by the parent's timeout and its abort. Inside a group (p2p.c) the calls
+ * by the parent's timeout and its abort. Like every call, a split takes
+ * the next number of the parent's sequence (acc_call_arrive_host()): a
+ * rank that calls another operation at that number fails every rank with
+ * -EPROTO; a rank that times out leaves the split and frees its number. Inside a group (p2p.c) the calls
  * only arrive, and accel_group_end() collects them: so one thread can
  * split every rank of an accel_comm_init_all() communicator. A rank of a
  * multi-process communicator splits through the shared state instead
@@ -28,6 +31,8 @@ struct acc_split {
 	uint64_t arrived;		/* ranks that called the current one */
 	bool busy;			/* its last rank is making the children */
 	int color[ACCEL_COMM_MAX_RANKS], key[ACCEL_COMM_MAX_RANKS];
+	/* rank r's sequence number for this split, and its recorder's entry */
+	uint64_t seq[ACCEL_COMM_MAX_RANKS], rec_n[ACCEL_COMM_MAX_RANKS];
 	struct accel_comm *child[ACCEL_COMM_MAX_RANKS];	/* rank r's, until it takes it */
 	int ret;			/* the last completed split's result */
 };
@@ -99,6 +104,7 @@ static int make_children(struct acc_group *g, struct acc_split *s)
  */
 static int split_arrive(struct accel_comm *c, int color, int key, uint64_t *gen)
 {
+	struct acc_call call = { .op = ACCEL_COMM_OP_SPLIT, .root = -1 };
 	struct acc_group *g = c->g;
 	struct acc_split *s;
 	int ret;
@@ -128,6 +134,11 @@ static int split_arrive(struct accel_comm *c, int color, int key, uint64_t *gen)
 		ret = -EINVAL;
 		goto unlock;
 	}
+	/* a number of the communicator's sequence, as every call takes */
+	ret = acc_call_arrive_host(c, &call, &s->rec_n[c->rank]);
+	if (ret)
+		goto unlock;
+	s->seq[c->rank] = call.seq;
 	s->color[c->rank] = color;
 	s->key[c->rank] = key;
 	s->arrived |= 1ull << c->rank;
@@ -175,10 +186,14 @@ static int split_take(struct accel_comm *c, uint64_t gen, struct accel_comm **ne
 		if (ret) {
 			uint64_t miss = all_of(g->nranks) & ~s->arrived;
 
-			s->arrived &= ~(1ull << c->rank);	/* this rank leaves it */
-			acc_err("comm_split: comm %p rank %u: %s; ranks that had not called it: "
-				"%#llx", (void *)g, c->rank, ret == -ETIMEDOUT ? "timed out" :
-				"the communicator failed", (unsigned long long)miss);
+			/* this rank leaves it, and its sequence number is free again */
+			s->arrived &= ~(1ull << c->rank);
+			acc_call_leave_host(c, s->seq[c->rank]);
+			acc_rec_end(c, s->rec_n[c->rank], ret);
+			acc_err("comm_split: comm %p rank %u: seq %llu: %s; ranks that had not "
+				"called it: %#llx", (void *)g, c->rank,
+				(unsigned long long)s->seq[c->rank], ret == -ETIMEDOUT ?
+				"timed out" : "the communicator failed", (unsigned long long)miss);
 			acc_group_unlock(g);
 			return ret;
 		}
@@ -190,6 +205,7 @@ static int split_take(struct accel_comm *c, uint64_t gen, struct accel_comm **ne
 		pthread_cond_timedwait(&s->cv, &g->lock, &until);
 	}
 	ret = s->ret;
+	acc_rec_end(c, s->rec_n[c->rank], ret);
 	*newcomm = s->child[c->rank];
 	s->child[c->rank] = NULL;
 	acc_group_unlock(g);

@@ -18,8 +18,9 @@
  * Everything in it is read and written under the group's process-shared
  * lock, as the rest of the shared state is.
  *
- * Split: every rank of the parent (one per process) arrives with its
- * color and key in the round's buffer; when all have arrived, each rank
+ * Split: every rank of the parent (one per process) takes the parent's
+ * next sequence number (acc_call_arrive_host(), as in one process) and
+ * arrives with its color and key in the round's buffer; when all have arrived, each rank
  * reads every color and key, and the ranks of one color, ordered by
  * (key, parent rank), make a new multi-process communicator: the first
  * of them (the child's rank 0) takes a new accel_comm_id and publishes
@@ -236,10 +237,15 @@ static int parent_error(struct accel_comm *c)
 	}
 }
 
-/* Arrive at the split and wait until every rank did; its colors and keys. 0 or -errno. */
+/*
+ * Arrive at the split (taking a sequence number, as every call does) and
+ * wait until every rank did; its colors and keys, and the recorder's
+ * entry in *@rec_n. 0 or -errno (this rank left the split).
+ */
 static int xsplit_meet(struct accel_comm *c, int color, int key, uint64_t *k,
-		       int32_t *colors, int32_t *keys)
+		       int32_t *colors, int32_t *keys, uint64_t *rec_n)
 {
+	struct acc_call call = { .op = ACCEL_COMM_OP_SPLIT, .root = -1 };
 	struct acc_group *g = c->g;
 	struct acc_xsplit *xs = g->xsplit;
 	struct acc_xsplit_round *b;
@@ -264,6 +270,9 @@ static int xsplit_meet(struct accel_comm *c, int color, int key, uint64_t *k,
 		ret = -EINVAL;
 		goto unlock;
 	}
+	ret = acc_call_arrive_host(c, &call, rec_n);
+	if (ret)
+		goto unlock;
 	b->color[c->rank] = color;
 	b->key[c->rank] = key;
 	b->arrived |= bit;
@@ -280,10 +289,13 @@ static int xsplit_meet(struct accel_comm *c, int color, int key, uint64_t *k,
 		if (ret) {
 			uint64_t miss = all & ~b->seen;	/* not those that timed out first */
 
-			b->arrived &= ~bit;	/* this rank leaves it; it may call again */
-			acc_err("comm_split: comm %p rank %u/%u (pid %d): split %llu %s; ranks "
-				"that had not called it: %s", (void *)g, c->rank, g->nranks,
-				(int)getpid(), (unsigned long long)*k,
+			/* this rank leaves it, freeing its sequence number; it may call again */
+			b->arrived &= ~bit;
+			acc_call_leave_host(c, call.seq);
+			acc_rec_end(c, *rec_n, ret);
+			acc_err("comm_split: comm %p rank %u/%u (pid %d): split %llu (seq %llu) %s; "
+				"ranks that had not called it: %s", (void *)g, c->rank, g->nranks,
+				(int)getpid(), (unsigned long long)*k, (unsigned long long)call.seq,
 				ret == -ETIMEDOUT ? "timed out" : "failed with the communicator",
 				acc_ranks_pids(g, miss, who, sizeof(who)));
 			break;
@@ -330,7 +342,25 @@ static int xsplit_id(struct accel_comm *c, uint64_t k, unsigned int leader,
 	return ret;
 }
 
+static int xsplit(struct accel_comm *c, int color, int key, struct accel_comm **newcomm,
+		  uint64_t *rec_n, bool *met);
+
 int acc_xsplit(struct accel_comm *c, int color, int key, struct accel_comm **newcomm)
+{
+	uint64_t rec_n = 0;
+	bool met = false;
+	int ret = xsplit(c, color, key, newcomm, &rec_n, &met);
+
+	if (met) {	/* the recorder's entry of the split: how it ended */
+		acc_group_lock(c->g);
+		acc_rec_end(c, rec_n, ret);
+		acc_group_unlock(c->g);
+	}
+	return ret;
+}
+
+static int xsplit(struct accel_comm *c, int color, int key, struct accel_comm **newcomm,
+		  uint64_t *rec_n, bool *met)
 {
 	struct acc_group *g = c->g;
 	int32_t colors[ACCEL_COMM_MAX_RANKS], keys[ACCEL_COMM_MAX_RANKS];
@@ -341,7 +371,8 @@ int acc_xsplit(struct accel_comm *c, int color, int key, struct accel_comm **new
 	int ret, err;
 
 	*newcomm = NULL;
-	ret = xsplit_meet(c, color, key, &k, colors, keys);
+	ret = xsplit_meet(c, color, key, &k, colors, keys, rec_n);
+	*met = !ret;
 	if (ret || color == ACCEL_COMM_SPLIT_NOCOLOR)
 		return ret;
 	/* the ranks of this color by (key, parent rank): insertion sort */

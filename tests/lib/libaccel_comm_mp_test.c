@@ -1362,6 +1362,48 @@ TEST_F_TIMEOUT(mp, split_a_rank_never_calls_times_out, 60)
 }
 
 /*
+ * Ranks 0 and 2 split while rank 1 calls an allreduce at the same number
+ * of the sequence: every rank fails with -EPROTO, long before the
+ * timeout (20 s), and every process's log names both calls.
+ */
+static void rank_split_mismatch(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	struct accel_comm *c, *child = (struct accel_comm *)1;
+	struct accel_event ev;
+	int64_t t0;
+	int ret;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	RCHECK_EQ(0, run_one(x, c, &run));
+	t0 = mp_now_ns();
+	if (x->rank == 1) {
+		ret = issue(x, c, &run, &ev);
+		if (!ret)
+			ret = accel_comm_wait(c, &ev, WAIT_NS);
+		RCHECK_EQ(-EPROTO, ret);
+	} else {
+		RCHECK_EQ(-EPROTO, accel_comm_split(c, 0, 0, &child));
+		RCHECK(child == NULL);
+	}
+	RCHECK_WITHIN(t0, 5 * SEC * tscale());
+	RCHECK_EQ(-EPROTO, accel_comm_get_async_error(c, NULL, 0));
+	RCHECK(log_has(x, "called comm_split()"));
+	RCHECK(log_has(x, "called allreduce(dtype"));
+	RCHECK(log_has(x, ": the operation differs"));
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, split_against_an_allreduce_fails_every_rank, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	run_job(_metadata, 3, &p, rank_split_mismatch, 0, NULL, 30000);
+}
+
+/*
  * SIGKILL of rank n-1 during alltoallv (x->arg 0: a large one in flight),
  * a group of sends and receives (1: in flight) or split (2: before it
  * calls, while the others wait in it): the survivors fail with

@@ -1328,6 +1328,56 @@ TEST_F_TIMEOUT(ops, split_threads_timeout_abort, 300)
 	comm_free(comms, 4);
 }
 
+/*
+ * A split takes a number of the parent's sequence, as every call does: a
+ * rank that calls another operation at that number fails both ranks with
+ * -EPROTO, long before the timeout (10 s here), whichever comes first:
+ * an allreduce already issued when rank 0 splits (the split fails at
+ * once), or a barrier called while rank 0 waits in the split (the split
+ * ends with the communicator's failure).
+ */
+TEST_F_TIMEOUT(ops, split_against_another_call_fails_every_rank, 120)
+{
+	struct accel_comm *comms[NDEV], *kid;
+	struct accel_event ev[NDEV];
+	struct splitter sp;
+	pthread_t th;
+	uint64_t t0;
+	int ret;
+
+	/* the allreduce first */
+	ASSERT_EQ(0, comm_make(self, 2, 0, 10000, comms));
+	t0 = vaccel_now_ms();
+	ASSERT_EQ(0, accel_allreduce(accel_buffer_va(self->sbuf[1]),
+				     accel_buffer_va(self->rbuf[1]), 100, ACCEL_DTYPE_F32,
+				     ACCEL_REDOP_SUM, comms[1], self->q[1], &ev[1]));
+	kid = (struct accel_comm *)1;
+	EXPECT_EQ(-EPROTO, accel_comm_split(comms[0], 0, 0, &kid));
+	EXPECT_EQ(NULL, kid);
+	EXPECT_EQ(-EPROTO, accel_comm_wait(comms[1], &ev[1], WAIT_NS));
+	EXPECT_GT(2000, vaccel_now_ms() - t0);
+	expect_all(_metadata, comms, 2, -EPROTO);
+	comm_free(comms, 2);
+	ASSERT_EQ(0, open_queues(self));	/* the failure may have stopped rank 1's */
+
+	/* the split first: rank 0 waits in it when rank 1 calls a barrier */
+	ASSERT_EQ(0, comm_make(self, 2, 0, 10000, comms));
+	t0 = vaccel_now_ms();
+	sp = (struct splitter){ .comm = comms[0], .ret = 1 };
+	ASSERT_EQ(0, pthread_create(&th, NULL, split_thread, &sp));
+	usleep(100000);
+	ret = accel_barrier(comms[1], self->q[1], &ev[1]);
+	if (!ret)	/* rank 0 had not arrived yet: its split finds the barrier */
+		ret = accel_comm_wait(comms[1], &ev[1], WAIT_NS);
+	EXPECT_EQ(-EPROTO, ret);
+	pthread_join(th, NULL);
+	EXPECT_EQ(-EPROTO, sp.ret);
+	EXPECT_EQ(NULL, sp.out);
+	EXPECT_GT(2000, vaccel_now_ms() - t0);
+	expect_all(_metadata, comms, 2, -EPROTO);
+	comm_free(comms, 2);
+}
+
 TEST_F(ops, split_bad_arguments)
 {
 	struct accel_comm *comms[NDEV], *kid;

@@ -454,6 +454,72 @@ TEST_F(trace, ring_wraps)
 	}
 }
 
+/*
+ * A split is a call of the parent's sequence (libaccel 1.7): between two
+ * allreduces it takes seq 1, and the recorder shows it done. A split
+ * that times out (rank 1 never calls it) leaves the sequence: its number
+ * is taken by the next call, which works on both ranks; the recorder
+ * shows the split failed with ETIMEDOUT at that number, then the call.
+ */
+TEST_F(trace, split_is_a_call_of_the_sequence)
+{
+	static const char *const want_op[] = { "allreduce", "split", "allreduce", "split",
+					       "allreduce" };
+	static const unsigned long long want_seq[] = { 0, 1, 2, 3, 3 };
+	struct accel_comm *comms[2], *kids[2];
+	struct accel_event ev[2];
+	struct op_rec ops[8];
+	unsigned int r, i;
+	char *doc;
+	int n, ret;
+
+	ASSERT_EQ(0, make_comm(self, 2, 300, 0, NULL, comms));
+	for (r = 0; r < 2; r++)
+		ASSERT_EQ(0, allreduce(self, comms[r], r, 10, &ev[r]));
+	for (r = 0; r < 2; r++)
+		ASSERT_EQ(0, accel_comm_wait(comms[r], &ev[r], WAIT_NS));
+	ASSERT_EQ(0, accel_group_start());
+	for (r = 0; r < 2; r++)
+		ASSERT_EQ(0, accel_comm_split(comms[r], 0, 0, &kids[r]));
+	ASSERT_EQ(0, accel_group_end());
+	for (r = 0; r < 2; r++)
+		ASSERT_EQ(0, allreduce(self, comms[r], r, 20, &ev[r]));
+	for (r = 0; r < 2; r++)
+		ASSERT_EQ(0, accel_comm_wait(comms[r], &ev[r], WAIT_NS));
+	free_comm(kids, 2);
+
+	kids[0] = (struct accel_comm *)1;
+	EXPECT_EQ(-ETIMEDOUT, accel_comm_split(comms[0], 0, 0, &kids[0]));
+	EXPECT_EQ(NULL, kids[0]);
+	EXPECT_EQ(0, accel_comm_get_async_error(comms[0], NULL, 0));	/* not sticky */
+	for (r = 0; r < 2; r++)
+		ASSERT_EQ(0, allreduce(self, comms[r], r, 30, &ev[r]));
+	for (r = 0; r < 2; r++)
+		EXPECT_EQ(0, accel_comm_wait(comms[r], &ev[r], WAIT_NS));
+
+	for (r = 0; r < 2; r++) {
+		unsigned int k = 0;
+
+		doc = dump_of(comms[r], &ret);
+		ASSERT_EQ(0, ret);
+		n = parse_ops(doc, ops, 8);
+		ASSERT_EQ(r == 0 ? 5 : 4, n) TH_LOG("rank %u", r);
+		for (i = 0; i < 5; i++) {
+			if (r == 1 && i == 3)
+				continue;	/* rank 1 did not call the second split */
+			EXPECT_EQ(want_seq[i], ops[k].seq) TH_LOG("rank %u, call %u", r, i);
+			EXPECT_STREQ(want_op[i], ops[k].op);
+			EXPECT_STREQ(i == 3 ? "failed" : "done", ops[k].state);
+			if (i == 3)
+				EXPECT_STREQ("ETIMEDOUT", ops[k].error);
+			k++;
+		}
+		EXPECT_EQ(4, field_of(doc, "next_seq"));
+		free(doc);
+	}
+	free_comm(comms, 2);
+}
+
 /* The recorder's settings and accel_comm_dump()'s argument errors. */
 TEST_F(trace, settings_and_errors)
 {

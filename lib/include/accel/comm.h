@@ -112,6 +112,8 @@ enum accel_comm_algo {
  * @ACCEL_COMM_OP_ALLTOALLV: accel_alltoallv()
  * @ACCEL_COMM_OP_SEND: accel_send()
  * @ACCEL_COMM_OP_RECV: accel_recv()
+ * @ACCEL_COMM_OP_SPLIT: accel_comm_split() (libaccel 1.7: it takes a
+ *	sequence number of the communicator it splits, as every call does)
  */
 enum accel_comm_op {
 	ACCEL_COMM_OP_NONE,
@@ -126,6 +128,8 @@ enum accel_comm_op {
 	ACCEL_COMM_OP_ALLTOALLV,
 	ACCEL_COMM_OP_SEND,
 	ACCEL_COMM_OP_RECV,
+	/* libaccel 1.7 */
+	ACCEL_COMM_OP_SPLIT,
 };
 
 /**
@@ -697,10 +701,16 @@ int accel_recv(uint64_t recv, uint64_t count, enum accel_dtype dtype, int peer,
  * On a multi-process communicator (libaccel 1.4; -EOPNOTSUPP before)
  * each process calls it for its rank; the ranks meet in the parent's
  * shared state and each new communicator is bootstrapped like
- * accel_comm_init_rank() (a rendezvous of its own).
+ * accel_comm_init_rank() (a rendezvous of its own). Like every call, a
+ * split takes the parent's next sequence number (libaccel 1.7; before,
+ * none): a rank that calls another operation at that number instead
+ * fails every rank with -EPROTO; a rank that times out frees its number
+ * for its next call. It queues no device work.
  *
  * Return: 0; -EINVAL for NULL, a color below -1, or a rank calling twice
- * before every rank called once; -ETIMEDOUT; the parent's error; what
+ * before every rank called once; -ETIMEDOUT; -EPROTO (another rank
+ * called another operation at this split's number, or a send or receive
+ * before it is unmatched: the parent fails); the parent's error; what
  * accel_comm_init_all() or accel_comm_init_rank() returns (then no rank
  * gets a new communicator).
  */
