@@ -976,6 +976,89 @@ int tg_coll_launch(struct accel_graph_exec *ge, struct accel_buffer **act,
 	return ret;
 }
 
+static bool seq_task(const struct tg_gtask *t)
+{
+	return t->op == TG_TASK_COLL && (t->u0 & 0xff) != TG_OP_P2P;
+}
+
+/*
+ * Whether every collective of the launch finds room in its
+ * communicator's call window (ops.c: a call may be at most
+ * %ACC_COMM_WINDOW calls ahead of the slowest rank): the launch's calls
+ * of group @grp, in capture order, against a copy of its window and
+ * counters, taken under its lock, with the arrivals of the launch's own
+ * earlier calls (one thread may drive several ranks). Other ranks' calls
+ * can only complete slots, never take one this launch needs (a slot is
+ * taken by a call of its number, or once complete), so what passes here
+ * passes when issued. 0, or -EAGAIN (logged, nothing issued).
+ */
+static int window_check_group(const struct accel_graph *g, struct acc_group *grp)
+{
+	struct { uint64_t seq, arrived; bool used; } w[ACC_COMM_WINDOW];
+	uint64_t next[ACCEL_COMM_MAX_RANKS], all;
+	uint32_t i, k;
+
+	acc_group_lock(grp);
+	for (k = 0; k < ACC_COMM_WINDOW; k++) {
+		w[k].seq = grp->win[k].seq;
+		w[k].arrived = grp->win[k].arrived;
+		w[k].used = grp->win[k].used;
+	}
+	memcpy(next, grp->next_seq, grp->nranks * sizeof(next[0]));
+	all = grp->nranks == 64 ? ~0ull : (1ull << grp->nranks) - 1;
+	acc_group_unlock(grp);
+	for (i = 0; i < g->ntasks; i++) {
+		const struct tg_gtask *t = &g->tasks[i];
+		const struct accel_comm *c;
+		uint64_t seq;
+
+		if (!seq_task(t) || node_comm(t)->g != grp)
+			continue;
+		c = node_comm(t);
+		seq = next[c->rank]++;
+		k = (uint32_t)(seq % ACC_COMM_WINDOW);
+		if (w[k].used && w[k].seq != seq && w[k].arrived != all) {
+			acc_err("accel_graph_launch: task %u (%s): rank %u's call seq %llu would be "
+				"%u calls ahead of rank(s) that have not called seq %llu; nothing is "
+				"issued (-EAGAIN: launch again once the other ranks caught up)",
+				i, t->name, c->rank, (unsigned long long)seq, ACC_COMM_WINDOW,
+				(unsigned long long)w[k].seq);
+			return -EAGAIN;
+		}
+		if (!w[k].used || w[k].seq != seq) {
+			w[k].used = true;
+			w[k].seq = seq;
+			w[k].arrived = 0;
+		}
+		w[k].arrived |= 1ull << c->rank;
+	}
+	return 0;
+}
+
+/* window_check_group() for each communicator of the launch's collectives */
+static int window_check(const struct accel_graph *g)
+{
+	uint32_t i, j;
+	int ret;
+
+	for (i = 0; i < g->ntasks; i++) {
+		struct acc_group *grp;
+
+		if (!seq_task(&g->tasks[i]))
+			continue;
+		grp = node_comm(&g->tasks[i])->g;
+		for (j = 0; j < i; j++)	/* each group once: its first task */
+			if (seq_task(&g->tasks[j]) && node_comm(&g->tasks[j])->g == grp)
+				break;
+		if (j < i)
+			continue;
+		ret = window_check_group(g, grp);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **act)
 {
 	struct accel_graph *g = ge->g;
@@ -1011,6 +1094,9 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 			}
 		}
 	}
+	ret = window_check(g);
+	if (ret)
+		return ret;
 	for (i = 0; i < g->ntasks; i++) {
 		const struct tg_gtask *t = &g->tasks[i];
 		struct tg_line *l = &tg->lines[t->line];

@@ -555,6 +555,33 @@ static long long last_seq(struct accel_comm *c)
 	return seq;
 }
 
+/* the next sequence number rank @c takes, from its flight recorder dump, or -1 */
+static long long next_seq(struct accel_comm *c)
+{
+	char path[] = "/tmp/comm_tg_dump.XXXXXX", *buf, *p;
+	long long seq = -1;
+	int fd = mkstemp(path);
+	off_t len;
+
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	if (accel_comm_dump(c, fd)) {
+		close(fd);
+		return -1;
+	}
+	len = lseek(fd, 0, SEEK_END);
+	buf = calloc(1, (size_t)len + 1);
+	if (buf && pread(fd, buf, (size_t)len, 0) == len) {
+		p = strstr(buf, "\"next_seq\": ");
+		if (p)
+			seq = strtoll(p + 12, NULL, 10);
+	}
+	free(buf);
+	close(fd);
+	return seq;
+}
+
 /*
  * The end of a replay test: no rank has an error; the executable, the
  * graph, the task graph and the test's second buffers of each rank go.
@@ -1001,6 +1028,60 @@ TEST_F_TIMEOUT(ctg, replay_mismatch_eproto, 120)
 	}
 	accel_graph_exec_destroy(ge);
 	accel_graph_destroy(g);
+}
+
+/*
+ * A launch checks every collective's room in the call window (a call may
+ * be at most 256 ahead of the slowest rank) before it issues anything,
+ * counting the arrivals of its own earlier calls. Rank 0 is 250 eager
+ * barriers ahead of rank 1. A graph of 10 barriers of rank 0, then 10 of
+ * rank 1: rank 0's 7th would be a window ahead of rank 1, so the launch
+ * is -EAGAIN and issues nothing, of either rank (their next sequence
+ * numbers, from the flight recorders). The same barriers captured rank
+ * by rank in turn launch: rank 1's first call completes the slot rank
+ * 0's 7th needs. Once rank 1 caught up, the first graph launches too.
+ */
+TEST_F_TIMEOUT(ctg, launch_checks_the_call_window_first, 120)
+{
+	struct accel_graph_exec *ge[2];
+	struct accel_graph *g[2];
+	unsigned int r, i, k;
+
+	ASSERT_EQ(0, tg_make(self, 2));
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_AUTO, 10000));
+	for (k = 0; k < 2; k++) {	/* 0: rank by rank; 1: in turn */
+		ASSERT_EQ(0, accel_tg_capture_begin(self->tg));
+		for (i = 0; i < 20; i++) {
+			r = k ? i % 2 : i / 10;
+			ASSERT_EQ(0, accel_tg_barrier(self->tg, self->comms[r], NULL));
+		}
+		ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g[k]));
+		ASSERT_EQ(0, accel_graph_instantiate(g[k], &ge[k]));
+	}
+
+	for (i = 0; i < 250; i++)
+		ASSERT_EQ(0, accel_tg_barrier(self->tg, self->comms[0], NULL));
+	EXPECT_EQ(250, next_seq(self->comms[0]));
+	EXPECT_EQ(-EAGAIN, accel_graph_launch(ge[0], NULL, 0));
+	EXPECT_EQ(250, next_seq(self->comms[0]));	/* nothing issued */
+	EXPECT_EQ(0, next_seq(self->comms[1]));
+	ASSERT_EQ(0, accel_graph_launch(ge[1], NULL, 0));
+	EXPECT_EQ(260, next_seq(self->comms[0]));
+	EXPECT_EQ(10, next_seq(self->comms[1]));
+	for (i = 0; i < 250; i++)	/* rank 1 catches up: 260 each */
+		ASSERT_EQ(0, accel_tg_barrier(self->tg, self->comms[1], NULL));
+	ASSERT_EQ(0, accel_graph_launch(ge[0], NULL, 0));
+	for (k = 0; k < 2; k++)
+		EXPECT_EQ(0, accel_graph_exec_wait(ge[k], WAIT_NS));
+	EXPECT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	for (r = 0; r < 2; r++) {
+		EXPECT_EQ(270, next_seq(self->comms[r]));
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	}
+	for (k = 0; k < 2; k++) {
+		accel_graph_exec_destroy(ge[k]);
+		accel_graph_destroy(g[k]);
+	}
 }
 
 /* a replay is covered by the timeout: the rank not in the graph is named */

@@ -786,8 +786,13 @@ struct accel_tg;
  * communicator's timeout like an eager call. Its host tasks find the
  * launch's buffers with accel_tg_host_buffer(), its output heap tensors
  * keep the blocks the capture placed them in (libaccel 1.7; -EOPNOTSUPP
- * at instantiation before). A launch that fails after its first task was
- * issued leaves the tasks before it issued (the log names the task).
+ * at instantiation before). A launch checks before it issues anything
+ * that no communicator failed and that each collective has room in its
+ * call window (at most 256 calls ahead of the slowest rank, counting the
+ * launch's own calls of the other ranks; -EAGAIN, nothing issued; libaccel
+ * 1.7); a launch that fails after its first task was issued (ring room,
+ * a peer's failure, memory) leaves the tasks before it issued (the log
+ * names the task).
  *
  * Return (every function): 0 and the task's id in @id (if not NULL; 0
  * while capturing); -EINVAL for NULL @tg or @comm, a missing or

@@ -554,7 +554,10 @@ struct accel_binding {
  * @to too small, of another device or an output heap, two bindings of one
  * @from, two of the graph's buffers bound to one buffer); -EACCES (a @to
  * the device may not write for a buffer the graph writes); -EBUSY while
- * capturing; -ETIMEDOUT (ring room, a binding table slot); -EIO;
+ * capturing; -EAGAIN (a graph with collectives: one of its calls would be
+ * more than 256 calls ahead of the slowest rank of its communicator;
+ * nothing issued, <accel/comm.h>); -ETIMEDOUT (ring room, a binding table
+ * slot); -EIO;
  * -ECANCELED; -EDEADLK from a host task of the task graph; -ENODEV. No
  * syscall on the usual path.
  */
