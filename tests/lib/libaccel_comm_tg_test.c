@@ -530,7 +530,7 @@ static int capture_chain(FIXTURE_DATA(ctg) *self, unsigned int n, uint64_t count
 	return ret;
 }
 
-/* the last sequence number in rank @r's flight recorder dump, or -1 */
+/* the last sequence number in rank @r's flight recorder dump, or -1 (none recorded) */
 static long long last_seq(struct accel_comm *c)
 {
 	char path[] = "/tmp/comm_tg_dump.XXXXXX", *buf, *p;
@@ -547,8 +547,9 @@ static long long last_seq(struct accel_comm *c)
 	}
 	len = lseek(fd, 0, SEEK_END);
 	buf = calloc(1, (size_t)len + 1);
-	if (buf && pread(fd, buf, (size_t)len, 0) == len)
-		for (p = strstr(buf, "\"seq\":"); p; p = strstr(p + 1, "\"seq\":"))
+	/* in the operations only: the document's field list names "seq" too */
+	if (buf && pread(fd, buf, (size_t)len, 0) == len && (p = strstr(buf, "\"ops\": [")))
+		for (p = strstr(p, "\"seq\":"); p; p = strstr(p + 1, "\"seq\":"))
 			seq = strtoll(p + 6, NULL, 10);
 	free(buf);
 	close(fd);
