@@ -816,7 +816,11 @@ TEST_F_TIMEOUT(comm, seed003_bidirectional_exchange, 900)
 	comm_free(comms, 2);
 }
 
-/* Counters and sequence numbers started just below 2^32, 2^63 and 2^64. */
+/*
+ * Counters and sequence numbers started just below 2^32, 2^63 and 2^64;
+ * a split in the middle takes a number too (the sequence wraps under it
+ * from 2^64 - 5).
+ */
 TEST_F_TIMEOUT(comm, counters_across_wraps, 300)
 {
 	static const uint64_t bases[] = { (1ull << 32) - 5, (1ull << 63) - 5, 0 - 5ull };
@@ -836,6 +840,16 @@ TEST_F_TIMEOUT(comm, counters_across_wraps, 300)
 
 			ASSERT_EQ(0, run_check(_metadata, self, comms, 4, &run))
 				TH_LOG("base %#llx, operation %u", (unsigned long long)bases[b], i);
+			if (i == 4) {
+				struct accel_comm *kids[NDEV];
+				unsigned int r;
+
+				ASSERT_EQ(0, accel_group_start());
+				for (r = 0; r < 4; r++)
+					ASSERT_EQ(0, accel_comm_split(comms[r], 0, 0, &kids[r]));
+				ASSERT_EQ(0, accel_group_end());
+				comm_free(kids, 4);
+			}
 		}
 		comm_free(comms, 4);
 	}
