@@ -192,6 +192,39 @@ static void rec_fail(struct accel_comm *c, uint64_t n, int64_t issued_ns, int er
 }
 
 /*
+ * Rank @c's @call differs from the @field of @w's reference call (g->lock
+ * held): the communicator fails, the log names both calls, the recorder
+ * keeps the refused call and every rank's recorder is dumped. -EPROTO.
+ */
+static int call_mismatch(struct accel_comm *c, const struct acc_arrival *w,
+			 const struct acc_call *call, const char *field, int64_t t_issue)
+{
+	struct acc_group *g = c->g;
+	char x[160], y[160];
+
+	acc_comm_fail_proto(g, &w->ref, (int)w->first, call, (int)c->rank, field);
+	acc_call_describe(&w->ref, x, sizeof(x));
+	acc_call_describe(call, y, sizeof(y));
+	acc_err("comm %p: seq %llu: rank %u called %s, rank %u called %s: the %s "
+		"differs; the operation fails on every rank (-EPROTO)", (void *)g,
+		(unsigned long long)call->seq, w->first, x, c->rank, y, field);
+	acc_rec_add(c, call, t_issue, NULL, 0, NULL, -EPROTO);
+	acc_rec_dump_group(g, "mismatch");
+	return -EPROTO;
+}
+
+/* The first arrival at @seq takes its window slot @w with its @call. */
+static void slot_claim(struct acc_arrival *w, uint64_t seq, unsigned int rank,
+		       const struct acc_call *call)
+{
+	w->used = true;
+	w->seq = seq;
+	w->arrived = 0;
+	w->first = rank;
+	w->ref = *call;
+}
+
+/*
  * A call the host completes (accel_comm_split()) takes rank @c's next
  * sequence number and arrives in its window slot as the queued calls do
  * (g->lock held): a rank that calls anything else at that number fails
@@ -220,32 +253,16 @@ int acc_call_arrive_host(struct accel_comm *c, struct acc_call *call, uint64_t *
 	}
 	if (w->used && w->seq == seq) {
 		field = call_differs(&w->ref, call);
-		if (field) {
-			char x[160], y[160];
-
-			acc_comm_fail_proto(g, &w->ref, (int)w->first, call, (int)c->rank, field);
-			acc_call_describe(&w->ref, x, sizeof(x));
-			acc_call_describe(call, y, sizeof(y));
-			acc_err("comm %p: seq %llu: rank %u called %s, rank %u called %s: the %s "
-				"differs; the operation fails on every rank (-EPROTO)", (void *)g,
-				(unsigned long long)seq, w->first, x, c->rank, y, field);
-			acc_rec_add(c, call, acc_now_ns(), NULL, 0, NULL, -EPROTO);
-			acc_rec_dump_group(g, "mismatch");
-			return -EPROTO;
-		}
+		if (field)
+			return call_mismatch(c, w, call, field, acc_now_ns());
 	}
 	if ((w->used && w->seq == seq ? w->arrived | bit : bit) == all && g->p2p) {
 		ret = acc_p2p_gate_check(g, seq);	/* a send or receive left behind */
 		if (ret)
 			return ret;
 	}
-	if (!w->used || w->seq != seq) {
-		w->used = true;
-		w->seq = seq;
-		w->arrived = 0;
-		w->first = c->rank;
-		w->ref = *call;
-	}
+	if (!w->used || w->seq != seq)
+		slot_claim(w, seq, c->rank, call);
 	w->arrived |= bit;
 	g->next_seq[c->rank] = seq + 1;
 	*rec_n = c->rec.n;
@@ -348,11 +365,7 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	if (ret)
 		goto unlock;
 	if (!w->used || w->seq != seq) {
-		w->used = true;
-		w->seq = seq;
-		w->arrived = 0;
-		w->first = c->rank;
-		w->ref = call;
+		slot_claim(w, seq, c->rank, &call);
 		if (a->op == ACCEL_COMM_OP_ALLTOALLV)
 			acc_alltoallv_match(g, w, c, a);	/* records this rank's counts */
 	} else {
@@ -367,17 +380,7 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 			}
 		}
 		if (field) {
-			char x[160], y[160];
-
-			acc_comm_fail_proto(g, &w->ref, (int)w->first, &call, (int)c->rank, field);
-			acc_call_describe(&w->ref, x, sizeof(x));
-			acc_call_describe(&call, y, sizeof(y));
-			acc_err("comm %p: seq %llu: rank %u called %s, rank %u called %s: the %s "
-				"differs; the operation fails on every rank (-EPROTO)", (void *)g,
-				(unsigned long long)seq, w->first, x, c->rank, y, field);
-			acc_rec_add(c, &call, t_issue, NULL, 0, NULL, -EPROTO);
-			acc_rec_dump_group(g, "mismatch");
-			ret = -EPROTO;
+			ret = call_mismatch(c, w, &call, field, t_issue);
 			goto unlock;
 		}
 	}

@@ -530,56 +530,51 @@ static int capture_chain(FIXTURE_DATA(ctg) *self, unsigned int n, uint64_t count
 	return ret;
 }
 
-/* the last sequence number in rank @r's flight recorder dump, or -1 (none recorded) */
-static long long last_seq(struct accel_comm *c)
+/* rank @c's flight recorder dump (malloc'd, NUL-terminated), or NULL */
+static char *dump_text(struct accel_comm *c)
 {
-	char path[] = "/tmp/comm_tg_dump.XXXXXX", *buf, *p;
-	long long seq = -1;
+	char path[] = "/tmp/comm_tg_dump.XXXXXX", *buf = NULL;
 	int fd = mkstemp(path);
 	off_t len;
 
 	if (fd < 0)
-		return -1;
+		return NULL;
 	unlink(path);
-	if (accel_comm_dump(c, fd)) {
-		close(fd);
-		return -1;
+	if (!accel_comm_dump(c, fd)) {
+		len = lseek(fd, 0, SEEK_END);
+		buf = calloc(1, (size_t)len + 1);
+		if (buf && pread(fd, buf, (size_t)len, 0) != len) {
+			free(buf);
+			buf = NULL;
+		}
 	}
-	len = lseek(fd, 0, SEEK_END);
-	buf = calloc(1, (size_t)len + 1);
+	close(fd);
+	return buf;
+}
+
+/* the last sequence number in rank @c's flight recorder dump, or -1 (none recorded) */
+static long long last_seq(struct accel_comm *c)
+{
+	char *buf = dump_text(c), *p;
+	long long seq = -1;
+
 	/* in the operations only: the document's field list names "seq" too */
-	if (buf && pread(fd, buf, (size_t)len, 0) == len && (p = strstr(buf, "\"ops\": [")))
+	if (buf && (p = strstr(buf, "\"ops\": [")))
 		for (p = strstr(p, "\"seq\":"); p; p = strstr(p + 1, "\"seq\":"))
 			seq = strtoll(p + 6, NULL, 10);
 	free(buf);
-	close(fd);
 	return seq;
 }
 
 /* the next sequence number rank @c takes, from its flight recorder dump, or -1 */
 static long long next_seq(struct accel_comm *c)
 {
-	char path[] = "/tmp/comm_tg_dump.XXXXXX", *buf, *p;
+	char *buf = dump_text(c), *p;
 	long long seq = -1;
-	int fd = mkstemp(path);
-	off_t len;
 
-	if (fd < 0)
-		return -1;
-	unlink(path);
-	if (accel_comm_dump(c, fd)) {
-		close(fd);
-		return -1;
-	}
-	len = lseek(fd, 0, SEEK_END);
-	buf = calloc(1, (size_t)len + 1);
-	if (buf && pread(fd, buf, (size_t)len, 0) == len) {
-		p = strstr(buf, "\"next_seq\": ");
-		if (p)
-			seq = strtoll(p + 12, NULL, 10);
-	}
+	if (buf && (p = strstr(buf, "\"next_seq\": ")))
+		seq = strtoll(p + 12, NULL, 10);
 	free(buf);
-	close(fd);
 	return seq;
 }
 
