@@ -9,7 +9,8 @@
  * by the parent's timeout and its abort. Like every call, a split takes
  * the next number of the parent's sequence (acc_call_arrive_host()): a
  * rank that calls another operation at that number fails every rank with
- * -EPROTO; a rank that times out leaves the split and frees its number. Inside a group (p2p.c) the calls
+ * -EPROTO; a rank that times out leaves the split and frees its number.
+ * Inside a group (p2p.c) the calls
  * only arrive, and accel_group_end() collects them: so one thread can
  * split every rank of an accel_comm_init_all() communicator. A rank of a
  * multi-process communicator splits through the shared state instead

@@ -20,9 +20,10 @@
  *
  * Split: every rank of the parent (one per process) takes the parent's
  * next sequence number (acc_call_arrive_host(), as in one process) and
- * arrives with its color and key in the round's buffer; when all have arrived, each rank
- * reads every color and key, and the ranks of one color, ordered by
- * (key, parent rank), make a new multi-process communicator: the first
+ * arrives with its color and key in the round's buffer; when all have
+ * arrived, each rank reads every color and key, and the ranks of one
+ * color, ordered by (key, parent rank), make a new multi-process
+ * communicator: the first
  * of them (the child's rank 0) takes a new accel_comm_id and publishes
  * it in the buffer, and each calls accel_comm_init_rank() with it. The
  * child's staging and counters are therefore new and re-imported over
