@@ -1377,6 +1377,9 @@ static void rank_split_mismatch(struct rank_ctx *x)
 
 	RCHECK_EQ(0, rank_init(x, &c));
 	RCHECK_EQ(0, run_one(x, c, &run));
+	/* every rank saw the first allreduce done: the mismatch fails none of it */
+	rank_called(x);
+	RCHECK(rank_others_called(x));
 	t0 = mp_now_ns();
 	if (x->rank == 1) {
 		ret = issue(x, c, &run, &ev);
