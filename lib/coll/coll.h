@@ -75,6 +75,12 @@ struct acc_call {
 	uint32_t algo;
 };
 
+/* The mask of every rank of an @n-rank communicator. */
+static inline uint64_t acc_ranks_all(unsigned int n)
+{
+	return n == 64 ? ~0ull : (1ull << n) - 1;
+}
+
 /* One sequence number's arrivals (group->lock). */
 struct acc_arrival {
 	uint64_t seq;
@@ -90,6 +96,15 @@ struct acc_arrival {
 	 */
 	uint64_t *vc;
 };
+
+/*
+ * Slot @w cannot take a call of @seq: it holds an earlier number that not
+ * every rank (@all) has called, so the caller is a window ahead of them.
+ */
+static inline bool acc_slot_busy(const struct acc_arrival *w, uint64_t seq, uint64_t all)
+{
+	return w->used && w->seq != seq && w->arrived != all;
+}
 
 /* Sticky failures recorded in the group (group->lock). DEAD: a peer process died. */
 enum acc_fail { ACC_FAIL_NONE, ACC_FAIL_ABORT, ACC_FAIL_PROTO, ACC_FAIL_TIMEOUT, ACC_FAIL_DEAD };
@@ -438,9 +453,10 @@ void acc_rec_group_fini(struct acc_group *g);
 void acc_rec_add(struct accel_comm *c, const struct acc_call *call, int64_t issued_ns,
 		 struct accel_queue *q, uint64_t gate, const struct accel_event *ev, int error);
 /*
- * Entry @n (c->rec.n before its acc_rec_add()), a call the host completes,
- * ended: done, or failed with @error (group->lock held). Nothing if the
- * ring moved past it.
+ * Entry @n (c->rec.n before its acc_rec_add()) ended: done, or failed with
+ * @error (a host-completed call's end, or a queued call that failed after
+ * it was recorded; group->lock held). Nothing if the ring moved past it
+ * or @n was never recorded.
  */
 void acc_rec_end(struct accel_comm *c, uint64_t n, int error);
 /* The operation of @ev completed (seen by a host wait; group->lock not held). */

@@ -173,25 +173,6 @@ void acc_comm_fail_proto(struct acc_group *g, const struct acc_call *ref, int re
 }
 
 /*
- * The recorder's entry @n of @c (written by acc_rec_add() as issued) is a
- * call that failed after all, with @error (g->lock held): as acc_rec_add()
- * records a call that failed at once. Nothing if the ring moved past it.
- */
-static void rec_fail(struct accel_comm *c, uint64_t n, int64_t issued_ns, int error)
-{
-	struct acc_rec_entry *e;
-
-	if (!c->rec.e || c->rec.n <= n || c->rec.n - n > c->rec.cap)
-		return;
-	e = &c->rec.e[n % c->rec.cap];
-	e->end_ns = issued_ns;
-	e->ev.signal = NULL;
-	e->ev.value = 0;
-	e->state = ACC_REC_FAILED;
-	e->error = error;
-}
-
-/*
  * Rank @c's @call differs from the @field of @w's reference call (g->lock
  * held): the communicator fails, the log names both calls, the recorder
  * keeps the refused call and every rank's recorder is dumped. -EPROTO.
@@ -236,7 +217,7 @@ static void slot_claim(struct acc_arrival *w, uint64_t seq, unsigned int rank,
 int acc_call_arrive_host(struct accel_comm *c, struct acc_call *call, uint64_t *rec_n)
 {
 	struct acc_group *g = c->g;
-	uint64_t all = c->nranks == 64 ? ~0ull : (1ull << c->nranks) - 1, seq, bit;
+	uint64_t all = acc_ranks_all(c->nranks), seq, bit;
 	struct acc_arrival *w;
 	const char *field;
 	int ret;
@@ -245,7 +226,7 @@ int acc_call_arrive_host(struct accel_comm *c, struct acc_call *call, uint64_t *
 	bit = 1ull << c->rank;
 	call->seq = seq;
 	w = &g->win[seq % ACC_COMM_WINDOW];
-	if (w->used && w->seq != seq && w->arrived != all) {
+	if (acc_slot_busy(w, seq, all)) {
 		acc_err("%s: rank %u: seq %llu is %u calls ahead of rank(s) that have not called "
 			"seq %llu", acc_op_name(call->op), c->rank, (unsigned long long)seq,
 			ACC_COMM_WINDOW, (unsigned long long)w->seq);
@@ -296,7 +277,7 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	struct acc_arrival *w;
 	struct acc_plan pl;
 	struct acc_call call;
-	uint64_t all = c->nranks == 64 ? ~0ull : (1ull << c->nranks) - 1, seq, first, epoch;
+	uint64_t all = acc_ranks_all(c->nranks), seq, first, epoch;
 	uint32_t algo = ACCEL_COMM_ALGO_ONESHOT, qid = 0;
 	uint64_t rec_n;
 	unsigned int need, i, p;
@@ -349,7 +330,7 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	seq = g->next_seq[c->rank];
 	call.seq = seq;
 	w = &g->win[seq % ACC_COMM_WINDOW];
-	if (w->used && w->seq != seq && w->arrived != all) {
+	if (acc_slot_busy(w, seq, all)) {
 		acc_err("%s: rank %u: seq %llu is %u calls ahead of rank(s) that have not called "
 			"seq %llu", acc_op_name(a->op), c->rank, (unsigned long long)seq,
 			ACC_COMM_WINDOW, (unsigned long long)w->seq);
@@ -442,7 +423,7 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 		if (ret) {
 			/* the recorder's entry says so (the rare path: the lock again) */
 			acc_group_lock(g);
-			rec_fail(c, rec_n, t_issue, ret);
+			acc_rec_end(c, rec_n, ret);
 			acc_group_unlock(g);
 		}
 	}

@@ -129,8 +129,6 @@ void acc_rec_end(struct accel_comm *c, uint64_t n, int error)
 	if (!c->rec.e || c->rec.n <= n || c->rec.n - n > c->rec.cap)
 		return;
 	e = &c->rec.e[n % c->rec.cap];
-	if (e->state == ACC_REC_DONE || e->state == ACC_REC_FAILED)
-		return;
 	e->end_ns = acc_now_ns();
 	e->state = error ? ACC_REC_FAILED : ACC_REC_DONE;
 	e->error = error;

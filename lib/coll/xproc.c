@@ -241,7 +241,8 @@ static int parent_error(struct accel_comm *c)
 /*
  * Arrive at the split (taking a sequence number, as every call does) and
  * wait until every rank did; its colors and keys, and the recorder's
- * entry in *@rec_n. 0 or -errno (this rank left the split).
+ * entry in *@rec_n (acc_xsplit() ends it). 0 or -errno (this rank left
+ * the split).
  */
 static int xsplit_meet(struct accel_comm *c, int color, int key, uint64_t *k,
 		       int32_t *colors, int32_t *keys, uint64_t *rec_n)
@@ -293,7 +294,6 @@ static int xsplit_meet(struct accel_comm *c, int color, int key, uint64_t *k,
 			/* this rank leaves it, freeing its sequence number; it may call again */
 			b->arrived &= ~bit;
 			acc_call_leave_host(c, call.seq);
-			acc_rec_end(c, *rec_n, ret);
 			acc_err("comm_split: comm %p rank %u/%u (pid %d): split %llu (seq %llu) %s; "
 				"ranks that had not called it: %s", (void *)g, c->rank, g->nranks,
 				(int)getpid(), (unsigned long long)*k, (unsigned long long)call.seq,
@@ -344,24 +344,21 @@ static int xsplit_id(struct accel_comm *c, uint64_t k, unsigned int leader,
 }
 
 static int xsplit(struct accel_comm *c, int color, int key, struct accel_comm **newcomm,
-		  uint64_t *rec_n, bool *met);
+		  uint64_t *rec_n);
 
 int acc_xsplit(struct accel_comm *c, int color, int key, struct accel_comm **newcomm)
 {
-	uint64_t rec_n = 0;
-	bool met = false;
-	int ret = xsplit(c, color, key, newcomm, &rec_n, &met);
+	uint64_t rec_n = UINT64_MAX;	/* no entry until the split is arrived at */
+	int ret = xsplit(c, color, key, newcomm, &rec_n);
 
-	if (met) {	/* the recorder's entry of the split: how it ended */
-		acc_group_lock(c->g);
-		acc_rec_end(c, rec_n, ret);
-		acc_group_unlock(c->g);
-	}
+	acc_group_lock(c->g);
+	acc_rec_end(c, rec_n, ret);	/* the recorder's entry of the split: how it ended */
+	acc_group_unlock(c->g);
 	return ret;
 }
 
 static int xsplit(struct accel_comm *c, int color, int key, struct accel_comm **newcomm,
-		  uint64_t *rec_n, bool *met)
+		  uint64_t *rec_n)
 {
 	struct acc_group *g = c->g;
 	int32_t colors[ACCEL_COMM_MAX_RANKS], keys[ACCEL_COMM_MAX_RANKS];
@@ -373,7 +370,6 @@ static int xsplit(struct accel_comm *c, int color, int key, struct accel_comm **
 
 	*newcomm = NULL;
 	ret = xsplit_meet(c, color, key, &k, colors, keys, rec_n);
-	*met = !ret;
 	if (ret || color == ACCEL_COMM_SPLIT_NOCOLOR)
 		return ret;
 	/* the ranks of this color by (key, parent rank): insertion sort */

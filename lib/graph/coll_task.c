@@ -994,18 +994,17 @@ static bool seq_task(const struct tg_gtask *t)
  */
 static int window_check_group(const struct accel_graph *g, struct acc_group *grp)
 {
-	struct { uint64_t seq, arrived; bool used; } w[ACC_COMM_WINDOW];
-	uint64_t next[ACCEL_COMM_MAX_RANKS], all;
+	struct acc_arrival w[ACC_COMM_WINDOW];	/* only used, seq and arrived matter */
+	uint64_t next[ACCEL_COMM_MAX_RANKS], all = acc_ranks_all(grp->nranks);
 	uint32_t i, k;
 
 	acc_group_lock(grp);
 	for (k = 0; k < ACC_COMM_WINDOW; k++) {
+		w[k].used = grp->win[k].used;
 		w[k].seq = grp->win[k].seq;
 		w[k].arrived = grp->win[k].arrived;
-		w[k].used = grp->win[k].used;
 	}
 	memcpy(next, grp->next_seq, grp->nranks * sizeof(next[0]));
-	all = grp->nranks == 64 ? ~0ull : (1ull << grp->nranks) - 1;
 	acc_group_unlock(grp);
 	for (i = 0; i < g->ntasks; i++) {
 		const struct tg_gtask *t = &g->tasks[i];
@@ -1017,7 +1016,7 @@ static int window_check_group(const struct accel_graph *g, struct acc_group *grp
 		c = node_comm(t);
 		seq = next[c->rank]++;
 		k = (uint32_t)(seq % ACC_COMM_WINDOW);
-		if (w[k].used && w[k].seq != seq && w[k].arrived != all) {
+		if (acc_slot_busy(&w[k], seq, all)) {
 			acc_err("accel_graph_launch: task %u (%s): rank %u's call seq %llu would be "
 				"%u calls ahead of rank(s) that have not called seq %llu; nothing is "
 				"issued (-EAGAIN: launch again once the other ranks caught up)",
