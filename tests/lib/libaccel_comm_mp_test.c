@@ -1248,6 +1248,32 @@ TEST_F_TIMEOUT(mp, send_without_receive_times_out_naming_the_peer, 60)
 	run_job(_metadata, 2, &p, rank_p2p_timeout, 0, NULL, 30000);
 }
 
+/* Rank @c's flight recorder holds a split at @seq, done (libaccel 1.7). */
+static bool split_recorded_done(struct accel_comm *c, unsigned long long seq)
+{
+	char want[64], buf[1 << 16];
+	const char *p, *next;
+	int fd = memfd_create("dump", MFD_CLOEXEC);
+	ssize_t len;
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	if (!accel_comm_dump(c, fd)) {
+		len = pread(fd, buf, sizeof(buf) - 1, 0);
+		buf[len > 0 ? len : 0] = 0;
+		snprintf(want, sizeof(want), "{\"seq\": %llu, \"op\": \"split\"", seq);
+		p = strstr(buf, want);
+		if (p) {
+			next = strstr(p + 1, "{\"seq\": ");
+			p = strstr(p, "\"state\": \"done\"");
+			ok = p && (!next || p < next);
+		}
+	}
+	close(fd);
+	return ok;
+}
+
 /*
  * Split: x->n ranks, three splits of one parent: by parity (key: reverse
  * rank), all but rank 0 (NOCOLOR: NULL) in a group call, all in one color
@@ -1289,6 +1315,10 @@ static void rank_split(struct rank_ctx *x)
 			want_n++;
 			if (kq < key || (kq == key && q < r))
 				want_r++;
+		}
+		if (round == 2) {	/* the parent's recorder: both splits done, seq 0 and 2 */
+			RCHECK(split_recorded_done(c, 0));
+			RCHECK(split_recorded_done(c, 2));
 		}
 		child = (struct accel_comm *)1;
 		if (round == 1) {
