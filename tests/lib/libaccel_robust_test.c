@@ -316,6 +316,8 @@ TEST_F(dom, abort_from_a_signal_handler)
 
 /* ---- fork ---- */
 
+static bool malloc_unsafe_after_fork(void);
+
 /*
  * A child gets -ECHILD from every call on the parent's objects, and its
  * destroy/close calls free memory only: afterwards the parent's queue,
@@ -368,13 +370,22 @@ TEST_F(dom, fork_child_cannot_touch_the_parent)
 		CHILD_EQ(-ECHILD, accel_queue_record(q, &ev));
 		CHILD_EQ(-ECHILD, accel_queue_wait_event(q, &ev));
 		CHILD_EQ(-ECHILD, accel_queue_status(q, NULL, 0));
-		/* a device of its own works as usual */
-		CHILD_EQ(0, accel_device_open_path(path, &d2));
-		CHILD_EQ(0, accel_queue_create(d2, &qp, &q2));
-		CHILD_EQ(0, accel_buffer_create(d2, 4096, ACCEL_BUFFER_HOST, &b2));
-		CHILD_EQ(0, fill_at(q2, accel_buffer_va(b2), 4096, 0x7e));
-		CHILD_EQ(0x7e, ((unsigned char *)accel_buffer_host(b2))[4095]);
-		accel_device_close(d2);
+		/*
+		 * a device of its own works as usual; not under an ASan
+		 * runtime that leaves its allocator locked across fork():
+		 * the parent's sim engine threads may hold those locks, and
+		 * the child's engines then block in malloc (it timed out
+		 * once, -ETIMEDOUT; see malloc_unsafe_after_fork()). It runs
+		 * in the VM and under ThreadSanitizer.
+		 */
+		if (!malloc_unsafe_after_fork()) {
+			CHILD_EQ(0, accel_device_open_path(path, &d2));
+			CHILD_EQ(0, accel_queue_create(d2, &qp, &q2));
+			CHILD_EQ(0, accel_buffer_create(d2, 4096, ACCEL_BUFFER_HOST, &b2));
+			CHILD_EQ(0, fill_at(q2, accel_buffer_va(b2), 4096, 0x7e));
+			CHILD_EQ(0x7e, ((unsigned char *)accel_buffer_host(b2))[4095]);
+			accel_device_close(d2);
+		}
 		/* memory only: no ioctl reaches the parent's file */
 		accel_buffer_destroy(buf);
 		accel_signal_destroy(sig);
