@@ -43,8 +43,11 @@ static void graph_free(struct accel_graph *g)
 		free(gb);
 	}
 	tg_coll_graph_free(g);	/* its collectives (coll_task.c) */
-	for (i = 0; i < g->ntasks; i++)
+	for (i = 0; i < g->ntasks; i++) {
 		free(g->tasks[i].deps);
+		free(g->tasks[i].xt);
+		free(g->tasks[i].xacc);
+	}
 	tm_destroy(g->tm);
 	free(g->tasks);
 	free(g->bufs);
@@ -158,12 +161,13 @@ bool tg_graph_pins(const struct accel_graph *g, uint32_t devi, uint64_t block)
 
 int tg_capture_task(struct accel_tg *tg, struct tg_task *tt)
 {
-	const struct accel_buffer *bufs[ACCEL_TASK_MAX_ARGS];
-	struct tg_gbuf *nb[ACCEL_TASK_MAX_ARGS] = { NULL };
+	const struct accel_buffer *bufs_in[ACCEL_TASK_MAX_ARGS], **bufs = bufs_in;
+	struct tg_gbuf *nb_in[ACCEL_TASK_MAX_ARGS] = { NULL }, **nb = nb_in;
 	struct accel_graph *g = tg->capture;
+	struct accel_tensor *xt = NULL;
 	struct tg_gdep *deps = NULL;
+	uint32_t i, k, nnew = 0, npin = 0, *xacc = NULL;
 	struct tg_gtask *t;
-	uint32_t i, k, nnew = 0, npin = 0;
 	uint64_t id;
 	void *p;
 	int ret;
@@ -172,6 +176,15 @@ int tg_capture_task(struct accel_tg *tg, struct tg_task *tt)
 	ret = tg_outputs_place(tg, tt, tg->lines[tt->line].devi);
 	if (ret)
 		return ret;
+	if (tt->nargs > ACCEL_TASK_MAX_ARGS) {	/* a send/receive task of more operations */
+		ret = -ENOMEM;
+		bufs = malloc(tt->nargs * sizeof(*bufs));
+		nb = calloc(tt->nargs, sizeof(*nb));
+		xt = malloc(tt->nargs * sizeof(*xt));
+		xacc = malloc(tt->nargs * sizeof(*xacc));
+		if (!bufs || !nb || !xt || !xacc)
+			goto fail;
+	}
 	id = tg_id(tt->line, (uint64_t)g->ntasks + 1);
 	/* find (read-only) */
 	g->nscratch = 0;
@@ -245,6 +258,8 @@ int tg_capture_task(struct accel_tg *tg, struct tg_task *tt)
 	snprintf(t->name, sizeof(t->name), "%s", tt->tk.name ? tt->tk.name : op_name(t->op));
 	t->deps = deps;
 	t->ndeps = g->nscratch;
+	t->xt = xt;
+	t->xacc = xacc;
 	for (k = 0; k < nnew; k++) {
 		acc_buffer_pin(nb[k]->buf, &nb[k]->pin);
 		g->bufs[g->nbufs++] = nb[k];
@@ -254,8 +269,8 @@ int tg_capture_task(struct accel_tg *tg, struct tg_task *tt)
 		struct tg_arg *a = &tt->a[i];
 		struct tg_gbuf *gb = g->bufs[tg_graph_buf_index(g, a->v.buf)];
 
-		t->t[i] = a->v;
-		t->access[i] = a->access;
+		tg_gt_t(t)[i] = a->v;
+		tg_gt_acc(t)[i] = a->access;
 		if (!a->lay.empty && (uint64_t)a->lay.hi > gb->hi)
 			gb->hi = (uint64_t)a->lay.hi;
 		tm_insert_layout(g->tm, a->v.buf, &a->lay, (enum accel_access)a->access, id);
@@ -270,13 +285,21 @@ int tg_capture_task(struct accel_tg *tg, struct tg_task *tt)
 	tg_commit_line(tg, tt);
 	tg_outputs_commit(tt);
 	tg->st.captured++;
-	return 0;
+	ret = 0;
+	goto out;
 fail:
 	free(deps);
+	free(xt);
+	free(xacc);
 	for (k = 0; k < nnew; k++)
 		free(nb[k]);
 	tg_outputs_undo(tg, tt);
 	acc_err("%s: capture: %s", tg_name(&tt->tk), strerror(-ret));
+out:
+	if (bufs != bufs_in)
+		free(bufs);
+	if (nb != nb_in)
+		free(nb);
 	return ret;
 }
 

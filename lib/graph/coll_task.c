@@ -60,8 +60,10 @@ struct tg_coll {
 struct tg_pnode {
 	struct accel_comm *comm;
 	uint32_t n;
-	int32_t peer[ACCEL_TASK_MAX_ARGS];
-	uint32_t flags[ACCEL_TASK_MAX_ARGS];
+	struct {
+		int32_t peer;
+		uint32_t flags;
+	} op[];
 };
 
 /*
@@ -216,6 +218,7 @@ static int coll_begin(struct accel_tg *tg, const struct tg_coll *tc, struct tg_t
 		return -ENOENT;
 	}
 	memset(tt, 0, sizeof(*tt));
+	tt->a = tt->a_in;
 	memset(a, 0, sizeof(*a));
 	a->op = tc->op;
 	a->root = tc->root;
@@ -233,17 +236,23 @@ static int p2p_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg_
 {
 	const char *fn = tc->name;
 	struct accel_comm *c = tc->comm;
-	uint64_t selfs[ACCEL_TASK_MAX_ARGS], selfr[ACCEL_TASK_MAX_ARGS];
-	unsigned int i, j, ns = 0, nr = 0;
+	unsigned int i, j, ns = 0, nr = 0, p;
 	int d, ret;
 
 	d = coll_begin(tg, tc, tt, a, fn);
 	if (d < 0)
 		return d;
-	if (!tc->ops || !tc->nops || tc->nops > ACCEL_TASK_MAX_ARGS) {
+	if (!tc->ops || !tc->nops || tc->nops > ACCEL_TG_P2P_MAX_OPS) {
 		acc_err("accel_tg_%s: rank %u: %u operations at %p (1 to %u)", fn, c->rank,
-			tc->nops, (const void *)tc->ops, ACCEL_TASK_MAX_ARGS);
+			tc->nops, (const void *)tc->ops, ACCEL_TG_P2P_MAX_OPS);
 		return -EINVAL;
+	}
+	if (tc->nops > ACCEL_TASK_MAX_ARGS) {	/* freed by coll_task() */
+		tt->a = calloc(tc->nops, sizeof(*tt->a));
+		if (!tt->a) {
+			tt->a = tt->a_in;
+			return -ENOMEM;
+		}
 	}
 	for (i = 0; i < tc->nops; i++) {
 		const struct accel_p2p_op *o = &tc->ops[i];
@@ -266,17 +275,24 @@ static int p2p_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg_
 		if (ret)
 			return ret;
 		if (o->peer == (int)c->rank) {
-			if (recv)
-				selfr[nr++] = tg_nelems(o->tensor);
-			else
-				selfs[ns++] = tg_nelems(o->tensor);
+			nr += recv;
+			ns += !recv;
 		}
 	}
-	/* the k-th send to itself is the k-th receive from itself (p2p.c) */
-	for (i = 0; i < (ns > nr ? ns : nr); i++) {
-		if (i >= ns || i >= nr || selfs[i] != selfr[i]) {
+	/* the p-th send to itself is the p-th receive from itself (p2p.c) */
+	for (i = 0, j = 0, p = 0;; i++, j++, p++) {
+		while (i < tc->nops && (tc->ops[i].peer != (int)c->rank ||
+					(tc->ops[i].flags & ACCEL_P2P_RECV)))
+			i++;
+		while (j < tc->nops && (tc->ops[j].peer != (int)c->rank ||
+					!(tc->ops[j].flags & ACCEL_P2P_RECV)))
+			j++;
+		if (i == tc->nops && j == tc->nops)
+			break;
+		if (i == tc->nops || j == tc->nops ||
+		    tg_nelems(tc->ops[i].tensor) != tg_nelems(tc->ops[j].tensor)) {
 			acc_err("accel_tg_%s: rank %u: %u sends to itself and %u receives from itself; each needs its partner in the same task with as many elements (pair %u)",
-				fn, c->rank, ns, nr, i);
+				fn, c->rank, ns, nr, p);
 			return -EINVAL;
 		}
 	}
@@ -491,9 +507,15 @@ static int coll_call(const struct tg_coll *tc, struct acc_args *a, enum accel_dt
 		return acc_alltoallv_issue(a->send, tc->v, tc->v + n, a->recv, tc->v + 2 * n,
 					   tc->v + 3 * n, dtype, c, q, a->hook, check_only, ev);
 	if (tc->op == TG_OP_P2P) {
-		struct acc_p2p_desc d[ACCEL_TASK_MAX_ARGS];
+		struct acc_p2p_desc d_in[ACCEL_TASK_MAX_ARGS] = { 0 }, *d = d_in;
 		unsigned int k;
+		int ret;
 
+		if (tc->nops > ACCEL_TASK_MAX_ARGS) {
+			d = malloc(tc->nops * sizeof(*d));
+			if (!d)
+				return -ENOMEM;
+		}
 		for (k = 0; k < tc->nops; k++) {
 			const struct accel_tensor *t = tc->ops[k].tensor;
 
@@ -503,7 +525,10 @@ static int coll_call(const struct tg_coll *tc, struct acc_args *a, enum accel_dt
 				.dtype = t->dtype, .peer = (unsigned int)tc->ops[k].peer,
 			};
 		}
-		return acc_p2p_task(c, d, tc->nops, q, a->hook, check_only, ev);
+		ret = acc_p2p_task(c, d, tc->nops, q, a->hook, check_only, ev);
+		if (d != d_in)
+			free(d);
+		return ret;
 	}
 	if (check_only)
 		return acc_coll_check(c, a, dtype, (enum accel_redop)tc->redop, q);
@@ -516,7 +541,7 @@ static int coll_submit(struct accel_tg *tg, struct tg_task *tt, struct acc_args 
 {
 	struct tg_line *l = &tg->lines[tt->line];
 	struct coll_hook ch = { .tg = tg, .l = l, .trace = tg->p.flags & ACCEL_TG_TRACE };
-	const struct accel_buffer *bufs[ACCEL_TASK_MAX_ARGS];
+	const struct accel_buffer *bufs_in[ACCEL_TASK_MAX_ARGS], **bufs = bufs_in;
 	struct accel_event ev;
 	uint64_t value, id;
 	uint32_t i;
@@ -528,6 +553,11 @@ static int coll_submit(struct accel_tg *tg, struct tg_task *tt, struct acc_args 
 	ret = tg_line_room(l, 1, tt->tk.name);
 	if (ret)
 		return ret;
+	if (tt->nargs > ACCEL_TASK_MAX_ARGS) {
+		bufs = malloc(tt->nargs * sizeof(*bufs));
+		if (!bufs)
+			return -ENOMEM;
+	}
 	/* register */
 	for (i = 0; i < tt->nargs; i++) {
 		tt->a[i].b = tg_buf_get(tg, tt->a[i].v.buf, &ret);
@@ -583,9 +613,12 @@ static int coll_submit(struct accel_tg *tg, struct tg_task *tt, struct acc_args 
 			tg->fault_line = tt->line;
 		}
 	}
-	return ret;
+	goto out;
 unstage:
 	tg_buf_unstage(tg);
+out:
+	if (bufs != bufs_in)
+		free(bufs);
 	return ret;
 }
 
@@ -616,14 +649,14 @@ static int coll_capture(struct accel_tg *tg, struct tg_task *tt, struct acc_args
 		tt->tk.host.arg = vn;
 	}
 	if (tc->op == TG_OP_P2P) {	/* the node keeps each operation's peer and flags */
-		pn = calloc(1, sizeof(*pn));
+		pn = calloc(1, sizeof(*pn) + tc->nops * sizeof(pn->op[0]));
 		if (!pn)
 			return -ENOMEM;
 		pn->comm = tc->comm;
 		pn->n = tc->nops;
 		for (k = 0; k < tc->nops; k++) {
-			pn->peer[k] = tc->ops[k].peer;
-			pn->flags[k] = tc->ops[k].flags;
+			pn->op[k].peer = tc->ops[k].peer;
+			pn->op[k].flags = tc->ops[k].flags;
 		}
 		tt->tk.host.arg = pn;
 	}
@@ -650,19 +683,24 @@ static int coll_task(struct accel_tg *tg, const struct tg_coll *tc, uint64_t *id
 	if (ret)
 		return ret;
 	dtype = ACCEL_DTYPE_U8;
+	tt.a = tt.a_in;
 	if (tc->op == TG_OP_P2P)
 		ret = p2p_prepare(tg, tc, &tt, &a);
 	else
 		ret = coll_prepare(tg, tc, &tt, &a, &dtype);
 	if (ret)
-		return ret;
+		goto out;
 	if (tg->capture) {
 		ret = coll_capture(tg, &tt, &a, dtype, tc);
 		if (!ret && id)
 			*id = 0;
-		return ret;
+		goto out;
 	}
-	return coll_submit(tg, &tt, &a, dtype, tc, id);
+	ret = coll_submit(tg, &tt, &a, dtype, tc, id);
+out:
+	if (tt.a != tt.a_in)
+		free(tt.a);
+	return ret;
 }
 
 ACCEL_API int accel_tg_allreduce(struct accel_tg *tg, const struct accel_tensor *send,
@@ -817,14 +855,23 @@ ACCEL_API int accel_tg_recv(struct accel_tg *tg, const struct accel_tensor *recv
 ACCEL_API int accel_tg_p2p(struct accel_tg *tg, const struct accel_p2p_op *ops, unsigned int n,
 			   struct accel_comm *comm, uint64_t *id)
 {
-	struct accel_p2p_op copy[ACCEL_TASK_MAX_ARGS];
+	struct accel_p2p_op copy_in[ACCEL_TASK_MAX_ARGS], *copy = copy_in;
+	int ret;
 
 	/* the program's array, copied once: checked and used from the copy */
-	if (ops && n && n <= ACCEL_TASK_MAX_ARGS) {
+	if (ops && n && n <= ACCEL_TG_P2P_MAX_OPS) {
+		if (n > ACCEL_TASK_MAX_ARGS) {
+			copy = malloc(n * sizeof(*ops));
+			if (!copy)
+				return -ENOMEM;
+		}
 		memcpy(copy, ops, n * sizeof(*ops));
 		ops = copy;
 	}
-	return p2p_task(tg, ops, n, comm, id);
+	ret = p2p_task(tg, ops, n, comm, id);
+	if (copy != copy_in)
+		free(copy);
+	return ret;
 }
 
 /* --- the communicator's references (accel_comm_destroy() in comm.c) --- */
@@ -1062,11 +1109,23 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 {
 	struct accel_graph *g = ge->g;
 	struct accel_tg *tg = ge->tg;
-	struct accel_tensor tv[ACCEL_TASK_MAX_ARGS];
-	uint32_t i, k;
+	struct accel_tensor tv_in[ACCEL_TASK_MAX_ARGS], *tv = tv_in;
+	struct accel_p2p_op ops_in[ACCEL_TASK_MAX_ARGS], *ops = ops_in;
+	uint32_t i, k, most = 0;
 	int ret;
 
 	/* what can be checked before anything is issued */
+	for (i = 0; i < g->ntasks; i++)
+		if (g->tasks[i].nargs > most)
+			most = g->tasks[i].nargs;
+	if (most > ACCEL_TASK_MAX_ARGS) {	/* a send/receive task of more operations */
+		tv = malloc(most * sizeof(*tv));
+		ops = malloc(most * sizeof(*ops));
+		if (!tv || !ops) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
 	for (i = 0; i < g->ntasks; i++) {
 		const struct tg_gtask *t = &g->tasks[i];
 
@@ -1079,39 +1138,39 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 			if (ret) {
 				acc_err("accel_graph_launch: task %u (%s): rank %u of the communicator failed before: %s",
 					i, t->name, c->rank, strerror(-ret));
-				return ret;
+				goto out;
 			}
 		}
 		for (k = 0; k < t->nargs; k++) {
-			const struct accel_buffer *to = act[tg_graph_buf_index(g, t->t[k].buf)];
+			const struct accel_buffer *to = act[tg_graph_buf_index(g, tg_gt_ct(t)[k].buf)];
 
-			if (tg_writes(t->access[k]) && !(to->vm_flags & DRM_VACCEL_VM_WRITE)) {
+			if (tg_writes(tg_gt_cacc(t)[k]) && !(to->vm_flags & DRM_VACCEL_VM_WRITE)) {
 				acc_err("accel_graph_launch: buffer 0x%llx, bound for one task %u (%s) writes, is %s",
 					(unsigned long long)to->va, i, t->name,
 					to->sealed ? "sealed" : "read-only");
-				return -EACCES;
+				ret = -EACCES;
+				goto out;
 			}
 		}
 	}
 	ret = window_check(g);
 	if (ret)
-		return ret;
+		goto out;
 	for (i = 0; i < g->ntasks; i++) {
 		const struct tg_gtask *t = &g->tasks[i];
 		struct tg_line *l = &tg->lines[t->line];
 		uint64_t id = 0;
 
 		for (k = 0; k < t->nargs; k++)
-			rebind(g, act, &t->t[k], &tv[k]);
+			rebind(g, act, &tg_gt_ct(t)[k], &tv[k]);
 		if (t->op == TG_TASK_COLL && (t->u0 & 0xff) == TG_OP_P2P) {
 			const struct tg_pnode *pn = t->arg;
-			struct accel_p2p_op ops[ACCEL_TASK_MAX_ARGS];
 
-			memset(ops, 0, sizeof(ops));
+			memset(ops, 0, pn->n * sizeof(*ops));
 			for (k = 0; k < pn->n; k++) {
 				ops[k].tensor = &tv[k];
-				ops[k].peer = pn->peer[k];
-				ops[k].flags = pn->flags[k];
+				ops[k].peer = pn->op[k].peer;
+				ops[k].flags = pn->op[k].flags;
 			}
 			ret = p2p_task(tg, ops, pn->n, pn->comm, &id);
 		} else if (t->op == TG_TASK_COLL) {
@@ -1138,8 +1197,8 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 			 * graph: each launch writes it again.
 			 */
 			for (k = 0; k < t->nargs; k++)
-				accel_task_arg(&tk, &tv[k], t->access[k] == ACCEL_OUTPUT_NEW ?
-							    ACCEL_OUTPUT : t->access[k]);
+				accel_task_arg(&tk, &tv[k], tg_gt_cacc(t)[k] == ACCEL_OUTPUT_NEW ?
+							    ACCEL_OUTPUT : tg_gt_cacc(t)[k]);
 			switch (t->op) {
 			case ACCEL_TASK_FILL:
 				tk.fill.pattern = t->u0;
@@ -1175,10 +1234,15 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 				ge->launches++;
 				tg->st.launches++;
 			}
-			return ret;
+			goto out;
 		}
 	}
 	ge->launches++;
 	tg->st.launches++;
-	return 0;
+out:
+	if (tv != tv_in)
+		free(tv);
+	if (ops != ops_in)
+		free(ops);
+	return ret;
 }

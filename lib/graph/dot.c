@@ -33,12 +33,14 @@ ACCEL_API int accel_graph_dot(const struct accel_graph *g, FILE *f)
 	}
 	for (i = 0; i < g->ntasks; i++) {
 		const struct tg_gtask *t = &g->tasks[i];
+		const struct accel_tensor *tv = tg_gt_ct(t);
+		const uint32_t *acc = tg_gt_cacc(t);
 
 		for (k = 0; k < t->nargs; k++) {
-			const struct accel_buffer *buf = t->t[k].buf;
+			const struct accel_buffer *buf = tv[k].buf;
 			struct tm_layout lay;
 
-			if (tm_layout_make(&t->t[k], &lay) || lay.empty)
+			if (tm_layout_make(&tv[k], &lay) || lay.empty)
 				continue;
 			bi = tg_graph_buf_index(g, buf);
 			fprintf(f, "\tb%u_%lld_%lld [shape=ellipse, label=\"buffer %u: 0x%llx (%llu bytes)%s\\nbytes [%lld, %lld)%s\"];\n",
@@ -46,12 +48,12 @@ ACCEL_API int accel_graph_dot(const struct accel_graph *g, FILE *f)
 				(unsigned long long)buf->va, (unsigned long long)buf->size,
 				tg_heap_of(g->tg, buf) >= 0 ? ", output heap" : "", (long long)lay.lo,
 				(long long)lay.hi, lay.interleaved ? " interleaved" : "");
-			if (t->access[k] != ACCEL_INPUT)
+			if (acc[k] != ACCEL_INPUT)
 				fprintf(f, "\tt%u -> b%u_%lld_%lld [label=\"%s\"];\n", i, bi,
 					(long long)lay.lo, (long long)lay.hi,
-					t->access[k] == ACCEL_INOUT ? "inout" :
-					t->access[k] == ACCEL_OUTPUT_NEW ? "new" : "out");
-			if (t->access[k] == ACCEL_INPUT || t->access[k] == ACCEL_INOUT)
+					acc[k] == ACCEL_INOUT ? "inout" :
+					acc[k] == ACCEL_OUTPUT_NEW ? "new" : "out");
+			if (acc[k] == ACCEL_INPUT || acc[k] == ACCEL_INOUT)
 				fprintf(f, "\tb%u_%lld_%lld -> t%u;\n", bi, (long long)lay.lo,
 					(long long)lay.hi, i);
 		}

@@ -159,6 +159,8 @@ merge:
 
 static int task_summaries(struct accel_graph_exec *ge, uint32_t el, const struct tg_gtask *t)
 {
+	const struct accel_tensor *tv = tg_gt_ct(t);
+	const uint32_t *acc = tg_gt_cacc(t);
 	struct accel_graph *g = ge->g;
 	uint32_t k;
 	int ret;
@@ -166,10 +168,10 @@ static int task_summaries(struct accel_graph_exec *ge, uint32_t el, const struct
 	for (k = 0; k < t->nargs; k++) {
 		struct tm_layout lay;
 
-		if (tm_layout_make(&t->t[k], &lay) || lay.empty)
+		if (tm_layout_make(&tv[k], &lay) || lay.empty)
 			continue;
-		ret = add_summary(ge, t->line, el, tg_graph_buf_index(g, t->t[k].buf),
-				  (uint64_t)lay.lo, (uint64_t)lay.hi, t->access[k]);
+		ret = add_summary(ge, t->line, el, tg_graph_buf_index(g, tv[k].buf),
+				  (uint64_t)lay.lo, (uint64_t)lay.hi, acc[k]);
 		if (ret)
 			return ret;
 	}
@@ -266,7 +268,7 @@ static int build_line(struct accel_graph_exec *ge, uint32_t eli, struct body *b,
 		}
 		for (k = 0; k < t->nargs; k++) {
 			memset(&args[k], 0, sizeof(args[k]));
-			args[k].v = t->t[k];
+			args[k].v = t->t[k];	/* at most ACCEL_TASK_MAX_ARGS: no collective */
 			args[k].access = t->access[k];
 			args[k].heap = -1;
 		}

@@ -271,8 +271,15 @@ struct tg_gtask {
 	uint32_t line;
 	uint32_t nargs;
 	uint32_t point;			/* index of its timeline point on its line */
+	/*
+	 * The arguments: in t and access, or, for a send/receive task of more
+	 * than ACCEL_TASK_MAX_ARGS operations, in the allocations xt and xacc
+	 * (freed with the graph). Read them through tg_gt_t() and tg_gt_acc().
+	 */
 	struct accel_tensor t[ACCEL_TASK_MAX_ARGS];
 	uint32_t access[ACCEL_TASK_MAX_ARGS];
+	struct accel_tensor *xt;
+	uint32_t *xacc;
 	uint64_t u0;			/* pattern, redop, accumulate, ns */
 	void (*fn)(void *arg);		/* host tasks */
 	void *arg;
@@ -280,6 +287,27 @@ struct tg_gtask {
 	uint32_t ndeps;
 	struct tg_gdep *deps;
 };
+
+/* graph task @t's argument tensors and accesses (tg_gtask) */
+static inline struct accel_tensor *tg_gt_t(struct tg_gtask *t)
+{
+	return t->xt ? t->xt : t->t;
+}
+
+static inline uint32_t *tg_gt_acc(struct tg_gtask *t)
+{
+	return t->xacc ? t->xacc : t->access;
+}
+
+static inline const struct accel_tensor *tg_gt_ct(const struct tg_gtask *t)
+{
+	return t->xt ? t->xt : t->t;
+}
+
+static inline const uint32_t *tg_gt_cacc(const struct tg_gtask *t)
+{
+	return t->xacc ? t->xacc : t->access;
+}
 
 struct tg_gdep {
 	uint32_t task;			/* index in the graph */
@@ -465,7 +493,13 @@ struct tg_task {
 	uint32_t nargs;
 	uint32_t nheap;			/* heap tensor arguments (placed ones included) */
 	uint32_t nnew;			/* OUTPUT_NEW arguments */
-	struct tg_arg a[ACCEL_TASK_MAX_ARGS];
+	/*
+	 * The arguments: a_in, or, for a send/receive task of more than
+	 * ACCEL_TASK_MAX_ARGS operations, an allocation its entry point frees
+	 * (coll_task.c). Set by tg_task_copy() and the collectives' entry.
+	 */
+	struct tg_arg *a;
+	struct tg_arg a_in[ACCEL_TASK_MAX_ARGS];
 };
 
 const char *tg_name(const struct accel_task *task);

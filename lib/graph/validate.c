@@ -30,6 +30,7 @@ int tg_task_copy(struct tg_task *tt, const struct accel_task *task)
 {
 	int ret = acc_copy_struct(&tt->tk, sizeof(tt->tk), task, task->size, TASK_SIZE_1_0);
 
+	tt->a = tt->a_in;
 	if (ret == -EINVAL)
 		acc_err("task: struct accel_task size %u: accel_task_init() sets it (at least %zu)",
 			task->size, TASK_SIZE_1_0);

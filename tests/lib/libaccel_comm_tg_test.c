@@ -1320,6 +1320,13 @@ enum { X_A2AV, X_PERM, X_PAIRS, X_GROUP, X_KINDS };
 static const char *const xname[] = { "alltoallv", "sendrecv permutation",
 				      "send/recv pairs", "p2p group" };
 
+/*
+ * GROUP: the most sends from one rank to another in one task, so that a
+ * task of 4 ranks has up to 2 * 4 * XM = 24 operations (more than
+ * ACCEL_TASK_MAX_ARGS, the limit of other tasks)
+ */
+#define XM		3
+
 /* one exchange on n ranks: who sends what to whom, and where */
 struct xfer {
 	int kind;
@@ -1328,8 +1335,11 @@ struct xfer {
 	uint64_t sd[NDEV][NDEV], rd[NDEV][NDEV];	/* A2AV: displacements */
 	uint64_t ns[NDEV], nr[NDEV];		/* the tensors' elements */
 	int to[NDEV], from[NDEV];		/* PERM, PAIRS: peers (-1: none) */
-	bool e[NDEV][NDEV];			/* GROUP: rank i sends to rank j */
-	unsigned int order[NDEV][2 * NDEV];	/* GROUP: rank i's operations, in task order */
+	/* GROUP: rank i's q-th send to rank j: elements, at gsd in its send tensor, at grd in j's receive tensor */
+	unsigned int m[NDEV][NDEV];		/* GROUP: how many sends rank i makes to rank j */
+	uint64_t gc[NDEV][NDEV][XM], gsd[NDEV][NDEV][XM], grd[NDEV][NDEV][XM];
+	/* GROUP: rank i's operations, in task order: ((recv * NDEV + peer) * XM + q) */
+	unsigned int order[NDEV][2 * NDEV * XM];
 	unsigned int nops[NDEV];		/* GROUP: how many */
 	bool inplace;				/* PERM: the send tensor is the receive tensor */
 };
@@ -1360,35 +1370,34 @@ static void xfer_make(struct xfer *x, int kind, unsigned int n, uint64_t maxc)
 		x->to[i] = x->from[i] = -1;
 	if (kind == X_GROUP) {
 		/*
-		 * Random edges (itself included), at least one per rank; a rank's
+		 * Random edges (itself included) of 0 to XM sends each; a rank's
 		 * sends start anywhere in its first 64 elements (they may
 		 * overlap), its receives are disjoint blocks with gaps; the
-		 * operations in a random order: sends 0..n-1, receives n..2n-1.
+		 * operations in a random order.
 		 */
-		for (i = 0; i < n; i++) {
+		unsigned int q;
+
+		for (i = 0; i < n; i++)
 			for (j = 0; j < n; j++)
-				x->e[i][j] = rnd() % 2;
-			if (rnd() % 3 == 0)
-				x->e[i][rnd() % n] = true;
-		}
+				x->m[i][j] = rnd() % 2 ? (unsigned int)(rnd() % (XM + 1)) : 0;
 		for (i = 0; i < n; i++) {
 			for (j = 0; j < n; j++) {
-				if (!x->e[i][j])
-					continue;
-				x->c[i][j] = rcount(maxc);
-				x->sd[i][j] = rnd() % 64;
-				if (x->sd[i][j] + x->c[i][j] > x->ns[i])
-					x->ns[i] = x->sd[i][j] + x->c[i][j];
+				for (q = 0; q < x->m[i][j]; q++) {
+					x->gc[i][j][q] = rcount(maxc / XM);
+					x->gsd[i][j][q] = rnd() % 64;
+					if (x->gsd[i][j][q] + x->gc[i][j][q] > x->ns[i])
+						x->ns[i] = x->gsd[i][j][q] + x->gc[i][j][q];
+				}
 			}
 		}
 		for (i = 0; i < n; i++) {
 			uint64_t ro = rnd() % 4;
 
 			for (k = 0; k < n; k++) {
-				if (!x->e[k][i])
-					continue;
-				x->rd[i][k] = ro;
-				ro += x->c[k][i] + rnd() % 5;
+				for (q = 0; q < x->m[k][i]; q++) {
+					x->grd[k][i][q] = ro;
+					ro += x->gc[k][i][q] + rnd() % 5;
+				}
 			}
 			x->nr[i] = ro;
 		}
@@ -1396,16 +1405,28 @@ static void xfer_make(struct xfer *x, int kind, unsigned int n, uint64_t maxc)
 			unsigned int m = 0, t;
 
 			for (j = 0; j < n; j++) {
-				if (x->e[i][j])
-					x->order[i][m++] = j;
-				if (x->e[j][i])
-					x->order[i][m++] = n + j;
+				for (q = 0; q < x->m[i][j]; q++)
+					x->order[i][m++] = j * XM + q;
+				for (q = 0; q < x->m[j][i]; q++)
+					x->order[i][m++] = (NDEV + j) * XM + q;
 			}
 			for (k = m; k > 1; k--) {
 				j = (unsigned int)(rnd() % k);
 				t = x->order[i][k - 1];
 				x->order[i][k - 1] = x->order[i][j];
 				x->order[i][j] = t;
+			}
+			/*
+			 * The k-th send from i to j meets the k-th receive of j
+			 * from i in array order: number them so.
+			 */
+			{
+				unsigned int seen[2 * NDEV] = { 0 };
+
+				for (k = 0; k < m; k++) {
+					t = x->order[i][k] / XM;
+					x->order[i][k] = t * XM + seen[t]++;
+				}
 			}
 			x->nops[i] = m;
 		}
@@ -1496,21 +1517,24 @@ static int xfer_issue(FIXTURE_DATA(ctg) *self, const struct xfer *x, unsigned in
 		return accel_tg_sendrecv(self->tg, &sv, x->to[r], &rv, x->from[r],
 					 self->comms[r], NULL);
 	case X_GROUP: {
-		struct accel_tensor tv[2 * NDEV];
-		struct accel_p2p_op ops[2 * NDEV];
-		unsigned int k, o;
+		struct accel_tensor tv[2 * NDEV * XM];
+		struct accel_p2p_op ops[2 * NDEV * XM];
+		unsigned int k, o, q;
 
 		if (!x->nops[r])
 			return 0;
 		for (k = 0; k < x->nops[r]; k++) {
-			o = x->order[r][k];
+			o = x->order[r][k] / XM;
+			q = x->order[r][k] % XM;
 			memset(&ops[k], 0, sizeof(ops[k]));
-			if (o < n) {	/* a send to rank o */
-				tv[k] = view(self->sbuf[r], ACCEL_DTYPE_I32, x->sd[r][o], x->c[r][o]);
+			if (o < NDEV) {	/* rank r's q-th send to rank o */
+				tv[k] = view(self->sbuf[r], ACCEL_DTYPE_I32, x->gsd[r][o][q],
+					     x->gc[r][o][q]);
 				ops[k].peer = (int32_t)o;
-			} else {	/* a receive from rank o - n */
-				o -= n;
-				tv[k] = view(self->rbuf[r], ACCEL_DTYPE_I32, x->rd[r][o], x->c[o][r]);
+			} else {	/* its q-th receive from rank o - NDEV */
+				o -= NDEV;
+				tv[k] = view(self->rbuf[r], ACCEL_DTYPE_I32, x->grd[o][r][q],
+					     x->gc[o][r][q]);
 				ops[k].peer = (int32_t)o;
 				ops[k].flags = ACCEL_P2P_RECV;
 			}
@@ -1557,10 +1581,18 @@ static int xfer_check(struct __test_metadata *_metadata, const struct xfer *x,
 		return -ENOMEM;
 	for (i = 0; i < x->nr[r]; i++)
 		want[i] = (int32_t)PAD;
-	if (x->kind == X_A2AV || x->kind == X_GROUP) {
+	if (x->kind == X_A2AV) {
 		for (p = 0; p < x->n; p++)
 			for (i = 0; i < x->c[p][r]; i++)
 				want[x->rd[r][p] + i] = sval(p, x->sd[p][r] + i, salt);
+	} else if (x->kind == X_GROUP) {
+		unsigned int q;
+
+		for (p = 0; p < x->n; p++)
+			for (q = 0; q < x->m[p][r]; q++)
+				for (i = 0; i < x->gc[p][r][q]; i++)
+					want[x->grd[p][r][q] + i] =
+						sval(p, x->gsd[p][r][q] + i, salt);
 	} else if (x->from[r] >= 0) {
 		for (i = 0; i < x->nr[r]; i++)
 			want[i] = sval((unsigned int)x->from[r], i, salt);
@@ -1741,16 +1773,18 @@ out:
  * send blocks in reverse order), sendrecv over a random permutation
  * (ranks sending to themselves among them; half of them in place: the
  * send tensor is the receive tensor), one-way send/recv pairs,
- * accel_tg_p2p() groups (random edges, itself included; sends that
- * overlap; the operations in a random order); each eager (between the
- * task graph's own tasks) or captured and launched 3 times with rebinding.
+ * accel_tg_p2p() groups (random edges of 0 to XM sends, itself included:
+ * up to 24 operations in a task; sends that overlap; the operations in a
+ * random order); each eager (between the task graph's own tasks) or
+ * captured and launched 3 times with rebinding.
  */
 static void xfer_random(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self,
 			unsigned int n)
 {
 	const char *seed = getenv("ACCEL_TEST_SEED");
-	unsigned int k, cases = iterations(300), fails = 0, done[X_KINDS][2] = { { 0 } };
+	unsigned int k, r, cases = iterations(300), fails = 0, done[X_KINDS][2] = { { 0 } };
 	struct xfer *x = calloc(1, sizeof(*x));
+	unsigned int big = 0;	/* p2p groups with a task of more than ACCEL_TASK_MAX_ARGS */
 
 	ASSERT_NE(NULL, x);
 	rng_state = seed && *seed ? strtoull(seed, NULL, 0) :
@@ -1767,14 +1801,21 @@ static void xfer_random(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *se
 		bool replayed = (k / X_KINDS) % 2;
 
 		xfer_make(x, kind, n, rnd() % 4 ? 300 : 1500);
+		for (r = 0; kind == X_GROUP && r < n; r++)
+			if (x->nops[r] > ACCEL_TASK_MAX_ARGS) {
+				big++;
+				break;
+			}
 		if (replayed ? xfer_replay(_metadata, self, x, 3) : xfer_eager(_metadata, self, x, k))
 			fails++;
 		done[kind][replayed]++;
 	}
-	ksft_print_msg("%u ranks: %u cases (alltoallv %u eager, %u replayed; sendrecv %u, %u; send/recv %u, %u; p2p group %u, %u), %u failed\n",
+	ksft_print_msg("%u ranks: %u cases (alltoallv %u eager, %u replayed; sendrecv %u, %u; send/recv %u, %u; p2p group %u, %u, %u of them with a task of more than %u operations), %u failed\n",
 		       n, k, done[0][0], done[0][1], done[1][0], done[1][1], done[2][0], done[2][1],
-		       done[3][0], done[3][1], fails);
+		       done[3][0], done[3][1], big, ACCEL_TASK_MAX_ARGS, fails);
 	EXPECT_EQ(0, fails);
+	if (n == NDEV)	/* else this test did not test what it says (up to 24 operations) */
+		EXPECT_LT(0, big);
 	for (k = 0; k < n; k++)
 		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[k], NULL, 0));
 	free(x);
@@ -1836,6 +1877,131 @@ TEST_F_TIMEOUT(ctg, exchange_needs_sendrecv, 120)
 	free(x);
 }
 
+/*
+ * A send/receive task of ACCEL_TG_P2P_MAX_OPS operations on each of 2
+ * ranks (the limit of other tasks is ACCEL_TASK_MAX_ARGS): rank r sends
+ * element k of its send buffer to the other rank, k = 0 .. MAX / 2 - 1,
+ * and receives the other rank's k-th send into element 2k of its receive
+ * tensor; the sends and receives interleaved in the array. Eager, then
+ * captured and launched 3 times with new inputs, the third launch with
+ * the receive buffers bound to others; each checked element by element
+ * (the odd elements between the blocks stay untouched).
+ */
+#define MAXH		(ACCEL_TG_P2P_MAX_OPS / 2)
+
+static int32_t most_val(unsigned int r, unsigned int k, unsigned int salt)
+{
+	return (int32_t)(salt * 100000 + r * 1000 + k);
+}
+
+static int most_issue(FIXTURE_DATA(ctg) *self, struct accel_tensor (*tv)[ACCEL_TG_P2P_MAX_OPS],
+		      struct accel_p2p_op (*ops)[ACCEL_TG_P2P_MAX_OPS])
+{
+	unsigned int r, k;
+	int ret = 0;
+
+	for (r = 0; r < 2 && !ret; r++) {
+		memset(ops[r], 0, sizeof(ops[r]));
+		for (k = 0; k < MAXH; k++) {
+			tv[r][2 * k] = view(self->sbuf[r], ACCEL_DTYPE_I32, k, 1);
+			ops[r][2 * k] = (struct accel_p2p_op){ .tensor = &tv[r][2 * k],
+							       .peer = (int)(1 - r) };
+			tv[r][2 * k + 1] = view(self->rbuf[r], ACCEL_DTYPE_I32, 2 * k, 1);
+			ops[r][2 * k + 1] = (struct accel_p2p_op){ .tensor = &tv[r][2 * k + 1],
+								   .peer = (int)(1 - r),
+								   .flags = ACCEL_P2P_RECV };
+		}
+		ret = accel_tg_p2p(self->tg, ops[r], ACCEL_TG_P2P_MAX_OPS, self->comms[r], NULL);
+	}
+	return ret;
+}
+
+static void most_fill(FIXTURE_DATA(ctg) *self, struct accel_buffer **recv, unsigned int salt)
+{
+	unsigned int r, k;
+
+	for (r = 0; r < 2; r++) {
+		int32_t *sp = accel_buffer_host(self->sbuf[r]);
+
+		for (k = 0; k < MAXH; k++)
+			sp[k] = most_val(r, k, salt);
+		memset(accel_buffer_host(recv[r]), 0x5a, BUFSZ);
+	}
+}
+
+static int most_check(struct __test_metadata *_metadata, struct accel_buffer **recv,
+		      unsigned int salt)
+{
+	unsigned int r, k;
+
+	for (r = 0; r < 2; r++) {
+		const int32_t *rp = accel_buffer_host(recv[r]);
+
+		for (k = 0; k < 2 * MAXH; k++) {
+			int32_t want = k % 2 ? (int32_t)PAD : most_val(1 - r, k / 2, salt);
+
+			if (rp[k] != want) {
+				TH_LOG("round %u: rank %u element %u is %#x, not %#x", salt, r, k,
+				       rp[k], want);
+				return -EBADMSG;
+			}
+		}
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(ctg, p2p_task_of_the_most_operations, 120)
+{
+	struct accel_tensor (*tv)[ACCEL_TG_P2P_MAX_OPS] = calloc(2, sizeof(*tv));
+	struct accel_p2p_op (*ops)[ACCEL_TG_P2P_MAX_OPS] = calloc(2, sizeof(*ops));
+	struct accel_buffer *recv[2], *other[2];
+	struct accel_binding bind[2];
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	struct accel_tg_stats st = { .size = sizeof(st) };
+	unsigned int it, r;
+
+	ASSERT_NE(NULL, tv);
+	ASSERT_NE(NULL, ops);
+	ASSERT_EQ(0, tg_make(self, 2));
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_AUTO, 10000));
+	for (r = 0; r < 2; r++) {
+		recv[r] = self->rbuf[r];
+		other[r] = self->out[r];
+		bind[r] = (struct accel_binding){ self->rbuf[r], self->out[r] };
+	}
+	/* eager */
+	most_fill(self, recv, 1);
+	ASSERT_EQ(0, most_issue(self, tv, ops));
+	ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	EXPECT_EQ(0, most_check(_metadata, recv, 1));
+	/* one task per rank, one TensorMap entry per operation (rank 0's live until rank 1's) */
+	accel_tg_get_stats(self->tg, &st);
+	EXPECT_EQ(2u, st.tasks);
+	EXPECT_LE(2u * ACCEL_TG_P2P_MAX_OPS, st.tm_max_live);
+	/* captured, launched */
+	ASSERT_EQ(0, accel_tg_capture_begin(self->tg));
+	ASSERT_EQ(0, most_issue(self, tv, ops));
+	memset(tv, 0xee, 2 * sizeof(*tv));	/* the graph holds its own copies */
+	memset(ops, 0xee, 2 * sizeof(*ops));
+	ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	for (it = 0; it < 3; it++) {
+		bool alt = it == 2;
+
+		most_fill(self, alt ? other : recv, 10 + it);
+		ASSERT_EQ(0, accel_graph_launch(ge, alt ? bind : NULL, alt ? 2 : 0));
+		ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+		EXPECT_EQ(0, most_check(_metadata, alt ? other : recv, 10 + it));
+	}
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+	for (r = 0; r < 2; r++)
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	free(tv);
+	free(ops);
+}
+
 /* the task graph's TensorMap entries and the flight recorder's last entry of rank @r */
 static void state_of(FIXTURE_DATA(ctg) *self, unsigned int r, uint64_t *tm, long long *seq)
 {
@@ -1856,18 +2022,18 @@ static void p2p_bad_inputs(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) 
 	struct accel_tensor d11 = view(self->rbuf[0], ACCEL_DTYPE_I32, 20, 11);
 	struct accel_tensor s6 = view(self->sbuf[0], ACCEL_DTYPE_I32, 6, 12);
 	struct accel_tensor far = view(self->rbuf[1], ACCEL_DTYPE_I32, 0, 12), df;
-	struct accel_p2p_op ops[ACCEL_TASK_MAX_ARGS + 1], two[2];
+	struct accel_p2p_op ops[ACCEL_TG_P2P_MAX_OPS + 1], two[2];
 	struct accel_comm *c = self->comms[0];
 	unsigned int k;
 
 	memset(ops, 0, sizeof(ops));
-	for (k = 0; k <= ACCEL_TASK_MAX_ARGS; k++) {	/* sends to rank 1, valid alone */
+	for (k = 0; k <= ACCEL_TG_P2P_MAX_OPS; k++) {	/* sends to rank 1, valid alone */
 		ops[k].tensor = &s;
 		ops[k].peer = 1;
 	}
 	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, NULL, 1, c, NULL));
 	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, ops, 0, c, NULL));
-	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, ops, ACCEL_TASK_MAX_ARGS + 1, c, NULL));
+	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, ops, ACCEL_TG_P2P_MAX_OPS + 1, c, NULL));
 	EXPECT_EQ(-EINVAL, accel_tg_p2p(self->tg, ops, 1, NULL, NULL));
 	/* unknown flags, reserved fields, no tensor, peers out of range */
 	two[0] = ops[0];

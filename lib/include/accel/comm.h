@@ -1014,11 +1014,19 @@ struct accel_p2p_op {
 	uint64_t reserved[2];
 };
 
+/*
+ * The most sends and receives one accel_tg_p2p() task holds (libaccel
+ * 1.7): a send to and a receive from every rank of the largest
+ * communicator, twice over. A task of any other kind has at most
+ * %ACCEL_TASK_MAX_ARGS tensors.
+ */
+#define ACCEL_TG_P2P_MAX_OPS		(4 * ACCEL_COMM_MAX_RANKS)
+
 /**
  * accel_tg_p2p() - a group of sends and receives as ONE task of @tg
  * @tg: the task graph
  * @ops: the sends and receives, in any order
- * @n: how many, 1 to %ACCEL_TASK_MAX_ARGS
+ * @n: how many, 1 to %ACCEL_TG_P2P_MAX_OPS
  * @comm: the rank
  * @id: the task's id, or NULL
  *
@@ -1040,7 +1048,7 @@ struct accel_p2p_op {
  * nothing.
  *
  * Return: as accel_tg_allreduce(); -EINVAL also for NULL @ops, @n 0 or
- * above %ACCEL_TASK_MAX_ARGS, a NULL tensor, a peer out of range, unknown
+ * above %ACCEL_TG_P2P_MAX_OPS, a NULL tensor, a peer out of range, unknown
  * @flags bits or non-zero @reserved (each logged with the operation's
  * index).
  */
