@@ -68,11 +68,14 @@ struct tg_pnode {
 
 /*
  * What a graph node of alltoallv keeps (tg_gtask.arg; the other
- * collectives' arg is the communicator itself): the communicator and the
- * copy of the four arrays made at the call.
+ * collectives' arg is the communicator itself): the communicator, the
+ * whole receive and send tensors as captured (the node's arguments are
+ * their blocks, a2av_blocks()) and the copy of the four arrays made at
+ * the call.
  */
 struct tg_vnode {
 	struct accel_comm *comm;
+	struct accel_tensor recv, send;
 	uint64_t v[];
 };
 
@@ -328,6 +331,56 @@ static int p2p_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg_
 }
 
 /*
+ * alltoallv: the task's arguments become its blocks, so that the
+ * TensorMap holds the bytes the operation touches and not the gaps
+ * between them: arguments 0..n-1 are the receive blocks by source rank
+ * (ACCEL_OUTPUT, or ACCEL_INOUT where a send block overlaps one: in
+ * place), n..2n-1 the send blocks by destination rank (ACCEL_INPUT);
+ * empty blocks too, so that arguments 0 and n always name the two
+ * buffers (a launch rebinds the whole tensors through them). Called with
+ * the whole tensors, checked (vcheck(): every block inside its tensor),
+ * as arguments 0 (receive) and 1 (send). 0 or -ENOMEM; no state changes.
+ */
+static int a2av_blocks(struct tg_task *tt, const uint64_t *v, unsigned int n)
+{
+	const struct tg_arg whole[2] = { tt->a[0], tt->a[1] };
+	struct tg_arg *b = tt->a_in;
+	unsigned int side, p, q;
+	size_t es = accel_dtype_size(whole[0].v.dtype);
+
+	if (2 * n > ACCEL_TASK_MAX_ARGS) {	/* freed by coll_task() */
+		b = calloc(2 * n, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+	}
+	tt->nheap = 0;
+	for (side = 0; side < 2; side++) {
+		const uint64_t *counts = v + (side ? 0 : 2 * n), *displs = v + (side ? n : 3 * n);
+
+		for (p = 0; p < n; p++) {
+			struct tg_arg *ar = &b[side * n + p];
+			struct accel_tensor *t = &ar->v;
+
+			*ar = whole[side];
+			t->offset += displs[p] * es;
+			t->ndims = 1;
+			t->shape[0] = counts[p];
+			t->strides[0] = 1;
+			/* inside a checked tensor: cannot fail */
+			(void)tm_layout_make(t, &ar->lay);
+			tt->nheap += ar->heap >= 0;
+		}
+	}
+	for (p = 0; p < n; p++)
+		for (q = 0; q < n && b[p].access == ACCEL_OUTPUT; q++)
+			if (args_overlap(&b[p], &b[n + q]))
+				b[p].access = ACCEL_INOUT;
+	tt->a = b;
+	tt->nargs = 2 * n;
+	return 0;
+}
+
+/*
  * Check the tensors of @tc for @tg and fill @tt (arguments, layouts, the
  * line: the last queue of the rank's device), @a (addresses, count) and
  * @dtype. No state changes.
@@ -442,10 +495,16 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 			(unsigned long long)n);
 		return -EINVAL;
 	}
-	/* in place (or an overlap check_args() refuses): the receive tensor is INOUT */
-	in_place = tt->nargs == 2 && args_overlap(&tt->a[0], &tt->a[1]);
-	if (in_place)
-		tt->a[0].access = ACCEL_INOUT;
+	if (tc->op == ACCEL_COMM_OP_ALLTOALLV) {
+		ret = a2av_blocks(tt, tc->v, c->nranks);
+		if (ret)
+			return ret;
+	} else {
+		/* in place (or an overlap check_args() refuses): the receive tensor is INOUT */
+		in_place = tt->nargs == 2 && args_overlap(&tt->a[0], &tt->a[1]);
+		if (in_place)
+			tt->a[0].access = ACCEL_INOUT;
+	}
 	coll_line(tg, tt, d, fn, c);
 	tt->u0 = coll_pack(tc, has[0], has[1]);
 	return 0;
@@ -622,6 +681,26 @@ out:
 	return ret;
 }
 
+/*
+ * An alltoallv node's arguments are its blocks, but a launch issues the
+ * whole tensors again: a buffer bound in their place must hold them
+ * whole (the launch's binding check reads the graph's end of use).
+ */
+static void whole_hi(struct accel_graph *g, const struct tg_vnode *vn)
+{
+	const struct accel_tensor *w[2] = { &vn->recv, &vn->send };
+	struct tm_layout lay;
+	unsigned int k;
+
+	for (k = 0; k < 2; k++) {
+		struct tg_gbuf *gb = g->bufs[tg_graph_buf_index(g, w[k]->buf)];
+
+		/* checked when the task was made; the buffer is the graph's (block 0 or n) */
+		if (!tm_layout_make(w[k], &lay) && !lay.empty && (uint64_t)lay.hi > gb->hi)
+			gb->hi = (uint64_t)lay.hi;
+	}
+}
+
 /* capture: check, then record (the graph holds the communicator) */
 static int coll_capture(struct accel_tg *tg, struct tg_task *tt, struct acc_args *a,
 			enum accel_dtype dtype, const struct tg_coll *tc)
@@ -645,6 +724,8 @@ static int coll_capture(struct accel_tg *tg, struct tg_task *tt, struct acc_args
 		if (!vn)
 			return -ENOMEM;
 		vn->comm = tc->comm;
+		vn->recv = *tc->recv;
+		vn->send = *tc->send;
 		memcpy(vn->v, tc->v, vb);
 		tt->tk.host.arg = vn;
 	}
@@ -663,6 +744,8 @@ static int coll_capture(struct accel_tg *tg, struct tg_task *tt, struct acc_args
 	ret = tg_capture_task(tg, tt);
 	if (!ret) {
 		acc_comm_get(tc->comm);
+		if (vn)
+			whole_hi(tg->capture, vn);
 	} else {
 		free(vn);
 		free(pn);
@@ -1111,6 +1194,7 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 	struct accel_tg *tg = ge->tg;
 	struct accel_tensor tv_in[ACCEL_TASK_MAX_ARGS], *tv = tv_in;
 	struct accel_p2p_op ops_in[ACCEL_TASK_MAX_ARGS], *ops = ops_in;
+	struct accel_tensor whole[2];
 	uint32_t i, k, most = 0;
 	int ret;
 
@@ -1177,13 +1261,24 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 			struct tg_coll tc = { .comm = node_comm(t) };
 
 			coll_unpack(t->u0, &tc);
-			if (tc.op == ACCEL_COMM_OP_ALLTOALLV)
-				tc.v = ((const struct tg_vnode *)t->arg)->v;
-			k = 0;
-			if (t->u0 & U0_RECV)
-				tc.recv = &tv[k++];
-			if (t->u0 & U0_SEND)
-				tc.send = &tv[k++];
+			if (tc.op == ACCEL_COMM_OP_ALLTOALLV) {
+				/* the whole tensors, in the buffers of blocks 0 and n (rebound) */
+				const struct tg_vnode *vn = t->arg;
+
+				tc.v = vn->v;
+				whole[0] = vn->recv;
+				whole[0].buf = tv[0].buf;
+				whole[1] = vn->send;
+				whole[1].buf = tv[t->nargs / 2].buf;
+				tc.recv = &whole[0];
+				tc.send = &whole[1];
+			} else {
+				k = 0;
+				if (t->u0 & U0_RECV)
+					tc.recv = &tv[k++];
+				if (t->u0 & U0_SEND)
+					tc.send = &tv[k++];
+			}
 			ret = coll_task(tg, &tc, &id);
 		} else {
 			struct accel_task tk;

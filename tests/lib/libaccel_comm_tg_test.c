@@ -45,7 +45,10 @@
  *     against the host; the 2-rank exchange that deadlocks as separate
  *     send and receive tasks (-ETIMEDOUT) and completes as sendrecv; bad
  *     inputs with their exact errnos, changing nothing; tasks issued
- *     inside an open accel_group_start() leave the thread's group intact.
+ *     inside an open accel_group_start() leave the thread's group intact;
+ *     send/receive tasks of up to ACCEL_TG_P2P_MAX_OPS operations; an
+ *     alltoallv's TensorMap entries are its blocks (work on the gaps
+ *     between them has no dependency on it).
  *
  * Every wait is bounded (the library's waits take timeouts; every device
  * wait of a collective carries the communicator's timeout).
@@ -2000,6 +2003,149 @@ TEST_F_TIMEOUT(ctg, p2p_task_of_the_most_operations, 120)
 		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
 	free(tv);
 	free(ops);
+}
+
+/*
+ * An alltoallv task enters its blocks into the TensorMap, not its whole
+ * tensors: on 2 ranks with gaps between the blocks, rank 0's alltoallv is
+ * in flight (rank 1 has not called yet) when rank 0 fills bytes of its
+ * receive and send gaps on another queue (no dependency) and bytes of a
+ * receive block and a send block (WAW and WAR: one each). Then rank 1
+ * calls and the bytes are checked: the gap fills are there, the receive
+ * block's fill came after the alltoallv wrote it, and the send block's
+ * fill after the alltoallv read it. Captured and launched with the
+ * receive buffers bound to others (their gaps untouched), the same
+ * exchange gives the same blocks. A buffer bound in place of a receive
+ * buffer must still hold the whole tensor (the launch issues it whole):
+ * one that holds only the blocks is -EINVAL at the launch, before
+ * anything is issued.
+ */
+#define A2_N		20	/* elements of each tensor */
+
+static int32_t a2_sval(unsigned int r, unsigned int i)
+{
+	return (int32_t)(1000 * r + i);
+}
+
+static int a2_issue(FIXTURE_DATA(ctg) *self, unsigned int r, uint64_t nrecv)
+{
+	static const uint64_t sc[2] = { 4, 4 }, sd[2] = { 2, 10 }, rc[2] = { 4, 4 },
+			      rd[2] = { 1, 8 };
+	struct accel_tensor sv = view(self->sbuf[r], ACCEL_DTYPE_I32, 0, A2_N);
+	struct accel_tensor rv = view(self->rbuf[r], ACCEL_DTYPE_I32, 0, nrecv);
+
+	return accel_tg_alltoallv(self->tg, &sv, sc, sd, &rv, rc, rd, self->comms[r], NULL);
+}
+
+static int a2_fill(FIXTURE_DATA(ctg) *self, struct accel_buffer *b, uint64_t off, uint64_t n,
+		   uint32_t pattern)
+{
+	struct accel_tensor t = view(b, ACCEL_DTYPE_I32, off, n);
+	struct accel_task tk;
+
+	accel_task_prep_fill(&tk, &t, ACCEL_OUTPUT, pattern);
+	return task_on(self->tg, &tk, 0);
+}
+
+/* element i of rank r's receive tensor after the exchange (no fills) */
+static int32_t a2_want(unsigned int r, unsigned int i)
+{
+	if (i >= 1 && i < 5)		/* from rank 0: its block to r */
+		return a2_sval(0, (r ? 10 : 2) + i - 1);
+	if (i >= 8 && i < 12)		/* from rank 1 */
+		return a2_sval(1, (r ? 10 : 2) + i - 8);
+	return (int32_t)PAD;
+}
+
+TEST_F_TIMEOUT(ctg, alltoallv_enters_its_blocks, 120)
+{
+	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
+	struct accel_binding bind[2];
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	unsigned int r, i;
+	int32_t *p;
+
+	ASSERT_EQ(0, tg_make(self, 2));
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_AUTO, 10000));
+	for (r = 0; r < 2; r++) {
+		p = accel_buffer_host(self->sbuf[r]);
+		for (i = 0; i < A2_N; i++)
+			p[i] = a2_sval(r, i);
+		memset(accel_buffer_host(self->rbuf[r]), 0x5a, BUFSZ);
+	}
+	ASSERT_EQ(0, a2_issue(self, 0, A2_N));
+	accel_tg_get_stats(self->tg, &st0);
+	ASSERT_EQ(0, a2_fill(self, self->rbuf[0], 13, 3, 0x77));	/* receive gap */
+	ASSERT_EQ(0, a2_fill(self, self->sbuf[0], 15, 3, 0x88));	/* send gap */
+	accel_tg_get_stats(self->tg, &st1);
+	EXPECT_EQ(st0.deps[0] + st0.deps[1] + st0.deps[2], st1.deps[0] + st1.deps[1] + st1.deps[2]);
+	ASSERT_EQ(0, a2_fill(self, self->rbuf[0], 9, 2, 0x66));	/* receive block */
+	ASSERT_EQ(0, a2_fill(self, self->sbuf[0], 11, 2, 0x55));	/* send block (to rank 1) */
+	accel_tg_get_stats(self->tg, &st0);
+	EXPECT_EQ(st1.deps[0], st0.deps[0]);		/* RAW */
+	EXPECT_EQ(st1.deps[1] + 1, st0.deps[1]);	/* WAR: the send block */
+	EXPECT_EQ(st1.deps[2] + 1, st0.deps[2]);	/* WAW: the receive block */
+	ASSERT_EQ(0, a2_issue(self, 1, A2_N));
+	ASSERT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	for (r = 0; r < 2; r++) {
+		p = accel_buffer_host(self->rbuf[r]);
+		for (i = 0; i < A2_N; i++) {
+			int32_t want = a2_want(r, i);
+
+			if (r == 0 && i >= 13 && i < 16)
+				want = 0x77;
+			if (r == 0 && i >= 9 && i < 11)
+				want = 0x66;
+			EXPECT_EQ(want, p[i]) TH_LOG("eager: rank %u element %u", r, i);
+		}
+	}
+	p = accel_buffer_host(self->sbuf[0]);
+	EXPECT_EQ(0x88, p[15]);
+	EXPECT_EQ(0x55, p[11]);
+	/* captured, launched into other receive buffers */
+	for (r = 0; r < 2; r++) {
+		p = accel_buffer_host(self->sbuf[r]);
+		for (i = 0; i < A2_N; i++)
+			p[i] = a2_sval(r, i);
+		memset(accel_buffer_host(self->out[r]), 0x5a, BUFSZ);
+		bind[r] = (struct accel_binding){ self->rbuf[r], self->out[r] };
+	}
+	ASSERT_EQ(0, accel_tg_capture_begin(self->tg));
+	for (r = 0; r < 2; r++)
+		ASSERT_EQ(0, a2_issue(self, r, A2_N));
+	ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	ASSERT_EQ(0, accel_graph_launch(ge, bind, 2));
+	ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+	for (r = 0; r < 2; r++) {
+		p = accel_buffer_host(self->out[r]);
+		for (i = 0; i < A2_N; i++)
+			EXPECT_EQ(a2_want(r, i), p[i]) TH_LOG("replayed: rank %u element %u", r, i);
+	}
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+	/* receive tensors of 2,000 elements (8,000 bytes), blocks in the first 48 */
+	{
+		struct accel_buffer *small;
+		long long seq = next_seq(self->comms[0]);
+
+		/* rank 1's: its task comes after rank 0's, which must not be issued */
+		ASSERT_EQ(0, accel_buffer_create(self->dev[1], 4096, ACCEL_BUFFER_HOST, &small));
+		ASSERT_EQ(0, accel_tg_capture_begin(self->tg));
+		for (r = 0; r < 2; r++)
+			ASSERT_EQ(0, a2_issue(self, r, 2000));
+		ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g));
+		ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+		bind[0] = (struct accel_binding){ self->rbuf[1], small };
+		EXPECT_EQ(-EINVAL, accel_graph_launch(ge, bind, 1));
+		EXPECT_EQ(seq, next_seq(self->comms[0]));	/* nothing issued */
+		EXPECT_EQ(0, accel_graph_launch(ge, NULL, 0));
+		EXPECT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+		accel_graph_exec_destroy(ge);
+		accel_graph_destroy(g);
+		accel_buffer_destroy(small);
+	}
 }
 
 /* the task graph's TensorMap entries and the flight recorder's last entry of rank @r */
