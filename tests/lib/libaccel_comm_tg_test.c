@@ -1988,6 +1988,21 @@ TEST_F_TIMEOUT(ctg, p2p_task_of_the_most_operations, 120)
 	memset(tv, 0xee, 2 * sizeof(*tv));	/* the graph holds its own copies */
 	memset(ops, 0xee, 2 * sizeof(*ops));
 	ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g));
+	/* the DOT picture has every receive (one "out" edge each) */
+	{
+		char *dot = NULL, *q;
+		size_t len = 0;
+		FILE *f = open_memstream(&dot, &len);
+		unsigned int outs = 0;
+
+		ASSERT_NE(NULL, f);
+		EXPECT_EQ(0, accel_graph_dot(g, f));
+		fclose(f);
+		for (q = dot; q && (q = strstr(q, "[label=\"out\"]")); q++)
+			outs++;
+		EXPECT_EQ(2u * MAXH, outs);
+		free(dot);
+	}
 	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
 	for (it = 0; it < 3; it++) {
 		bool alt = it == 2;
