@@ -334,8 +334,9 @@ static int p2p_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg_
  * alltoallv: the task's arguments become its blocks, so that the
  * TensorMap holds the bytes the operation touches and not the gaps
  * between them: arguments 0..n-1 are the receive blocks by source rank
- * (ACCEL_OUTPUT, or ACCEL_INOUT where a send block overlaps one: in
- * place), n..2n-1 the send blocks by destination rank (ACCEL_INPUT);
+ * (ACCEL_OUTPUT), n..2n-1 the send blocks by destination rank
+ * (ACCEL_INPUT; no receive block overlaps a send block, the call checks
+ * that: acc_alltoallv_issue());
  * empty blocks too, so that arguments 0 and n always name the two
  * buffers (a launch rebinds the whole tensors through them). Called with
  * the whole tensors, checked (vcheck(): every block inside its tensor),
@@ -345,7 +346,7 @@ static int a2av_blocks(struct tg_task *tt, const uint64_t *v, unsigned int n)
 {
 	const struct tg_arg whole[2] = { tt->a[0], tt->a[1] };
 	struct tg_arg *b = tt->a_in;
-	unsigned int side, p, q;
+	unsigned int side, p;
 	size_t es = accel_dtype_size(whole[0].v.dtype);
 
 	if (2 * n > ACCEL_TASK_MAX_ARGS) {	/* freed by coll_task() */
@@ -371,10 +372,6 @@ static int a2av_blocks(struct tg_task *tt, const uint64_t *v, unsigned int n)
 			tt->nheap += ar->heap >= 0;
 		}
 	}
-	for (p = 0; p < n; p++)
-		for (q = 0; q < n && b[p].access == ACCEL_OUTPUT; q++)
-			if (args_overlap(&b[p], &b[n + q]))
-				b[p].access = ACCEL_INOUT;
 	tt->a = b;
 	tt->nargs = 2 * n;
 	return 0;

@@ -1095,6 +1095,26 @@ TEST(priorities_share_an_engine)
 
 /* ---- the NEED_WAKEUP protocol: an idle engine sleeps, a kick wakes it ---- */
 
+/*
+ * Until the engine of @q has gone to sleep for the @n-th time (its sleep
+ * count, which it raises before it blocks, after it set need_wakeup):
+ * 0, or -ETIMEDOUT after 5 s. A fixed pause was not enough on a loaded
+ * machine: the engine was not scheduled in time, the next submission saw
+ * need_wakeup clear and did not kick.
+ */
+static int wait_asleep(int fd, const struct raw_queue *q, long long n)
+{
+	uint64_t end = raw_now() + 5 * RAW_SEC;
+
+	while (!__atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_ACQUIRE) ||
+	       raw_stat(fd, "stats", "sleeps") < n) {
+		if (raw_now() > end)
+			return -ETIMEDOUT;
+		usleep(100);
+	}
+	return 0;
+}
+
 TEST(idle_engines_sleep_and_kicks_wake_them)
 {
 	struct drm_vaccel_packet p;
@@ -1110,11 +1130,12 @@ TEST(idle_engines_sleep_and_kicks_wake_them)
 	ASSERT_EQ(0, raw_queue_create(fd, RAW_VA, 64, 0, &q));
 	accel_prep_nop(&p);
 	for (i = 0; i < 20; i++) {
+		/* with no poll budget the engine goes back to sleep at once */
+		ASSERT_EQ(0, wait_asleep(fd, &q, i + 1));
 		ASSERT_EQ(0, raw_submit(&q, &p));
 		ASSERT_EQ(0, raw_drain(&q, 5 * RAW_SEC));
-		/* with no poll budget the engine goes back to sleep at once */
-		usleep(2000);
 	}
+	ASSERT_EQ(0, wait_asleep(fd, &q, 21));
 	EXPECT_EQ(0, raw_stat(fd, "stats", "inline_turns"));
 	sleeps0 = raw_stat(fd, "stats", "sleeps");
 	kicks = raw_stat(fd, "stats", "kicks");
@@ -1157,7 +1178,7 @@ TEST(kick_runs_the_queue_in_the_kicking_thread)
 	accel_prep_nop(&p);
 	ASSERT_EQ(0, raw_submit(&q, &p));
 	ASSERT_EQ(0, raw_drain(&q, 5 * RAW_SEC));
-	usleep(5000);		/* asleep: no poll budget */
+	ASSERT_EQ(0, wait_asleep(fd, &q, 1));	/* asleep: no poll budget */
 	sleeps0 = raw_stat(fd, "stats", "sleeps");
 	turns0 = raw_stat(fd, "stats", "inline_turns");
 	wakes0 = raw_stat(fd, "stats", "inline_wakes");
@@ -1177,7 +1198,8 @@ TEST(kick_runs_the_queue_in_the_kicking_thread)
 	/* 64 FILLs of 4 MiB, longer than a turn: the engine is woken for the rest */
 	ASSERT_NE(NULL, raw_buffer(fd, 4 << 20, 0, RAW_VA + (1ull << 30), &h));
 	accel_prep_fill(&p, RAW_VA + (1ull << 30), 4 << 20, 0x5a, 1);
-	usleep(5000);
+	ASSERT_EQ(0, wait_asleep(fd, &q, sleeps0));
+	sleeps0 = raw_stat(fd, "stats", "sleeps");
 	for (i = 0; i < 63; i++) {
 		q.ring[q.wi % q.size] = p;
 		q.wi++;
@@ -1189,7 +1211,8 @@ TEST(kick_runs_the_queue_in_the_kicking_thread)
 	EXPECT_EQ(q.wi, raw_stat_wait(fd, "stats", "packets", (long long)q.wi));
 
 	/* a DELAY: the queue is busy until its end, the engine runs the rest */
-	usleep(5000);
+	ASSERT_EQ(0, wait_asleep(fd, &q, sleeps0 + 1));	/* again, after the FILLs */
+	sleeps0 = raw_stat(fd, "stats", "sleeps");
 	wakes0 = raw_stat(fd, "stats", "inline_wakes");
 	accel_prep_delay(&p, 2000000);
 	ASSERT_EQ(0, raw_submit(&q, &p));
@@ -1202,7 +1225,7 @@ TEST(kick_runs_the_queue_in_the_kicking_thread)
 
 	/* off: KICK wakes the engine, as the module's */
 	ASSERT_EQ(0, sim_fd_debug_write(fd, "inline_kick", "N"));
-	usleep(5000);
+	ASSERT_EQ(0, wait_asleep(fd, &q, sleeps0 + 1));	/* again, after the DELAY */
 	turns0 = raw_stat(fd, "stats", "inline_turns");
 	ASSERT_EQ(0, raw_submit(&q, &p));
 	ASSERT_EQ(0, raw_drain(&q, 5 * RAW_SEC));

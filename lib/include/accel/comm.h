@@ -917,9 +917,8 @@ int accel_tg_barrier(struct accel_tg *tg, struct accel_comm *comm, uint64_t *id)
  * array, the rank index and the value); everything accel_alltoallv()
  * refuses (overlapping blocks, a count to itself that differs from the
  * count from itself) is -EINVAL too. In the TensorMap each send block
- * is an ACCEL_INPUT and each receive block an ACCEL_OUTPUT (ACCEL_INOUT
- * where a send block overlaps it); the bytes between the blocks are not
- * the task's. A buffer bound in place of @send's or @recv's at a launch
+ * is an ACCEL_INPUT and each receive block an ACCEL_OUTPUT; the bytes
+ * between the blocks are not the task's. A buffer bound in place of @send's or @recv's at a launch
  * must still hold the whole tensor (-EINVAL). Counts that do not match
  * across ranks fail the operation on every rank with -EPROTO, as
  * accel_alltoallv().
