@@ -813,6 +813,26 @@ TEST(queue_create_rules)
 	raw_close(fd);
 }
 
+/*
+ * Until the engine of @q has gone to sleep for the @n-th time (its sleep
+ * count, which it raises before it blocks, after it set need_wakeup):
+ * 0, or -ETIMEDOUT after 5 s. A fixed pause was not enough on a loaded
+ * machine: the engine was not scheduled in time, the next submission saw
+ * need_wakeup clear and did not kick.
+ */
+static int wait_asleep(int fd, const struct raw_queue *q, long long n)
+{
+	uint64_t end = raw_now() + 5 * RAW_SEC;
+
+	while (!__atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_ACQUIRE) ||
+	       raw_stat(fd, "stats", "sleeps") < n) {
+		if (raw_now() > end)
+			return -ETIMEDOUT;
+		usleep(100);
+	}
+	return 0;
+}
+
 TEST(queue_pages_query_kick)
 {
 	struct drm_vaccel_queue_query qq = { 0 };
@@ -825,7 +845,12 @@ TEST(queue_pages_query_kick)
 	fd = raw_open(0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, raw_queue_create(fd, RAW_VA, 64, 0, &q));
-	/* a new queue asks for a kick: its engine may sleep */
+	/*
+	 * A new queue asks for a kick: its engine may sleep. (An engine awake
+	 * at that moment clears the flag while it polls, and, with no poll
+	 * budget, sets it again as it goes to sleep: wait for that.)
+	 */
+	EXPECT_EQ(0, wait_asleep(fd, &q, 1));
 	EXPECT_EQ(1, q.ctrl->need_wakeup);
 	/* the control page is read-only, one page each */
 	EXPECT_EQ(NULL, raw_mmap(fd, (1ull << 30) + 4096, 4096, PROT_READ | PROT_WRITE, &err));
@@ -1094,26 +1119,6 @@ TEST(priorities_share_an_engine)
 }
 
 /* ---- the NEED_WAKEUP protocol: an idle engine sleeps, a kick wakes it ---- */
-
-/*
- * Until the engine of @q has gone to sleep for the @n-th time (its sleep
- * count, which it raises before it blocks, after it set need_wakeup):
- * 0, or -ETIMEDOUT after 5 s. A fixed pause was not enough on a loaded
- * machine: the engine was not scheduled in time, the next submission saw
- * need_wakeup clear and did not kick.
- */
-static int wait_asleep(int fd, const struct raw_queue *q, long long n)
-{
-	uint64_t end = raw_now() + 5 * RAW_SEC;
-
-	while (!__atomic_load_n(&q->ctrl->need_wakeup, __ATOMIC_ACQUIRE) ||
-	       raw_stat(fd, "stats", "sleeps") < n) {
-		if (raw_now() > end)
-			return -ETIMEDOUT;
-		usleep(100);
-	}
-	return 0;
-}
 
 TEST(idle_engines_sleep_and_kicks_wake_them)
 {
