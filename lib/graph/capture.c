@@ -164,9 +164,9 @@ int tg_capture_task(struct accel_tg *tg, struct tg_task *tt)
 	const struct accel_buffer *bufs_in[ACCEL_TASK_MAX_ARGS], **bufs = bufs_in;
 	struct tg_gbuf *nb_in[ACCEL_TASK_MAX_ARGS] = { NULL }, **nb = nb_in;
 	struct accel_graph *g = tg->capture;
-	struct accel_tensor *xt = NULL;
+	struct accel_tensor *xt = NULL, *tv;
 	struct tg_gdep *deps = NULL;
-	uint32_t i, k, nnew = 0, npin = 0, *xacc = NULL;
+	uint32_t i, k, nnew = 0, npin = 0, *xacc = NULL, *acc;
 	struct tg_gtask *t;
 	uint64_t id;
 	void *p;
@@ -260,6 +260,8 @@ int tg_capture_task(struct accel_tg *tg, struct tg_task *tt)
 	t->ndeps = g->nscratch;
 	t->xt = xt;
 	t->xacc = xacc;
+	tv = xt ? xt : t->t;
+	acc = xacc ? xacc : t->access;
 	for (k = 0; k < nnew; k++) {
 		acc_buffer_pin(nb[k]->buf, &nb[k]->pin);
 		g->bufs[g->nbufs++] = nb[k];
@@ -269,8 +271,8 @@ int tg_capture_task(struct accel_tg *tg, struct tg_task *tt)
 		struct tg_arg *a = &tt->a[i];
 		struct tg_gbuf *gb = g->bufs[tg_graph_buf_index(g, a->v.buf)];
 
-		tg_gt_t(t)[i] = a->v;
-		tg_gt_acc(t)[i] = a->access;
+		tv[i] = a->v;
+		acc[i] = a->access;
 		if (!a->lay.empty && (uint64_t)a->lay.hi > gb->hi)
 			gb->hi = (uint64_t)a->lay.hi;
 		tm_insert_layout(g->tm, a->v.buf, &a->lay, (enum accel_access)a->access, id);

@@ -1196,19 +1196,11 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 	int ret;
 
 	/* what can be checked before anything is issued */
-	for (i = 0; i < g->ntasks; i++)
-		if (g->tasks[i].nargs > most)
-			most = g->tasks[i].nargs;
-	if (most > ACCEL_TASK_MAX_ARGS) {	/* a send/receive task of more operations */
-		tv = malloc(most * sizeof(*tv));
-		ops = malloc(most * sizeof(*ops));
-		if (!tv || !ops) {
-			ret = -ENOMEM;
-			goto out;
-		}
-	}
 	for (i = 0; i < g->ntasks; i++) {
 		const struct tg_gtask *t = &g->tasks[i];
+
+		if (t->nargs > most)
+			most = t->nargs;
 
 		if (t->op == TG_TASK_COLL) {
 			struct accel_comm *c = node_comm(t);
@@ -1232,6 +1224,14 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 				ret = -EACCES;
 				goto out;
 			}
+		}
+	}
+	if (most > ACCEL_TASK_MAX_ARGS) {	/* a send/receive task of more operations */
+		tv = malloc(most * sizeof(*tv));
+		ops = malloc(most * sizeof(*ops));
+		if (!tv || !ops) {
+			ret = -ENOMEM;
+			goto out;
 		}
 	}
 	ret = window_check(g);

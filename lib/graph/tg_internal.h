@@ -274,7 +274,7 @@ struct tg_gtask {
 	/*
 	 * The arguments: in t and access, or, for a send/receive task of more
 	 * than ACCEL_TASK_MAX_ARGS operations, in the allocations xt and xacc
-	 * (freed with the graph). Read them through tg_gt_t() and tg_gt_acc().
+	 * (freed with the graph). Read them through tg_gt_ct() and tg_gt_cacc().
 	 */
 	struct accel_tensor t[ACCEL_TASK_MAX_ARGS];
 	uint32_t access[ACCEL_TASK_MAX_ARGS];
@@ -289,16 +289,6 @@ struct tg_gtask {
 };
 
 /* graph task @t's argument tensors and accesses (tg_gtask) */
-static inline struct accel_tensor *tg_gt_t(struct tg_gtask *t)
-{
-	return t->xt ? t->xt : t->t;
-}
-
-static inline uint32_t *tg_gt_acc(struct tg_gtask *t)
-{
-	return t->xacc ? t->xacc : t->access;
-}
-
 static inline const struct accel_tensor *tg_gt_ct(const struct tg_gtask *t)
 {
 	return t->xt ? t->xt : t->t;
