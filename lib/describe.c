@@ -174,6 +174,68 @@ static const char *const fr_args[][2] = {
 	[FR_FULL] = { "need-read", "read" },
 };
 
+/*
+ * The value of the signal word at device address @va if it is one of the
+ * device's signals (its own or imported), for a WAIT that has not passed.
+ */
+static bool signal_word_now(struct accel_device *dev, uint64_t va, uint64_t *v)
+{
+	struct list *l;
+	bool found = false;
+
+	acc_dev_lock(dev);
+	for (l = dev->signals.next; l != &dev->signals; l = l->next) {
+		const struct accel_signal *s = container_of(l, struct accel_signal, node);
+
+		if (s->va == va && s->word) {
+			*v = acc_load_acquire_u64(s->word);
+			found = true;
+			break;
+		}
+	}
+	acc_dev_unlock(dev);
+	return found;
+}
+
+/*
+ * Where a running queue is: the packet at its read index, the one the
+ * device works on or waits in (a WAIT with the value its word holds now).
+ * Nothing if it completed all it took. Appends to @buf at *@pos.
+ */
+static void describe_where(const struct accel_queue *q, char *buf, size_t len, size_t *pos)
+{
+	uint64_t ri = accel_queue_completed(q), pi = acc_load_relaxed_u64(&q->pi), v;
+	struct drm_vaccel_packet p;
+
+	if (!q->ring || ri >= pi)
+		return;
+	/* the ring slot is not reused before the device completes it */
+	memcpy(&p, (const void *)&q->ring[ri & q->mask], sizeof(p));
+	put(buf, len, pos, "  at packet %llu: ", X(ri));
+	describe_packet(&p, buf, len, pos);
+	if ((p.header & DRM_VACCEL_PKT_TYPE_MASK) == DRM_VACCEL_PKT_WAIT &&
+	    signal_word_now(q->dev, p.operand[0], &v))
+		put(buf, len, pos, " (the word holds %llu)", X(v));
+	put(buf, len, pos, "\n");
+}
+
+int acc_queue_where(const struct accel_queue *q, char *buf, size_t len)
+{
+	size_t pos = 0;
+
+	if (buf && len)
+		buf[0] = '\0';
+	if (!buf)
+		len = 0;
+	put(buf, len, &pos, "queue %u: completed %llu of %llu\n", q->id,
+	    X(accel_queue_completed(q)), X(acc_load_relaxed_u64(&q->pi)));
+	describe_where(q, buf, len, &pos);
+	/* no newline at the end: a log line adds its own */
+	if (pos < len)
+		buf[pos - 1] = '\0';
+	return (int)pos - 1;
+}
+
 ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_t len)
 {
 	struct acc_fr_rec fr[ACC_FR_SIZE + 1];
@@ -211,6 +273,8 @@ ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_
 		put(buf, len, &pos, "\n  packet %llu: ", X(f.ring_index));
 		describe_packet(&f.packet, buf, len, &pos);
 		put(buf, len, &pos, "\n");
+	} else if (!st) {
+		describe_where(q, buf, len, &pos);
 	}
 	/* the producer may be adding entries: take the complete ones */
 	/* acquire: pairs with fr_flush_submits()' release: its entry is in fr_next */

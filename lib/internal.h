@@ -461,6 +461,12 @@ void acc_fr_add(struct accel_queue *q, uint32_t op, uint64_t a, uint64_t b, bool
 /* Entry @idx (an fr_next value) if it is complete and still there. */
 bool acc_fr_read(const struct accel_queue *q, unsigned int idx, struct acc_fr_rec *out);
 const char *acc_fr_name(uint32_t op);
+/*
+ * A running queue's progress and the packet at its read index (a WAIT
+ * with its word's value now), as snprintf(); two lines at most, no
+ * newline at the end.
+ */
+int acc_queue_where(const struct accel_queue *q, char *buf, size_t len);
 
 /*
  * --- structures that grow (copy_struct.c; the rule of <accel/accel.h>) ---

@@ -462,6 +462,13 @@ void acc_rec_end(struct accel_comm *c, uint64_t n, int error);
 /* The operation of @ev completed (seen by a host wait; group->lock not held). */
 void acc_rec_done(struct accel_comm *c, const struct accel_event *ev);
 /*
+ * A host wait for @ev ran out after @waited_ns and the communicator has
+ * not failed: log the operation, how long ago it was issued, and where its
+ * queue is (the packet it waits in, with its word's value now). Group
+ * lock not held.
+ */
+void acc_rec_not_done(struct accel_comm *c, const struct accel_event *ev, int64_t waited_ns);
+/*
  * The group failed: render the dump of each of this process's ranks not dumped yet (@lock
  * held); acc_group_unlock() writes them once the lock is released.
  */

@@ -335,18 +335,24 @@ ACCEL_API int accel_comm_wait(struct accel_comm *comm, const struct accel_event 
 			      int64_t timeout_ns)
 {
 	struct acc_abort ab;
+	int64_t t0;
 	int ret, e;
 
 	if (!comm || !ev)
 		return -EINVAL;
 	ab.sig = comm->abort.sig;
 	ab.value = comm->abort.base + 1;
+	t0 = acc_now_ns();
 	ret = acc_wait_events(ev, 1, false, acc_deadline(timeout_ns), NULL, 0, &ab, NULL);
 	if (!ret || accel_event_done(ev)) {
 		acc_rec_done(comm, ev);
 		return 0;	/* done before any failure could stop it */
 	}
 	e = accel_comm_get_async_error(comm, NULL, 0);
+	/* a wait as long as the communicator's own timeout: say where it is */
+	if (ret == -ETIMEDOUT && !e && timeout_ns >= 0 &&
+	    (uint64_t)timeout_ns >= comm->g->timeout_ns)
+		acc_rec_not_done(comm, ev, acc_now_ns() - t0);
 	if (ret == -EIO || ret == -ECANCELED || ret == -ETIMEDOUT)
 		return e ? e : ret;
 	return ret;

@@ -158,6 +158,45 @@ void acc_rec_done(struct accel_comm *c, const struct accel_event *ev)
 	acc_group_unlock(c->g);
 }
 
+void acc_rec_not_done(struct accel_comm *c, const struct accel_event *ev, int64_t waited_ns)
+{
+	struct acc_rec_entry e = { 0 };
+	char call[128], where[512] = "";
+	uint64_t i, lo;
+	bool found = false;
+
+	if (!acc_log_enabled(ACCEL_LOG_WARN))
+		return;
+	acc_group_lock(c->g);
+	lo = c->rec.e && c->rec.n > c->rec.cap ? c->rec.n - c->rec.cap : 0;
+	for (i = c->rec.e ? c->rec.n : 0; i > lo; i--) {
+		e = c->rec.e[(i - 1) % c->rec.cap];
+		if (e.ev.signal == ev->signal && e.ev.value == ev->value) {
+			found = true;
+			break;
+		}
+	}
+	if (found && e.q && acc_comm_queue_alive(c->dev, e.q, e.qid))
+		acc_queue_where(e.q, where, sizeof(where));
+	acc_group_unlock(c->g);
+	if (!found) {
+		acc_warn("comm %p rank %u: accel_comm_wait(): event (signal 0x%llx, value %llu) "
+			 "not done after %lld ms; not one of the communicator's last operations",
+			 (void *)c->g, c->rank, (unsigned long long)accel_signal_va(ev->signal),
+			 (unsigned long long)ev->value, (long long)(waited_ns / 1000000));
+		return;
+	}
+	acc_call_describe(&e.call, call, sizeof(call));
+	acc_warn("comm %p rank %u: accel_comm_wait(): %s seq %llu (algorithm %s) not done after "
+		 "%lld ms, issued %lld ms ago; the communicator has not failed (its timeout, %llu ms, "
+		 "counts per device wait); %s", (void *)c->g, c->rank, call,
+		 (unsigned long long)e.call.seq, acc_algo_name(e.call.algo),
+		 (long long)(waited_ns / 1000000),
+		 (long long)((acc_now_ns() - e.issued_ns) / 1000000),
+		 (unsigned long long)(c->g->timeout_ns / 1000000),
+		 where[0] ? where : "its queue is gone");
+}
+
 /*
  * Bring an entry's state up to date from its queue (group->lock held):
  * done when its event is, failed when its queue stopped before it

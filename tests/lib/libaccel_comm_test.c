@@ -445,6 +445,86 @@ TEST_F(comm, auto_and_one_rank)
 	comm_free(comms, 1);
 }
 
+/* The library's log, kept while a test captures it (wait_log_handler()). */
+static struct {
+	pthread_mutex_t lock;
+	char text[8192];
+	size_t len;
+} wait_log = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void wait_log_handler(int level, const char *msg, void *arg)
+{
+	size_t n = strlen(msg);
+
+	(void)level;
+	(void)arg;
+	pthread_mutex_lock(&wait_log.lock);
+	if (wait_log.len + n + 2 < sizeof(wait_log.text)) {
+		memcpy(wait_log.text + wait_log.len, msg, n);
+		wait_log.len += n;
+		wait_log.text[wait_log.len++] = '\n';
+		wait_log.text[wait_log.len] = 0;
+	}
+	pthread_mutex_unlock(&wait_log.lock);
+}
+
+/*
+ * A host wait as long as the communicator's timeout that runs out before
+ * the communicator fails (here: the rank's queue is held by the program's
+ * own WAIT, which has no timeout, in front of the collective) says which
+ * operation it waited for and where its queue is: the packet it waits in
+ * and the value its word holds. A shorter wait (a poll) logs nothing.
+ */
+TEST_F(comm, a_wait_that_runs_out_says_where_the_queue_is)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 7 };
+	struct accel_comm *comms[1];
+	struct accel_signal *hold;
+	struct accel_event ev;
+	char want[160], text[4096];
+	int level = accel_log_get_level();
+
+	ASSERT_EQ(0, comm_make(self, 1, 0, 200, comms));
+	ASSERT_EQ(0, accel_signal_create(self->dev[0], &hold));
+	ASSERT_EQ(0, accel_queue_reserve(self->q[0], 1, 0));
+	accel_prep_wait(accel_queue_get_packet(self->q[0]), accel_signal_va(hold),
+			DRM_VACCEL_WAIT_GE, 1, 0, 0);
+	ASSERT_LT(0, accel_queue_submit(self->q[0]));
+	ASSERT_EQ(0, issue(self, comms[0], 0, &run, &ev));
+
+	wait_log.len = 0;
+	wait_log.text[0] = 0;
+	accel_log_set_handler(wait_log_handler, NULL);
+	accel_log_set_level(ACCEL_LOG_WARN);
+	EXPECT_EQ(-ETIMEDOUT, accel_comm_wait(comms[0], &ev, 0));	/* a poll: silent */
+	EXPECT_EQ(0, wait_log.len) TH_LOG("%s", wait_log.text);
+	EXPECT_EQ(-ETIMEDOUT, accel_comm_wait(comms[0], &ev, 200 * 1000000ll));
+	accel_log_set_handler(NULL, NULL);
+	accel_log_set_level(level);
+	TH_LOG("%s", wait_log.text);
+	snprintf(want, sizeof(want), "rank 0: accel_comm_wait(): allreduce(dtype %u, count 7, "
+		 "reduction %u, root -1) seq 0 (algorithm ", ACCEL_DTYPE_I32, ACCEL_REDOP_SUM);
+	EXPECT_NE(NULL, strstr(wait_log.text, want));
+	EXPECT_NE(NULL, strstr(wait_log.text, "not done after 2"));
+	EXPECT_NE(NULL, strstr(wait_log.text, "the communicator has not failed"));
+	snprintf(want, sizeof(want), "at packet 0: WAIT signal=0x%llx GE 1 (the word holds 0)",
+		 (unsigned long long)accel_signal_va(hold));
+	EXPECT_NE(NULL, strstr(wait_log.text, want));
+	/* accel_queue_describe() shows the same packet */
+	ASSERT_LT(0, accel_queue_describe(self->q[0], text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, want)) TH_LOG("%s", text);
+	EXPECT_EQ(0, accel_comm_get_async_error(comms[0], NULL, 0));
+
+	/* released, the collective completes */
+	ASSERT_EQ(0, accel_signal_write(hold, DRM_VACCEL_SIGNAL_SET, 1));
+	EXPECT_EQ(0, accel_comm_wait(comms[0], &ev, WAIT_NS));
+	ASSERT_LT(0, accel_queue_describe(self->q[0], text, sizeof(text)));
+	EXPECT_EQ(NULL, strstr(text, "at packet")) TH_LOG("%s", text);
+	accel_signal_destroy(hold);
+	comm_free(comms, 1);
+}
+
 /* Bad arguments: -EINVAL at the call, and the communicator goes on as if it never happened. */
 TEST_F(comm, bad_arguments)
 {

@@ -20,7 +20,7 @@
  *     alternate the input and output buffers, every launch checked; the
  *     replays take sequence numbers (the flight recorder's last entry);
  *     the task graph's pools are back at their baseline afterwards;
- *   - 10^5 launches back to back (10^4 in the VM), the pools at their
+ *   - 10^5 launches back to back (also in the VM), the pools at their
  *     baseline afterwards;
  *   - host tasks in a graph with collectives: they produce the send
  *     tensor and consume the result, and find the launch's bindings
@@ -168,7 +168,11 @@ static int task_on(struct accel_tg *tg, struct accel_task *tk, unsigned int dev)
 }
 
 /* Iterations: @dflt natively, a tenth in the VM; ACCEL_COMM_TEST_ITERS overrides. */
-static unsigned int iterations(unsigned int dflt)
+/*
+ * @dflt natively; in the VM a tenth (@full: all of them), a hundredth
+ * under the debug kernel; ACCEL_COMM_TEST_ITERS overrides.
+ */
+static unsigned int iterations_of(unsigned int dflt, bool full)
 {
 	const char *s = getenv("ACCEL_COMM_TEST_ITERS");
 	const char *scale = getenv("KSFT_TIMEOUT_SCALE");
@@ -177,11 +181,16 @@ static unsigned int iterations(unsigned int dflt)
 	if (s && atoi(s) > 0)
 		n = (unsigned int)atoi(s);
 	else if (!lib_on_sim())
-		n = scale && atoi(scale) > 1 ? dflt / 100 : dflt / 10;
+		n = scale && atoi(scale) > 1 ? dflt / 100 : full ? dflt : dflt / 10;
 	if (!n)
 		n = 1;
 	ksft_print_msg("%u iterations\n", n);
 	return n;
+}
+
+static unsigned int iterations(unsigned int dflt)
+{
+	return iterations_of(dflt, false);
 }
 
 /* --- every collective as a task, against the oracle --- */
@@ -904,10 +913,10 @@ TEST_F_TIMEOUT(ctg, replay_with_heap_tensors, 600)
 }
 
 /*
- * Many launches back to back (a wait every 1,000): 10^5 natively (the
- * issue's figure), 10^4 in the VM: every pool of the task graph and the
- * communicator's window back at the baseline afterwards, every launch a
- * sequence number.
+ * Many launches back to back (a wait every 1,000): 10^5 (the issue's
+ * figure), natively and in the VM (10^3 under the debug kernel): every
+ * pool of the task graph and the communicator's window back at the
+ * baseline afterwards, every launch a sequence number.
  */
 TEST_F_TIMEOUT(ctg, replay_many_pools_at_baseline, 900)
 {
@@ -916,7 +925,7 @@ TEST_F_TIMEOUT(ctg, replay_many_pools_at_baseline, 900)
 	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
 	struct accel_graph_exec *ge;
 	struct accel_graph *g;
-	unsigned int it, r, iters = iterations(100000);
+	unsigned int it, r, iters = iterations_of(100000, true);
 	long long seq0;
 
 	ASSERT_EQ(0, tg_make(self, n));

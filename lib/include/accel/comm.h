@@ -328,6 +328,12 @@ int accel_comm_get_async_error(struct accel_comm *comm, struct accel_comm_error 
  * @ev: the event the operation returned
  * @timeout_ns: relative timeout, or ACCEL_FOREVER
  *
+ * The communicator's timeout counts per device wait, so a host wait of the
+ * same length may run out first: a @timeout_ns at least the
+ * communicator's that runs out while the communicator has no error logs a
+ * warning naming the operation and the packet its queue is at (a WAIT
+ * with its word's value now).
+ *
  * Return: 0 when done; the communicator's error (see
  * accel_comm_get_async_error()) if it failed; -ETIMEDOUT if @timeout_ns
  * passed first and the communicator has no error. May sleep.
