@@ -56,9 +56,14 @@
  */
 void vaccel_engine_wake(struct vaccel_engine *e)
 {
-	atomic_set(&e->wake, 1);
-	/* @wake before @sleeping: see the top of this file */
-	smp_mb__after_atomic();
+	/*
+	 * @wake before @sleeping: see the top of this file. A full barrier:
+	 * atomic_xchg() is a fully ordered read-modify-write, where
+	 * atomic_set() is a plain store that smp_mb__after_atomic() does not
+	 * order before the load (on x86 the load passed the buffered store,
+	 * and a wake-up between the engine's last pass and its sleep was lost).
+	 */
+	atomic_xchg(&e->wake, 1);
 	if (READ_ONCE(e->sleeping) && e->task)
 		wake_up_process(e->task);	/* a no-op for a stopped thread */
 }
@@ -690,8 +695,12 @@ static int vaccel_engine_thread(void *data)
 		bool progress;
 
 		vaccel_engine_stall(e);
-		/* wake-ups from now on count for the next sleep */
-		atomic_set(&e->wake, 0);
+		/*
+		 * wake-ups from now on count for the next sleep: a full
+		 * barrier, so the pass reads what a waker stored before a
+		 * @wake this clears
+		 */
+		atomic_xchg(&e->wake, 0);
 		progress = vaccel_engine_pass(e, &next);
 		if (!progress)
 			progress = vaccel_split_help(e, ktime_get_ns() + VACCEL_QUEUE_TURN_NS);

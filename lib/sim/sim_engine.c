@@ -707,8 +707,13 @@ static void *sim_engine_main(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		sim_engine_stall(e);
-		/* wake-ups from now on count for the next sleep */
-		atomic_store(&e->wake, 0);
+		/*
+		 * wake-ups from now on count for the next sleep: an exchange,
+		 * a full fence before the pass's loads (acquire ones among
+		 * them, which a sequentially consistent store alone does not
+		 * order), as in the module
+		 */
+		(void)atomic_exchange(&e->wake, 0);
 		next = UINT64_MAX;
 		progress = sim_engine_pass(e, &next);
 		if (!progress)
