@@ -587,6 +587,30 @@ struct acc_p2p_desc {
 int acc_p2p_task(struct accel_comm *c, const struct acc_p2p_desc *d, unsigned int n,
 		 struct accel_queue *q, struct acc_coll_hook *hook, bool check_only,
 		 struct accel_event *ev);
+
+/*
+ * Test hook (hidden, like acc_comm_test_base): when not 0 and below the
+ * limit, the most sends and receives a communicator keeps unmatched.
+ */
+extern unsigned int acc_p2p_test_pending;
+
+/*
+ * What the unmatched posts of group @g would become: a launch checks its
+ * send/receive tasks in order before it issues any (lib/graph/coll_task.c)
+ * as acc_p2p_task() checks and matches them when issued. begin copies the
+ * table under the group's lock (0 or -ENOMEM); fits says whether rank
+ * @rank's @n calls (@peer[i], @send[i]) fit, as acc_p2p_task() counts
+ * them: the ones that match no waiting post (@posts), with how many wait
+ * and the limit; post matches or adds one call of @rank with @peer. Other ranks' calls meanwhile can
+ * only match this launch's posts, except posts between two other ranks.
+ */
+struct acc_p2p_sim;
+int acc_p2p_sim_begin(struct acc_group *g, struct acc_p2p_sim **out);
+bool acc_p2p_sim_fits(const struct acc_p2p_sim *sim, unsigned int rank, const unsigned int *peer,
+		      const bool *send, unsigned int n, unsigned int *posts, unsigned int *waiting,
+		      unsigned int *max);
+void acc_p2p_sim_post(struct acc_p2p_sim *sim, unsigned int rank, unsigned int peer, bool send);
+void acc_p2p_sim_end(struct acc_p2p_sim *sim);
 /*
  * accel_alltoallv() with @hook (a task graph's packets around the call's),
  * or checked only (@check_only: the argument checks and the

@@ -30,6 +30,16 @@
 #define ACC_P2P_PENDING		1024		/* unmatched posts per communicator */
 #define ACC_GROUP_MAX_DEPTH	(1u << 20)
 
+unsigned int acc_p2p_test_pending;
+
+/* The most unmatched posts a communicator keeps (a test may lower it). */
+static unsigned int pending_max(void)
+{
+	unsigned int t = acc_p2p_test_pending;
+
+	return t && t < ACC_P2P_PENDING ? t : ACC_P2P_PENDING;
+}
+
 /* A send or receive posted by one rank, not yet matched by its peer. */
 struct acc_p2p_post {
 	unsigned int src, dst;
@@ -182,6 +192,47 @@ static int p2p_match(struct acc_group *g, const struct p2p_op *o, uint64_t pos)
 		.src = src, .dst = dst, .by_send = o->send, .call = call,
 	};
 	return 0;
+}
+
+/*
+ * Whether a call on stream (@src, @dst) in direction @send, after
+ * @earlier calls of the same batch on that stream, finds no post of the
+ * other direction left in @post[0, @n) to match: it would be posted. A
+ * stream's posts all go one way (a post of the other way would have
+ * matched), and so do one rank's calls on a stream.
+ */
+static bool call_posts(const struct acc_p2p_post *post, unsigned int n, unsigned int src,
+		       unsigned int dst, bool send, unsigned int earlier)
+{
+	unsigned int opp = 0, i;
+
+	for (i = 0; i < n; i++)
+		if (post[i].src == src && post[i].dst == dst && post[i].by_send != send)
+			opp++;
+	return earlier >= opp;
+}
+
+/*
+ * How many of rank @c's calls in this thread's group would be posted
+ * (not match one waiting in @s). Quadratic in the rank's calls, linear in
+ * the posts waiting: a group of one or two calls costs a scan of @s.
+ */
+static unsigned int batch_posts(const struct acc_p2p *s, const struct accel_comm *c)
+{
+	unsigned int posts = 0, i, j, earlier;
+
+	for (i = 0; i < tl.n; i++) {
+		const struct p2p_op *o = &tl.ops[i];
+
+		if (o->c != c || o->peer == c->rank)
+			continue;
+		for (j = 0, earlier = 0; j < i; j++)
+			earlier += tl.ops[j].c == c && tl.ops[j].peer == o->peer &&
+				   tl.ops[j].send == o->send;
+		posts += call_posts(s->post, s->n, o->send ? c->rank : o->peer,
+				    o->send ? o->peer : c->rank, o->send, earlier);
+	}
+	return posts;
 }
 
 /* A position in the stream of a rank's sends to (or receives from) one peer. */
@@ -458,8 +509,6 @@ static int group_flush(struct acc_coll_hook *hook)
 			b[nb].c = tl.ops[i].c;
 			b[nb++].q = tl.ops[i].q;
 		}
-		if (tl.ops[i].peer != tl.ops[i].c->rank)
-			b[k].nposts++;
 	}
 	/* check, compute: nothing is issued for any rank if one fails here */
 	for (k = 0; k < nb && !ret; k++) {
@@ -479,9 +528,6 @@ static int group_flush(struct acc_coll_hook *hook)
 		b[k].need = b[k].pl.n + 2 + b[k].xq + 1;
 		if (hook)
 			b[k].need += hook->npre + hook->npost;
-		for (j = 0; j <= k; j++)
-			if (b[j].c->g == g)
-				posts += b[j].nposts;
 		acc_group_lock(g);
 		ret = acc_comm_group_error(g, c->rank);
 		if (!ret && !g->p2p) {
@@ -489,10 +535,20 @@ static int group_flush(struct acc_coll_hook *hook)
 			if (!g->p2p)
 				ret = -ENOMEM;
 		}
-		if (!ret && g->p2p->n + posts > ACC_P2P_PENDING) {
+		/*
+		 * the calls that would wait for their match: of this rank,
+		 * and of the group's ranks before it in this batch (counted
+		 * against the same table: at most what their matches leave)
+		 */
+		if (!ret)
+			b[k].nposts = batch_posts(g->p2p, c);
+		for (j = 0; j <= k; j++)
+			if (b[j].c->g == g)
+				posts += b[j].nposts;
+		if (!ret && g->p2p->n + posts > pending_max()) {
 			acc_err("group: comm %p: %u sends and receives already wait for their "
 				"match; %u more do not fit (%u)", (void *)g, g->p2p->n, posts,
-				ACC_P2P_PENDING);
+				pending_max());
 			ret = -EAGAIN;
 		}
 		acc_group_unlock(g);
@@ -696,4 +752,73 @@ int acc_p2p_task(struct accel_comm *c, const struct acc_p2p_desc *d, unsigned in
 	tl.n = nops;
 	tl.cap = cap;
 	return ret;
+}
+
+/* --- a launch's check of the unmatched posts (lib/graph/coll_task.c) --- */
+
+struct acc_p2p_sim {
+	unsigned int n;
+	struct acc_p2p_post post[ACC_P2P_PENDING];
+};
+
+int acc_p2p_sim_begin(struct acc_group *g, struct acc_p2p_sim **out)
+{
+	struct acc_p2p_sim *sim = malloc(sizeof(*sim));
+	*out = NULL;
+	if (!sim)
+		return -ENOMEM;
+	sim->n = 0;
+	acc_group_lock(g);
+	if (g->p2p) {
+		sim->n = g->p2p->n;
+		memcpy(sim->post, g->p2p->post, sim->n * sizeof(sim->post[0]));
+	}
+	acc_group_unlock(g);
+	*out = sim;
+	return 0;
+}
+
+bool acc_p2p_sim_fits(const struct acc_p2p_sim *sim, unsigned int rank, const unsigned int *peer,
+		      const bool *send, unsigned int n, unsigned int *posts, unsigned int *waiting,
+		      unsigned int *max)
+{
+	unsigned int i, j, earlier;
+
+	*posts = 0;
+	for (i = 0; i < n; i++) {
+		if (peer[i] == rank)
+			continue;
+		for (j = 0, earlier = 0; j < i; j++)
+			earlier += peer[j] == peer[i] && send[j] == send[i];
+		*posts += call_posts(sim->post, sim->n, send[i] ? rank : peer[i],
+				     send[i] ? peer[i] : rank, send[i], earlier);
+	}
+	*waiting = sim->n;
+	*max = pending_max();
+	return sim->n + *posts <= *max;
+}
+
+/* As p2p_match() changes the table: the first post of the stream, matched or added to. */
+void acc_p2p_sim_post(struct acc_p2p_sim *sim, unsigned int rank, unsigned int peer, bool send)
+{
+	unsigned int src = send ? rank : peer, dst = send ? peer : rank, i;
+
+	if (peer == rank)
+		return;
+	for (i = 0; i < sim->n; i++)
+		if (sim->post[i].src == src && sim->post[i].dst == dst)
+			break;
+	if (i < sim->n && sim->post[i].by_send != send) {
+		memmove(&sim->post[i], &sim->post[i + 1], (sim->n - i - 1) * sizeof(sim->post[0]));
+		sim->n--;
+		return;
+	}
+	if (sim->n < ACC_P2P_PENDING)	/* acc_p2p_sim_fits() came first */
+		sim->post[sim->n++] = (struct acc_p2p_post){ .src = src, .dst = dst,
+							     .by_send = send };
+}
+
+void acc_p2p_sim_end(struct acc_p2p_sim *sim)
+{
+	free(sim);
 }

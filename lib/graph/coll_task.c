@@ -1185,6 +1185,86 @@ static int window_check(const struct accel_graph *g)
 	return 0;
 }
 
+static bool p2p_gtask(const struct tg_gtask *t)
+{
+	return t->op == TG_TASK_COLL && (t->u0 & 0xff) == TG_OP_P2P;
+}
+
+/*
+ * Whether every send/receive task of the launch finds room among its
+ * communicator's unmatched posts (p2p.c: at most a fixed number wait for
+ * their match, and a task whose calls do not fit fails with -EAGAIN): the
+ * launch's tasks of group @grp, in capture order, against a copy of the
+ * table, matched as they would be when issued. Another rank's calls can
+ * only match this launch's posts (a stream holds posts of one direction),
+ * so what passes here passes when issued, unless calls between two other
+ * ranks of a multi-process communicator fill the table meanwhile. 0,
+ * -EAGAIN or -ENOMEM (logged, nothing issued).
+ */
+static int p2p_check_group(const struct accel_graph *g, struct acc_group *grp)
+{
+	unsigned int peer[ACCEL_TG_P2P_MAX_OPS];
+	bool send[ACCEL_TG_P2P_MAX_OPS];
+	struct acc_p2p_sim *sim;
+	uint32_t i, k;
+	int ret = acc_p2p_sim_begin(grp, &sim);
+
+	if (ret) {
+		acc_err("accel_graph_launch: the check of its send/receive tasks: %s",
+			strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < g->ntasks && !ret; i++) {
+		const struct tg_gtask *t = &g->tasks[i];
+		const struct tg_pnode *pn = t->arg;
+		unsigned int posts, waiting, max, rank;
+
+		if (!p2p_gtask(t) || pn->comm->g != grp)
+			continue;
+		rank = pn->comm->rank;
+		for (k = 0; k < pn->n; k++) {
+			peer[k] = (unsigned int)pn->op[k].peer;
+			send[k] = !(pn->op[k].flags & ACCEL_P2P_RECV);
+		}
+		if (!acc_p2p_sim_fits(sim, rank, peer, send, pn->n, &posts, &waiting, &max)) {
+			acc_err("accel_graph_launch: task %u (%s): rank %u's %u sends and receives "
+				"would add %u to the %u of the communicator's waiting for their match "
+				"(at most %u wait); nothing is issued (-EAGAIN: launch again once the peers "
+				"caught up)", i, t->name, rank, pn->n, posts, waiting, max);
+			ret = -EAGAIN;
+			break;
+		}
+		for (k = 0; k < pn->n; k++)
+			acc_p2p_sim_post(sim, rank, peer[k], send[k]);
+	}
+	acc_p2p_sim_end(sim);
+	return ret;
+}
+
+/* p2p_check_group() for each communicator of the launch's send/receive tasks */
+static int p2p_check(const struct accel_graph *g)
+{
+	uint32_t i, j;
+	int ret;
+
+	for (i = 0; i < g->ntasks; i++) {
+		struct acc_group *grp;
+
+		if (!p2p_gtask(&g->tasks[i]))
+			continue;
+		grp = node_comm(&g->tasks[i])->g;
+		for (j = 0; j < i; j++)	/* each group once: its first task */
+			if (p2p_gtask(&g->tasks[j]) && node_comm(&g->tasks[j])->g == grp)
+				break;
+		if (j < i)
+			continue;
+		ret = p2p_check_group(g, grp);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **act)
 {
 	struct accel_graph *g = ge->g;
@@ -1235,6 +1315,8 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 		}
 	}
 	ret = window_check(g);
+	if (!ret)
+		ret = p2p_check(g);
 	if (ret)
 		goto out;
 	for (i = 0; i < g->ntasks; i++) {
@@ -1244,7 +1326,7 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 
 		for (k = 0; k < t->nargs; k++)
 			rebind(g, act, &tg_gt_ct(t)[k], &tv[k]);
-		if (t->op == TG_TASK_COLL && (t->u0 & 0xff) == TG_OP_P2P) {
+		if (p2p_gtask(t)) {
 			const struct tg_pnode *pn = t->arg;
 
 			memset(ops, 0, pn->n * sizeof(*ops));

@@ -61,6 +61,9 @@
 #include "libaccel_test.h"
 #include "comm_oracle.h"
 
+/* test hook of lib/coll/p2p.c: the most sends and receives left unmatched */
+extern unsigned int acc_p2p_test_pending;
+
 #define NDEV		4
 #define ID0		944
 #define CHUNK		4096		/* small slots: 1031 elements span several chunks */
@@ -136,6 +139,7 @@ FIXTURE_TEARDOWN(ctg)
 
 	if (!lib_present())
 		return;
+	acc_p2p_test_pending = 0;
 	accel_tg_destroy(self->tg);
 	comm_free(self);
 	for (i = 0; i < NDEV; i++) {
@@ -1090,6 +1094,87 @@ TEST_F_TIMEOUT(ctg, launch_checks_the_call_window_first, 120)
 		accel_graph_exec_destroy(ge[k]);
 		accel_graph_destroy(g[k]);
 	}
+}
+
+/*
+ * A launch checks its send/receive tasks against the communicator's table
+ * of unmatched sends and receives (a fixed size; lowered to 8 here through
+ * the test hook) before it issues anything, as it checks the call window.
+ * A graph of a FILL, then rank 0's 3 sends to rank 1: two launches leave 6
+ * sends waiting for rank 1's receives; the third launch's 3 would make 9,
+ * so it is -EAGAIN and issues nothing, not even the FILL before the sends
+ * (the task graph's task count and launch count do not move). Then rank
+ * 1 receives the 6 in one task: they match the 6 waiting, so they fit
+ * (counting them as 6 more, 12 of 8, refused them, and a rank behind
+ * could never catch up in one task). Then the launch goes, and the data
+ * is right.
+ */
+#define UM_SENDS	3
+
+static int um_recv(FIXTURE_DATA(ctg) *self, unsigned int first, unsigned int n)
+{
+	struct accel_tensor tv[8];
+	struct accel_p2p_op ops[8];
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		tv[k] = view(self->rbuf[1], ACCEL_DTYPE_I32, first + k, 1);
+		ops[k] = (struct accel_p2p_op){ .tensor = &tv[k], .peer = 0,
+						.flags = ACCEL_P2P_RECV };
+	}
+	return accel_tg_p2p(self->tg, ops, n, self->comms[1], NULL);
+}
+
+TEST_F_TIMEOUT(ctg, launch_checks_the_unmatched_sends_first, 120)
+{
+	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
+	struct accel_tensor tv[UM_SENDS], fv = view(self->out[0], ACCEL_DTYPE_I32, 0, 4);
+	struct accel_p2p_op ops[UM_SENDS];
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	struct accel_task tk;
+	int32_t *sp, *rp;
+	unsigned int k;
+
+	ASSERT_EQ(0, tg_make(self, 2));
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_AUTO, 10000));
+	sp = accel_buffer_host(self->sbuf[0]);
+	rp = accel_buffer_host(self->rbuf[1]);
+	for (k = 0; k < UM_SENDS; k++)
+		sp[k] = (int32_t)(700 + k);
+	memset(rp, 0, 3 * UM_SENDS * sizeof(*rp));
+	acc_p2p_test_pending = 8;
+	ASSERT_EQ(0, accel_tg_capture_begin(self->tg));
+	accel_task_prep_fill(&tk, &fv, ACCEL_OUTPUT, 0x11);
+	ASSERT_EQ(0, task_on(self->tg, &tk, 0));
+	for (k = 0; k < UM_SENDS; k++) {
+		tv[k] = view(self->sbuf[0], ACCEL_DTYPE_I32, k, 1);
+		ops[k] = (struct accel_p2p_op){ .tensor = &tv[k], .peer = 1 };
+	}
+	ASSERT_EQ(0, accel_tg_p2p(self->tg, ops, UM_SENDS, self->comms[0], NULL));
+	ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+
+	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));	/* 6 sends wait */
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st0));
+	EXPECT_EQ(-EAGAIN, accel_graph_launch(ge, NULL, 0));	/* 9 would */
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st1));
+	EXPECT_EQ(st0.tasks, st1.tasks);	/* not even the FILL */
+	EXPECT_EQ(st0.launches, st1.launches);
+
+	ASSERT_EQ(0, um_recv(self, 0, 2 * UM_SENDS));	/* rank 1 catches up */
+	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+	ASSERT_EQ(0, um_recv(self, 2 * UM_SENDS, UM_SENDS));
+	EXPECT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	acc_p2p_test_pending = 0;
+	for (k = 0; k < 3 * UM_SENDS; k++)
+		EXPECT_EQ(700 + (int32_t)(k % UM_SENDS), rp[k]) TH_LOG("element %u", k);
+	EXPECT_EQ(0x11, *(int32_t *)accel_buffer_host(self->out[0]));
+	for (k = 0; k < 2; k++)
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[k], NULL, 0));
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
 }
 
 /* a replay is covered by the timeout: the rank not in the graph is named */
