@@ -200,17 +200,29 @@ static bool signal_word_now(struct accel_device *dev, uint64_t va, uint64_t *v)
 /*
  * Where a running queue is: the packet at its read index, the one the
  * device works on or waits in (a WAIT with the value its word holds now).
- * Nothing if it completed all it took. Appends to @buf at *@pos.
+ * Nothing if it completed all it published. Appends to @buf at *@pos.
+ *
+ * It reads the ring, which the queue's producer writes: only published
+ * packets (below the doorbell, stored with release after them), and a
+ * copy made while the read index moved is dropped (its slot may have been
+ * taken again). From another thread than the producer's this is a race
+ * in the C11 sense, detected and dropped here; accel_queue_describe(),
+ * callable from any thread, does not read the ring.
  */
 static void describe_where(const struct accel_queue *q, char *buf, size_t len, size_t *pos)
 {
-	uint64_t ri = accel_queue_completed(q), pi = acc_load_relaxed_u64(&q->pi), v;
+	uint64_t ri = accel_queue_completed(q), db, v;
 	struct drm_vaccel_packet p;
 
-	if (!q->ring || ri >= pi)
+	if (!q->ring || !q->doorbell)
 		return;
-	/* the ring slot is not reused before the device completes it */
+	db = acc_load_acquire_u64(q->doorbell);
+	if (ri >= db)
+		return;
 	memcpy(&p, (const void *)&q->ring[ri & q->mask], sizeof(p));
+	atomic_thread_fence(memory_order_acquire);
+	if (accel_queue_completed(q) != ri)
+		return;	/* moved on: the copy may be of a reused slot */
 	put(buf, len, pos, "  at packet %llu: ", X(ri));
 	describe_packet(&p, buf, len, pos);
 	if ((p.header & DRM_VACCEL_PKT_TYPE_MASK) == DRM_VACCEL_PKT_WAIT &&
@@ -273,8 +285,6 @@ ACCEL_API int accel_queue_describe(const struct accel_queue *q, char *buf, size_
 		put(buf, len, &pos, "\n  packet %llu: ", X(f.ring_index));
 		describe_packet(&f.packet, buf, len, &pos);
 		put(buf, len, &pos, "\n");
-	} else if (!st) {
-		describe_where(q, buf, len, &pos);
 	}
 	/* the producer may be adding entries: take the complete ones */
 	/* acquire: pairs with fr_flush_submits()' release: its entry is in fr_next */

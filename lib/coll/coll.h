@@ -275,6 +275,13 @@ struct accel_comm {
 	uint32_t last_qid;
 	struct accel_event last_ev;
 	bool have_last;
+	/*
+	 * Calls and send/receive groups of this rank committed so far
+	 * (written under group->lock, read without it by the issuing
+	 * thread): a call whose plan was made before a call of a host task
+	 * run while it waited for ring room committed is planned again.
+	 */
+	_Atomic uint64_t commits;
 	/* recent operations, for error reports */
 	struct acc_hist hist[ACC_COMM_HISTORY];
 	uint64_t nhist;

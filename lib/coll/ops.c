@@ -284,6 +284,8 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	bool xq, last;
 	const char *field;
 	int64_t t_issue = acc_rec_on(c) ? acc_now_ns() : 0;
+	unsigned int replans = 0;
+	uint64_t gen;
 	int ret;
 
 	if (c->nranks > 1) {
@@ -291,6 +293,8 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 		if (ret)
 			return ret;
 	}
+again:
+	gen = atomic_load_explicit(&c->commits, memory_order_relaxed);
 	ret = acc_plan_init(&pl, c);
 	if (ret)
 		return ret;
@@ -324,6 +328,19 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 			goto out;
 	}
 	acc_group_lock(g);
+	if (atomic_load_explicit(&c->commits, memory_order_relaxed) != gen) {
+		/*
+		 * a host task the room wait ran issued on this rank: the
+		 * plan's channel counts are stale
+		 */
+		acc_group_unlock(g);
+		acc_plan_fini(&pl);
+		if (++replans < 8)
+			goto again;
+		acc_err("%s: rank %u: other calls of this rank kept committing while it waited "
+			"for ring room (%u plans)", acc_op_name(a->op), c->rank, replans);
+		return -EAGAIN;
+	}
 	ret = acc_comm_group_error(g, c->rank);
 	if (ret)
 		goto unlock;
@@ -343,6 +360,12 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 			"or chunk", acc_op_name(a->op), c->rank, need);
 		ret = -E2BIG;
 	}
+	/*
+	 * a queue that faulted takes no number: its state now, not at the
+	 * event below (the fault may not have been seen by any call yet)
+	 */
+	if (!ret)
+		ret = acc_queue_check(q);
 	if (ret)
 		goto unlock;
 	if (!w->used || w->seq != seq) {
@@ -373,6 +396,7 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	}
 	w->arrived |= 1ull << c->rank;
 	g->next_seq[c->rank] = seq + 1;
+	atomic_fetch_add_explicit(&c->commits, 1, memory_order_relaxed);
 
 	/*
 	 * commit: the packets, the event, the history and the recorder's
@@ -407,6 +431,10 @@ int acc_coll_call(struct accel_comm *c, struct acc_args *a, struct accel_queue *
 	if (a->hook)
 		a->hook->post(a->hook, q);
 	ret = accel_queue_record(q, ev);
+	if (ret)	/* the queue faulted since the check above: the number is taken */
+		acc_err("%s: rank %u: its queue stopped as seq %llu was issued (%s): the other "
+			"ranks wait for this rank's part until their timeout", acc_op_name(a->op),
+			c->rank, (unsigned long long)seq, strerror(-ret));
 	memcpy(c->sent, pl.sent, c->nranks * sizeof(uint64_t));
 	memcpy(c->recvd, pl.recvd, c->nranks * sizeof(uint64_t));
 	qid = q->id;

@@ -65,7 +65,7 @@ struct p2p_op {
 };
 
 /* This thread's group: depth and the calls recorded. */
-static _Thread_local struct {
+static _Thread_local struct p2p_group {
 	unsigned int depth;
 	struct p2p_op *ops;
 	unsigned int n, cap;
@@ -337,9 +337,11 @@ struct batch {
 	struct acc_plan pl;
 	bool xq, planned;
 	unsigned int need, nposts;
+	uint64_t gen;		/* the rank's commits when planned */
 };
 
-static void batch_commit(struct batch *b, uint64_t pos, struct acc_coll_hook *hook)
+/* 0, or the queue's error (-EIO: it faulted since the check; logged, the events cleared) */
+static int batch_commit(struct batch *b, uint64_t pos, struct acc_coll_hook *hook)
 {
 	struct accel_comm *c = b->c;
 	struct acc_group *g = c->g;
@@ -370,6 +372,12 @@ static void batch_commit(struct batch *b, uint64_t pos, struct acc_coll_hook *ho
 		ret = accel_queue_submit(q);
 		ret = ret < 0 ? ret : 0;
 	}
+	if (ret) {
+		memset(&ev, 0, sizeof(ev));
+		acc_err("group: rank %u: its queue stopped as its sends and receives were issued "
+			"(%s): their peers wait for them until their timeout", c->rank,
+			strerror(-ret));
+	}
 	memcpy(c->sent, b->pl.sent, c->nranks * sizeof(uint64_t));
 	memcpy(c->recvd, b->pl.recvd, c->nranks * sizeof(uint64_t));
 	for (i = 0; i < tl.n; i++)
@@ -397,6 +405,7 @@ static void batch_commit(struct batch *b, uint64_t pos, struct acc_coll_hook *ho
 	}
 	acc_trace("comm %p rank %u: group of sends and receives before collective seq %llu: %u "
 		  "packets", (void *)g, c->rank, (unsigned long long)pos, b->pl.n);
+	return ret;
 }
 
 /* Order of group_overlaps(): by rank, then address. */
@@ -491,7 +500,7 @@ static int group_overlaps(void)
 static int group_flush(struct acc_coll_hook *hook)
 {
 	struct batch *b = NULL;
-	unsigned int nb = 0, i, k;
+	unsigned int nb, i, k, replans = 0;
 	int ret = 0;
 
 	if (!tl.n)
@@ -502,6 +511,8 @@ static int group_flush(struct acc_coll_hook *hook)
 	b = calloc(tl.n, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
+again:
+	nb = 0;
 	for (i = 0; i < tl.n; i++) {
 		for (k = 0; k < nb && b[k].c != tl.ops[i].c; k++)
 			;
@@ -516,6 +527,7 @@ static int group_flush(struct acc_coll_hook *hook)
 		struct acc_group *g = c->g;
 		unsigned int posts = 0, j;
 
+		b[k].gen = atomic_load_explicit(&c->commits, memory_order_relaxed);
 		ret = acc_plan_init(&b[k].pl, c);
 		if (ret)
 			break;
@@ -560,8 +572,19 @@ static int group_flush(struct acc_coll_hook *hook)
 		for (j = 0; j < nb; j++)
 			if (b[j].q == b[k].q)
 				need += b[j].need;
-		if (hook)	/* may wait for the task graph's ring room */
+		if (hook) {
+			/*
+			 * may wait for the task graph's ring room, and run its
+			 * host tasks meanwhile: their calls are groups of their
+			 * own, not additions to this one
+			 */
+			struct p2p_group mine = tl;
+
+			memset(&tl, 0, sizeof(tl));
 			ret = hook->room(hook, b[k].q, need);
+			free(tl.ops);	/* a group a host task left open */
+			tl = mine;
+		}
 		if (!ret)
 			ret = accel_queue_reserve(b[k].q, need, 0);
 		if (ret == -EINVAL) {
@@ -570,21 +593,55 @@ static int group_flush(struct acc_coll_hook *hook)
 			ret = -E2BIG;
 		}
 	}
+	/*
+	 * a host task the room wait ran issued on one of these ranks: its
+	 * plan's channel counts are stale, plan again (nothing issued yet)
+	 */
+	for (k = 0; k < nb && !ret; k++)
+		if (atomic_load_explicit(&b[k].c->commits, memory_order_relaxed) != b[k].gen)
+			break;
+	if (!ret && k < nb) {
+		for (k = 0; k < nb; k++)
+			if (b[k].planned)
+				acc_plan_fini(&b[k].pl);
+		memset(b, 0, tl.n * sizeof(*b));
+		if (++replans < 8)
+			goto again;
+		acc_err("group: other calls of its ranks kept committing while it waited for "
+			"ring room (%u plans)", replans);
+		free(b);
+		return -EAGAIN;
+	}
 	/* commit, rank after rank: match every call, then the packets */
 	for (k = 0; k < nb && !ret; k++) {
 		struct accel_comm *c = b[k].c;
 		struct acc_group *g = c->g;
+		unsigned int posts;
 		uint64_t pos;
 
 		acc_group_lock(g);
 		ret = acc_comm_group_error(g, c->rank);
+		/* what another thread's calls did meanwhile: the table's room, the queue */
+		if (!ret) {
+			posts = batch_posts(g->p2p, c);
+			if (g->p2p->n + posts > pending_max()) {
+				acc_err("group: comm %p rank %u: %u sends and receives wait for their "
+					"match; %u more do not fit (%u)", (void *)g, c->rank,
+					g->p2p->n, posts, pending_max());
+				ret = -EAGAIN;
+			}
+		}
+		if (!ret)
+			ret = acc_queue_check(b[k].q);
 		pos = g->next_seq[c->rank];
 		for (i = 0; i < tl.n && !ret; i++)
 			if (tl.ops[i].c == c && tl.ops[i].peer != c->rank)
 				ret = p2p_match(g, &tl.ops[i], pos);
+		if (!ret)
+			atomic_fetch_add_explicit(&c->commits, 1, memory_order_relaxed);
 		acc_group_unlock(g);
 		if (!ret)
-			batch_commit(&b[k], pos, hook);
+			ret = batch_commit(&b[k], pos, hook);
 	}
 	for (k = 0; k < nb; k++)
 		if (b[k].planned)

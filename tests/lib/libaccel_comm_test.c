@@ -482,7 +482,7 @@ TEST_F(comm, a_wait_that_runs_out_says_where_the_queue_is)
 	struct accel_comm *comms[1];
 	struct accel_signal *hold;
 	struct accel_event ev;
-	char want[160], text[4096];
+	char want[160];
 	int level = accel_log_get_level();
 
 	ASSERT_EQ(0, comm_make(self, 1, 0, 200, comms));
@@ -511,16 +511,11 @@ TEST_F(comm, a_wait_that_runs_out_says_where_the_queue_is)
 	snprintf(want, sizeof(want), "at packet 0: WAIT signal=0x%llx GE 1 (the word holds 0)",
 		 (unsigned long long)accel_signal_va(hold));
 	EXPECT_NE(NULL, strstr(wait_log.text, want));
-	/* accel_queue_describe() shows the same packet */
-	ASSERT_LT(0, accel_queue_describe(self->q[0], text, sizeof(text)));
-	EXPECT_NE(NULL, strstr(text, want)) TH_LOG("%s", text);
 	EXPECT_EQ(0, accel_comm_get_async_error(comms[0], NULL, 0));
 
 	/* released, the collective completes */
 	ASSERT_EQ(0, accel_signal_write(hold, DRM_VACCEL_SIGNAL_SET, 1));
 	EXPECT_EQ(0, accel_comm_wait(comms[0], &ev, WAIT_NS));
-	ASSERT_LT(0, accel_queue_describe(self->q[0], text, sizeof(text)));
-	EXPECT_EQ(NULL, strstr(text, "at packet")) TH_LOG("%s", text);
 	accel_signal_destroy(hold);
 	comm_free(comms, 1);
 }

@@ -1177,6 +1177,147 @@ TEST_F_TIMEOUT(ctg, launch_checks_the_unmatched_sends_first, 120)
 	accel_graph_destroy(g);
 }
 
+/*
+ * A call on a queue that faulted, where no call of the library has seen
+ * the fault yet (accel_queue_status() only reads it): it fails with -EIO
+ * and changes nothing. accel_send() used to return 0 with an event never
+ * written; accel_allreduce() returned -EIO after it had taken its
+ * sequence number, so the rank's next call, on a new queue, was one
+ * ahead of its peer's and both timed out.
+ */
+static void fault_unseen(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self,
+			 struct accel_queue *q)
+{
+	int64_t end = vaccel_now_ms() + 10000;
+
+	accel_prep_copy(accel_queue_get_packet(q), 0x10, accel_buffer_va(self->rbuf[0]), 8);
+	ASSERT_LE(0, accel_queue_submit(q));
+	while (accel_queue_status(q, NULL, 0) == 0 && (int64_t)vaccel_now_ms() < end)
+		vaccel_msleep(1);
+	ASSERT_EQ(-EIO, accel_queue_status(q, NULL, 0));
+}
+
+TEST_F_TIMEOUT(ctg, calls_on_a_queue_that_faulted_unseen_change_nothing, 60)
+{
+	struct accel_queue *q = NULL, *q0b = NULL, *q1 = NULL;
+	struct accel_event ev[2];
+	uint64_t s0 = accel_buffer_va(self->sbuf[0]), r0 = accel_buffer_va(self->rbuf[0]);
+
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_AUTO, 2000));
+	ASSERT_EQ(0, accel_queue_create(self->dev[0], NULL, &q));
+	ASSERT_EQ(0, accel_queue_create(self->dev[0], NULL, &q0b));
+	ASSERT_EQ(0, accel_queue_create(self->dev[1], NULL, &q1));
+	fault_unseen(_metadata, self, q);
+	EXPECT_EQ(-EIO, accel_send(s0, 4, ACCEL_DTYPE_I32, 1, self->comms[0], q, &ev[0]));
+	EXPECT_EQ(-EIO, accel_allreduce(s0, r0, 16, ACCEL_DTYPE_I32, ACCEL_REDOP_SUM,
+					self->comms[0], q, &ev[0]));
+	/* no number taken, nothing posted: the ranks still agree */
+	ASSERT_EQ(0, accel_allreduce(s0, r0, 16, ACCEL_DTYPE_I32, ACCEL_REDOP_SUM, self->comms[0],
+				     q0b, &ev[0]));
+	ASSERT_EQ(0, accel_allreduce(accel_buffer_va(self->sbuf[1]), accel_buffer_va(self->rbuf[1]),
+				     16, ACCEL_DTYPE_I32, ACCEL_REDOP_SUM, self->comms[1], q1, &ev[1]));
+	EXPECT_EQ(0, accel_comm_wait(self->comms[0], &ev[0], WAIT_NS));
+	EXPECT_EQ(0, accel_comm_wait(self->comms[1], &ev[1], WAIT_NS));
+	EXPECT_EQ(1, next_seq(self->comms[0]));
+	EXPECT_EQ(1, next_seq(self->comms[1]));
+	accel_queue_destroy(q);
+	accel_queue_destroy(q0b);
+	accel_queue_destroy(q1);
+}
+
+/*
+ * A send task that waits for ring room runs the task graph's ready host
+ * tasks meanwhile, and a host task may issue sends and receives of its
+ * own (anything but its own task graph's functions). The task's calls
+ * used to be the thread's group at that moment: the host task's
+ * accel_send() appended to them, issued and freed them, and the task then
+ * read freed state (a NULL dereference under UBSan). Here a DELAY holds
+ * the host task back, a task on the collectives' queue waits for the host
+ * task and 56 empty tasks fill that ring behind it, so the send task must
+ * wait for room (stall_ring moves); the host task's send (rank 2 to 3)
+ * and the send task (rank 0 to 1) both go through, and their receives
+ * complete them.
+ */
+struct host_send {
+	FIXTURE_DATA(ctg) *self;
+	struct accel_queue *q2;
+	struct accel_event ev;
+	int ret;
+	bool ran;
+};
+
+static void host_send_fn(void *arg)
+{
+	struct host_send *h = arg;
+
+	h->ran = true;
+	h->ret = accel_send(accel_buffer_va(h->self->sbuf[2]), 4, ACCEL_DTYPE_I32, 3,
+			    h->self->comms[2], h->q2, &h->ev);
+}
+
+TEST_F_TIMEOUT(ctg, host_task_sends_while_a_send_task_waits_for_room, 60)
+{
+	struct accel_tg_params p = { .size = sizeof(p), .queues_per_device = 2,
+				     .ring_size = 64, .timeout_ns = 10 * SEC };
+	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
+	struct accel_tensor x, y, snd;
+	struct accel_queue *q1 = NULL, *q3 = NULL;
+	struct accel_event e1, e3;
+	struct host_send h = { .self = self };
+	uint64_t n = 16, one = 1;
+	struct accel_task tk;
+	unsigned int i;
+
+	ASSERT_EQ(0, accel_tg_create(self->dev, 4, &p, &self->tg));
+	ASSERT_EQ(0, comm_make(self, 4, ACCEL_COMM_ALGO_AUTO, 10000));
+	ASSERT_EQ(0, accel_queue_create(self->dev[2], NULL, &h.q2));
+	ASSERT_EQ(0, accel_queue_create(self->dev[1], NULL, &q1));
+	ASSERT_EQ(0, accel_queue_create(self->dev[3], NULL, &q3));
+	accel_tensor_init(&x, self->src[0], 0, ACCEL_DTYPE_U8, 1, &n);
+	accel_tensor_init(&y, self->out[0], 0, ACCEL_DTYPE_U8, 1, &n);
+	accel_tensor_init(&snd, self->sbuf[0], 0, ACCEL_DTYPE_I32, 1, &one);
+	accel_task_prep_delay(&tk, 400000000ull);	/* holds the host task back */
+	tk.device = 0;
+	tk.queue = Q_TASKS;
+	accel_task_arg(&tk, &x, ACCEL_OUTPUT);
+	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
+	accel_task_prep_host(&tk, host_send_fn, &h);
+	accel_task_arg(&tk, &x, ACCEL_INPUT);
+	accel_task_arg(&tk, &y, ACCEL_OUTPUT);
+	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
+	accel_task_prep_delay(&tk, 0);		/* the collectives' queue waits for it */
+	tk.device = 0;
+	tk.queue = Q_COLL;
+	accel_task_arg(&tk, &y, ACCEL_INPUT);
+	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
+	for (i = 0; i < 56; i++) {
+		accel_task_prep_delay(&tk, 0);
+		tk.device = 0;
+		tk.queue = Q_COLL;
+		ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
+	}
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st0));
+	EXPECT_EQ(0, accel_tg_send(self->tg, &snd, 1, self->comms[0], NULL));
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st1));
+	EXPECT_LT(st0.stall_ring, st1.stall_ring);	/* it did wait for room */
+	EXPECT_TRUE(h.ran);
+	EXPECT_EQ(0, h.ret);
+	ASSERT_EQ(0, accel_recv(accel_buffer_va(self->rbuf[1]), 1, ACCEL_DTYPE_I32, 0,
+				self->comms[1], q1, &e1));
+	ASSERT_EQ(0, accel_recv(accel_buffer_va(self->rbuf[3]), 4, ACCEL_DTYPE_I32, 2,
+				self->comms[3], q3, &e3));
+	EXPECT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	EXPECT_EQ(0, accel_comm_wait(self->comms[1], &e1, WAIT_NS));
+	EXPECT_EQ(0, accel_comm_wait(self->comms[3], &e3, WAIT_NS));
+	if (h.ran && !h.ret)
+		EXPECT_EQ(0, accel_comm_wait(self->comms[2], &h.ev, WAIT_NS));
+	accel_tg_destroy(self->tg);
+	self->tg = NULL;
+	accel_queue_destroy(h.q2);
+	accel_queue_destroy(q1);
+	accel_queue_destroy(q3);
+}
+
 /* a replay is covered by the timeout: the rank not in the graph is named */
 TEST_F_TIMEOUT(ctg, replay_timeout_names_the_rank, 120)
 {

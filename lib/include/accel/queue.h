@@ -268,13 +268,10 @@ int accel_queue_status(const struct accel_queue *q, struct accel_queue_fault *fa
  *
  * The queue (device, id, ring indices), its fault if any (fault name,
  * ring index, EXEC depth and body index, address and binding, the decoded
- * packet) or, while it runs and has work, the decoded packet at its read
- * index (for a WAIT on one of the device's signals, with the value the
- * word holds now), and its flight recorder: the last operations the
- * library did on it (submits, marks, events, waits, kicks), oldest first.
+ * packet) and its flight recorder: the last operations the library did on
+ * it (submits, marks, events, waits, kicks), oldest first.
  *
- * Return: the length the full text needs (as snprintf()). No syscall;
- * takes the device's lock for a WAIT's word.
+ * Return: the length the full text needs (as snprintf()). No syscall.
  */
 int accel_queue_describe(const struct accel_queue *q, char *buf, size_t len);
 
