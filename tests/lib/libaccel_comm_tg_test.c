@@ -1234,14 +1234,18 @@ TEST_F_TIMEOUT(ctg, calls_on_a_queue_that_faulted_unseen_change_nothing, 60)
  * read freed state (a NULL dereference under UBSan). Here a DELAY holds
  * the host task back, a task on the collectives' queue waits for the host
  * task and 56 empty tasks fill that ring behind it, so the send task must
- * wait for room (stall_ring moves); the host task's send (rank 2 to 3)
- * and the send task (rank 0 to 1) both go through, and their receives
- * complete them.
+ * wait for room (stall_ring moves). The host task sends 4 elements, from
+ * rank 2 to rank 3, or (@same) from rank 0 to rank 1 as the send task
+ * does: then the task's plan, made before the wait, is stale (the host
+ * task's send took the channel's next chunk) and must be made again; its
+ * send is the second on the channel, matched by rank 1's second receive.
+ * The receives complete both, and the data says which went where.
  */
 struct host_send {
 	FIXTURE_DATA(ctg) *self;
-	struct accel_queue *q2;
+	struct accel_queue *q;
 	struct accel_event ev;
+	unsigned int from, to;
 	int ret;
 	bool ran;
 };
@@ -1251,11 +1255,12 @@ static void host_send_fn(void *arg)
 	struct host_send *h = arg;
 
 	h->ran = true;
-	h->ret = accel_send(accel_buffer_va(h->self->sbuf[2]), 4, ACCEL_DTYPE_I32, 3,
-			    h->self->comms[2], h->q2, &h->ev);
+	h->ret = accel_send(accel_buffer_va(h->self->sbuf[h->from]) + 16, 4, ACCEL_DTYPE_I32,
+			    (int)h->to, h->self->comms[h->from], h->q, &h->ev);
 }
 
-TEST_F_TIMEOUT(ctg, host_task_sends_while_a_send_task_waits_for_room, 60)
+static void host_send_room(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self,
+			   bool same)
 {
 	struct accel_tg_params p = { .size = sizeof(p), .queues_per_device = 2,
 				     .ring_size = 64, .timeout_ns = 10 * SEC };
@@ -1263,16 +1268,24 @@ TEST_F_TIMEOUT(ctg, host_task_sends_while_a_send_task_waits_for_room, 60)
 	struct accel_tensor x, y, snd;
 	struct accel_queue *q1 = NULL, *q3 = NULL;
 	struct accel_event e1, e3;
-	struct host_send h = { .self = self };
+	struct host_send h = { .self = self, .from = same ? 0 : 2, .to = same ? 1 : 3 };
 	uint64_t n = 16, one = 1;
 	struct accel_task tk;
+	int32_t *sp[4], *rp1, *rpt;
 	unsigned int i;
 
 	ASSERT_EQ(0, accel_tg_create(self->dev, 4, &p, &self->tg));
 	ASSERT_EQ(0, comm_make(self, 4, ACCEL_COMM_ALGO_AUTO, 10000));
-	ASSERT_EQ(0, accel_queue_create(self->dev[2], NULL, &h.q2));
+	ASSERT_EQ(0, accel_queue_create(self->dev[h.from], NULL, &h.q));
 	ASSERT_EQ(0, accel_queue_create(self->dev[1], NULL, &q1));
 	ASSERT_EQ(0, accel_queue_create(self->dev[3], NULL, &q3));
+	for (i = 0; i < 4; i++) {
+		sp[i] = accel_buffer_host(self->sbuf[i]);
+		memset(accel_buffer_host(self->rbuf[i]), 0, 64);
+	}
+	sp[0][0] = 111;				/* the send task's element */
+	for (i = 0; i < 4; i++)			/* the host task's four */
+		sp[h.from][4 + i] = (int32_t)(200 + i);
 	accel_tensor_init(&x, self->src[0], 0, ACCEL_DTYPE_U8, 1, &n);
 	accel_tensor_init(&y, self->out[0], 0, ACCEL_DTYPE_U8, 1, &n);
 	accel_tensor_init(&snd, self->sbuf[0], 0, ACCEL_DTYPE_I32, 1, &one);
@@ -1302,20 +1315,44 @@ TEST_F_TIMEOUT(ctg, host_task_sends_while_a_send_task_waits_for_room, 60)
 	EXPECT_LT(st0.stall_ring, st1.stall_ring);	/* it did wait for room */
 	EXPECT_TRUE(h.ran);
 	EXPECT_EQ(0, h.ret);
-	ASSERT_EQ(0, accel_recv(accel_buffer_va(self->rbuf[1]), 1, ACCEL_DTYPE_I32, 0,
-				self->comms[1], q1, &e1));
-	ASSERT_EQ(0, accel_recv(accel_buffer_va(self->rbuf[3]), 4, ACCEL_DTYPE_I32, 2,
-				self->comms[3], q3, &e3));
+	if (same) {	/* rank 1: the host task's send first, then the task's */
+		ASSERT_EQ(0, accel_recv(accel_buffer_va(self->rbuf[1]) + 16, 4, ACCEL_DTYPE_I32, 0,
+					self->comms[1], q1, &e1));
+		ASSERT_EQ(0, accel_recv(accel_buffer_va(self->rbuf[1]), 1, ACCEL_DTYPE_I32, 0,
+					self->comms[1], q1, &e1));
+	} else {
+		ASSERT_EQ(0, accel_recv(accel_buffer_va(self->rbuf[1]), 1, ACCEL_DTYPE_I32, 0,
+					self->comms[1], q1, &e1));
+		ASSERT_EQ(0, accel_recv(accel_buffer_va(self->rbuf[3]) + 16, 4, ACCEL_DTYPE_I32, 2,
+					self->comms[3], q3, &e3));
+		EXPECT_EQ(0, accel_comm_wait(self->comms[3], &e3, WAIT_NS));
+	}
 	EXPECT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
 	EXPECT_EQ(0, accel_comm_wait(self->comms[1], &e1, WAIT_NS));
-	EXPECT_EQ(0, accel_comm_wait(self->comms[3], &e3, WAIT_NS));
 	if (h.ran && !h.ret)
-		EXPECT_EQ(0, accel_comm_wait(self->comms[2], &h.ev, WAIT_NS));
+		EXPECT_EQ(0, accel_comm_wait(self->comms[h.from], &h.ev, WAIT_NS));
+	rp1 = accel_buffer_host(self->rbuf[1]);
+	rpt = accel_buffer_host(self->rbuf[h.to]);
+	EXPECT_EQ(111, rp1[0]);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(200 + (int32_t)i, rpt[4 + i]) TH_LOG("element %u", i);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[i], NULL, 0));
 	accel_tg_destroy(self->tg);
 	self->tg = NULL;
-	accel_queue_destroy(h.q2);
+	accel_queue_destroy(h.q);
 	accel_queue_destroy(q1);
 	accel_queue_destroy(q3);
+}
+
+TEST_F_TIMEOUT(ctg, host_task_sends_while_a_send_task_waits_for_room, 60)
+{
+	host_send_room(_metadata, self, false);
+}
+
+TEST_F_TIMEOUT(ctg, host_task_sends_on_the_same_rank_while_a_send_task_waits, 60)
+{
+	host_send_room(_metadata, self, true);
 }
 
 /* a replay is covered by the timeout: the rank not in the graph is named */
