@@ -1161,8 +1161,12 @@ static int window_check_group(const struct accel_graph *g, struct acc_group *grp
 	return 0;
 }
 
-/* window_check_group() for each communicator of the launch's collectives */
-static int window_check(const struct accel_graph *g)
+/*
+ * @check(@g, group) for each communicator of the tasks @is() selects,
+ * once each (at its first such task), in capture order: 0 or its error.
+ */
+static int per_group(const struct accel_graph *g, bool (*is)(const struct tg_gtask *),
+		     int (*check)(const struct accel_graph *, struct acc_group *))
 {
 	uint32_t i, j;
 	int ret;
@@ -1170,15 +1174,15 @@ static int window_check(const struct accel_graph *g)
 	for (i = 0; i < g->ntasks; i++) {
 		struct acc_group *grp;
 
-		if (!seq_task(&g->tasks[i]))
+		if (!is(&g->tasks[i]))
 			continue;
 		grp = node_comm(&g->tasks[i])->g;
-		for (j = 0; j < i; j++)	/* each group once: its first task */
-			if (seq_task(&g->tasks[j]) && node_comm(&g->tasks[j])->g == grp)
+		for (j = 0; j < i; j++)
+			if (is(&g->tasks[j]) && node_comm(&g->tasks[j])->g == grp)
 				break;
 		if (j < i)
 			continue;
-		ret = window_check_group(g, grp);
+		ret = check(g, grp);
 		if (ret)
 			return ret;
 	}
@@ -1241,30 +1245,6 @@ static int p2p_check_group(const struct accel_graph *g, struct acc_group *grp)
 	return ret;
 }
 
-/* p2p_check_group() for each communicator of the launch's send/receive tasks */
-static int p2p_check(const struct accel_graph *g)
-{
-	uint32_t i, j;
-	int ret;
-
-	for (i = 0; i < g->ntasks; i++) {
-		struct acc_group *grp;
-
-		if (!p2p_gtask(&g->tasks[i]))
-			continue;
-		grp = node_comm(&g->tasks[i])->g;
-		for (j = 0; j < i; j++)	/* each group once: its first task */
-			if (p2p_gtask(&g->tasks[j]) && node_comm(&g->tasks[j])->g == grp)
-				break;
-		if (j < i)
-			continue;
-		ret = p2p_check_group(g, grp);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **act)
 {
 	struct accel_graph *g = ge->g;
@@ -1314,9 +1294,9 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 			goto out;
 		}
 	}
-	ret = window_check(g);
+	ret = per_group(g, seq_task, window_check_group);
 	if (!ret)
-		ret = p2p_check(g);
+		ret = per_group(g, p2p_gtask, p2p_check_group);
 	if (ret)
 		goto out;
 	for (i = 0; i < g->ntasks; i++) {
