@@ -148,26 +148,44 @@ static const char *p2p_differs(const struct acc_call *x, const struct acc_call *
 	return NULL;
 }
 
-/* Match (or post) one call of rank @r at position @pos (g->lock). 0 or -EPROTO. */
-static int p2p_match(struct acc_group *g, const struct p2p_op *o, uint64_t pos)
+/*
+ * The table's change for one call of direction @send on stream (@src,
+ * @dst): a post of the other direction waiting there (a stream's posts
+ * all go one way) is the call's match, taken out of the table into
+ * *@match (true); else the call is posted (false: the caller appends).
+ * The one place that matches, for the calls (p2p_match()) and for a
+ * launch's check (acc_p2p_sim_post()).
+ */
+static bool table_take(struct acc_p2p *s, unsigned int src, unsigned int dst, bool send,
+		       struct acc_p2p_post *match)
 {
-	struct acc_p2p *s = g->p2p;
-	unsigned int r = o->c->rank, src = o->send ? r : o->peer, dst = o->send ? o->peer : r, i;
-	struct acc_call call = {
-		.seq = pos, .op = o->send ? ACCEL_COMM_OP_SEND : ACCEL_COMM_OP_RECV,
-		.dtype = o->dtype, .count = o->count, .root = (int32_t)o->peer,
-	};
-	char x[200], y[200];
-	const char *field;
+	unsigned int i;
 
 	for (i = 0; i < s->n; i++)
 		if (s->post[i].src == src && s->post[i].dst == dst)
 			break;
-	if (i < s->n && s->post[i].by_send != o->send) {
-		struct acc_p2p_post pp = s->post[i];
+	if (i == s->n || s->post[i].by_send == send)
+		return false;
+	*match = s->post[i];
+	memmove(&s->post[i], &s->post[i + 1], (s->n - i - 1) * sizeof(s->post[0]));
+	s->n--;
+	return true;
+}
 
-		memmove(&s->post[i], &s->post[i + 1], (s->n - i - 1) * sizeof(s->post[0]));
-		s->n--;
+/* Match (or post) one call of rank @r at position @pos (g->lock). 0 or -EPROTO. */
+static int p2p_match(struct acc_group *g, const struct p2p_op *o, uint64_t pos)
+{
+	struct acc_p2p *s = g->p2p;
+	unsigned int r = o->c->rank, src = o->send ? r : o->peer, dst = o->send ? o->peer : r;
+	struct acc_call call = {
+		.seq = pos, .op = o->send ? ACCEL_COMM_OP_SEND : ACCEL_COMM_OP_RECV,
+		.dtype = o->dtype, .count = o->count, .root = (int32_t)o->peer,
+	};
+	struct acc_p2p_post pp;
+	char x[200], y[200];
+	const char *field;
+
+	if (table_take(s, src, dst, o->send, &pp)) {
 		field = p2p_differs(&pp.call, &call);
 		if (!field)
 			return 0;
@@ -194,45 +212,59 @@ static int p2p_match(struct acc_group *g, const struct p2p_op *o, uint64_t pos)
 	return 0;
 }
 
-/*
- * Whether a call on stream (@src, @dst) in direction @send, after
- * @earlier calls of the same batch on that stream, finds no post of the
- * other direction left in @post[0, @n) to match: it would be posted. A
- * stream's posts all go one way (a post of the other way would have
- * matched), and so do one rank's calls on a stream.
- */
-static bool call_posts(const struct acc_p2p_post *post, unsigned int n, unsigned int src,
-		       unsigned int dst, bool send, unsigned int earlier)
-{
-	unsigned int opp = 0, i;
-
-	for (i = 0; i < n; i++)
-		if (post[i].src == src && post[i].dst == dst && post[i].by_send != send)
-			opp++;
-	return earlier >= opp;
-}
+/* Call @i of a rank's calls: false if it is not one (another rank's, or to itself). */
+typedef bool (*rank_call_fn)(const void *ctx, unsigned int i, unsigned int *peer, bool *send);
 
 /*
- * How many of rank @c's calls in this thread's group would be posted
- * (not match one waiting in @s). Quadratic in the rank's calls, linear in
- * the posts waiting: a group of one or two calls costs a scan of @s.
+ * How many of rank @rank's @n calls (in issue order, read through @call)
+ * would wait for their match in table @s, that is, be posted: on each of
+ * its streams the first calls match the posts of the other direction
+ * waiting there (a stream's posts all go one way, and so do one rank's
+ * calls on a stream), the rest are posted. O(table + calls): one pass
+ * over each, counting per stream. The one count for a group's calls
+ * (batch_posts()) and for a launch's check (acc_p2p_sim_fits()).
  */
-static unsigned int batch_posts(const struct acc_p2p *s, const struct accel_comm *c)
+static unsigned int rank_posts(const struct acc_p2p *s, unsigned int rank, unsigned int n,
+			       rank_call_fn call, const void *ctx)
 {
-	unsigned int posts = 0, i, j, earlier;
+	/* posts waiting for rank's sends to p (receives by p), for its receives from p */
+	unsigned int for_send[ACCEL_COMM_MAX_RANKS] = { 0 }, for_recv[ACCEL_COMM_MAX_RANKS] = { 0 };
+	unsigned int posts = 0, i, peer, *opp;
+	bool send;
 
-	for (i = 0; i < tl.n; i++) {
-		const struct p2p_op *o = &tl.ops[i];
+	for (i = 0; i < s->n; i++) {
+		const struct acc_p2p_post *pp = &s->post[i];
 
-		if (o->c != c || o->peer == c->rank)
+		if (pp->src == rank && !pp->by_send)
+			for_send[pp->dst]++;
+		else if (pp->dst == rank && pp->by_send)
+			for_recv[pp->src]++;
+	}
+	for (i = 0; i < n; i++) {
+		if (!call(ctx, i, &peer, &send) || peer == rank)
 			continue;
-		for (j = 0, earlier = 0; j < i; j++)
-			earlier += tl.ops[j].c == c && tl.ops[j].peer == o->peer &&
-				   tl.ops[j].send == o->send;
-		posts += call_posts(s->post, s->n, o->send ? c->rank : o->peer,
-				    o->send ? o->peer : c->rank, o->send, earlier);
+		opp = send ? &for_send[peer] : &for_recv[peer];
+		if (*opp)
+			(*opp)--;
+		else
+			posts++;
 	}
 	return posts;
+}
+
+static bool group_call(const void *ctx, unsigned int i, unsigned int *peer, bool *send)
+{
+	if (tl.ops[i].c != ctx)
+		return false;
+	*peer = tl.ops[i].peer;
+	*send = tl.ops[i].send;
+	return true;
+}
+
+/* How many of rank @c's calls in this thread's group would be posted (not match one in @s). */
+static unsigned int batch_posts(const struct acc_p2p *s, const struct accel_comm *c)
+{
+	return rank_posts(s, c->rank, tl.n, group_call, c);
 }
 
 /* A position in the stream of a rank's sends to (or receives from) one peer. */
@@ -814,8 +846,7 @@ int acc_p2p_task(struct accel_comm *c, const struct acc_p2p_desc *d, unsigned in
 /* --- a launch's check of the unmatched posts (lib/graph/coll_task.c) --- */
 
 struct acc_p2p_sim {
-	unsigned int n;
-	struct acc_p2p_post post[ACC_P2P_PENDING];
+	struct acc_p2p t;	/* a copy of the communicator's table */
 };
 
 int acc_p2p_sim_begin(struct acc_group *g, struct acc_p2p_sim **out)
@@ -824,55 +855,54 @@ int acc_p2p_sim_begin(struct acc_group *g, struct acc_p2p_sim **out)
 	*out = NULL;
 	if (!sim)
 		return -ENOMEM;
-	sim->n = 0;
+	sim->t.n = 0;
 	acc_group_lock(g);
 	if (g->p2p) {
-		sim->n = g->p2p->n;
-		memcpy(sim->post, g->p2p->post, sim->n * sizeof(sim->post[0]));
+		sim->t.n = g->p2p->n;
+		memcpy(sim->t.post, g->p2p->post, sim->t.n * sizeof(sim->t.post[0]));
 	}
 	acc_group_unlock(g);
 	*out = sim;
 	return 0;
 }
 
+struct sim_calls {
+	const unsigned int *peer;
+	const bool *send;
+};
+
+static bool sim_call(const void *ctx, unsigned int i, unsigned int *peer, bool *send)
+{
+	const struct sim_calls *sc = ctx;
+
+	*peer = sc->peer[i];
+	*send = sc->send[i];
+	return true;
+}
+
 bool acc_p2p_sim_fits(const struct acc_p2p_sim *sim, unsigned int rank, const unsigned int *peer,
 		      const bool *send, unsigned int n, unsigned int *posts, unsigned int *waiting,
 		      unsigned int *max)
 {
-	unsigned int i, j, earlier;
+	struct sim_calls sc = { .peer = peer, .send = send };
 
-	*posts = 0;
-	for (i = 0; i < n; i++) {
-		if (peer[i] == rank)
-			continue;
-		for (j = 0, earlier = 0; j < i; j++)
-			earlier += peer[j] == peer[i] && send[j] == send[i];
-		*posts += call_posts(sim->post, sim->n, send[i] ? rank : peer[i],
-				     send[i] ? peer[i] : rank, send[i], earlier);
-	}
-	*waiting = sim->n;
+	*posts = rank_posts(&sim->t, rank, n, sim_call, &sc);
+	*waiting = sim->t.n;
 	*max = pending_max();
-	return sim->n + *posts <= *max;
+	return sim->t.n + *posts <= *max;
 }
 
-/* As p2p_match() changes the table: the first post of the stream, matched or added to. */
+/* As p2p_match() changes the table (without its checks of the fields). */
 void acc_p2p_sim_post(struct acc_p2p_sim *sim, unsigned int rank, unsigned int peer, bool send)
 {
-	unsigned int src = send ? rank : peer, dst = send ? peer : rank, i;
+	unsigned int src = send ? rank : peer, dst = send ? peer : rank;
+	struct acc_p2p_post match;
 
-	if (peer == rank)
+	if (peer == rank || table_take(&sim->t, src, dst, send, &match))
 		return;
-	for (i = 0; i < sim->n; i++)
-		if (sim->post[i].src == src && sim->post[i].dst == dst)
-			break;
-	if (i < sim->n && sim->post[i].by_send != send) {
-		memmove(&sim->post[i], &sim->post[i + 1], (sim->n - i - 1) * sizeof(sim->post[0]));
-		sim->n--;
-		return;
-	}
-	if (sim->n < ACC_P2P_PENDING)	/* acc_p2p_sim_fits() came first */
-		sim->post[sim->n++] = (struct acc_p2p_post){ .src = src, .dst = dst,
-							     .by_send = send };
+	if (sim->t.n < ACC_P2P_PENDING)	/* acc_p2p_sim_fits() came first */
+		sim->t.post[sim->t.n++] = (struct acc_p2p_post){ .src = src, .dst = dst,
+								 .by_send = send };
 }
 
 void acc_p2p_sim_end(struct acc_p2p_sim *sim)

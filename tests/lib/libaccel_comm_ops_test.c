@@ -23,6 +23,9 @@
 #include "kselftest_harness.h"
 #include "libaccel_test.h"
 
+/* test hook of lib/coll/p2p.c: the most sends and receives left unmatched */
+extern unsigned int acc_p2p_test_pending;
+
 #define NDEV		4
 #define ID0		980
 #define CHUNK		4096		/* small slots: larger counts span several chunks */
@@ -81,6 +84,7 @@ FIXTURE_TEARDOWN(ops)
 {
 	int i;
 
+	acc_p2p_test_pending = 0;
 	if (!lib_present())
 		return;
 	for (i = 0; i < NDEV; i++) {
@@ -771,6 +775,185 @@ TEST_F_TIMEOUT(ops, p2p_bidirectional_exchange, 900)
 		}
 	}
 	comm_free(comms, 2);
+}
+
+/*
+ * The limit on sends and receives that wait for their match, against a
+ * model, in random programs: rank 0 sends to ranks 1 and 2, which only
+ * receive (so no order of the calls can deadlock the queues), in groups
+ * of 1 to 4 calls of any of the ranks from one thread, or single calls,
+ * with the limit lowered to LIM. The model keeps, per stream, how many
+ * calls of which direction wait, and admits a group as the library must:
+ * rank by rank in the group's order of first appearance, its calls that
+ * would be posted (not match a waiting call) summed over the group's
+ * ranks so far, with those already waiting, at most LIM; else -EAGAIN and
+ * nothing changes. Calls that only match are always admitted, however
+ * full the table (a rank that is behind catches up). Every message's
+ * count is fixed by its stream and position, so matched calls agree; the
+ * receive buffers are checked byte for byte at the end, after the calls
+ * that match everything still waiting.
+ */
+#define LIM		6
+#define MSG		64	/* bytes per message slot: up to 16 u32 */
+
+struct p2p_model {
+	int w[3];			/* stream 0->s: > 0 sends wait, < 0 receives */
+	unsigned int ns[3], nr[3];	/* calls admitted per stream and direction */
+};
+
+static uint32_t model_count(unsigned int s, unsigned int k)
+{
+	return (uint32_t)((s * 7919u + k * 104729u) % 17);	/* 0 to 16 elements */
+}
+
+/* calls of the group: stream (1, 2) and direction; rank is 0 for a send, s for a receive */
+struct p2p_mcall {
+	unsigned int s;
+	bool send;
+};
+
+static unsigned int mcall_rank(const struct p2p_mcall *c)
+{
+	return c->send ? 0 : c->s;
+}
+
+/* Whether the library must admit the group @gc[0, @n). */
+static bool model_admits(const struct p2p_model *m, const struct p2p_mcall *gc, unsigned int n)
+{
+	unsigned int order[3], nord = 0, waiting = 0, sum = 0, i, j, s;
+
+	for (s = 1; s <= 2; s++)
+		waiting += (unsigned int)abs(m->w[s]);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < nord && order[j] != mcall_rank(&gc[i]); j++)
+			;
+		if (j == nord)
+			order[nord++] = mcall_rank(&gc[i]);
+	}
+	for (j = 0; j < nord; j++) {
+		int opp[3] = { 0, 0, 0 };
+
+		for (s = 1; s <= 2; s++)	/* against the table before the group */
+			opp[s] = order[j] == 0 ? (m->w[s] < 0 ? -m->w[s] : 0)
+					       : (m->w[s] > 0 ? m->w[s] : 0);
+		for (i = 0; i < n; i++) {
+			if (mcall_rank(&gc[i]) != order[j])
+				continue;
+			if (opp[gc[i].s])
+				opp[gc[i].s]--;
+			else
+				sum++;
+		}
+		if (waiting + sum > LIM)
+			return false;
+	}
+	return true;
+}
+
+static int model_issue(FIXTURE_DATA(ops) *self, struct accel_comm **comms,
+		       struct p2p_model *m, const struct p2p_mcall *gc, unsigned int n,
+		       bool group, struct accel_event *last)
+{
+	struct accel_event ev[4];
+	unsigned int ns[3], nr[3], i;
+	int ret = 0, r2;
+
+	memcpy(ns, m->ns, sizeof(ns));
+	memcpy(nr, m->nr, sizeof(nr));
+	if (group)
+		accel_group_start();
+	for (i = 0; i < n && !ret; i++) {
+		unsigned int s = gc[i].s, k = gc[i].send ? ns[s]++ : nr[s]++;
+		uint32_t count = model_count(s, k);
+
+		if (gc[i].send)
+			ret = accel_send(accel_buffer_va(self->sbuf[0]) + (s - 1) * (BUFSZ / 2) +
+					 k * MSG, count, ACCEL_DTYPE_U32, (int)s, comms[0],
+					 self->q[0], &ev[i]);
+		else
+			ret = accel_recv(accel_buffer_va(self->rbuf[s]) + k * MSG, count,
+					 ACCEL_DTYPE_U32, 0, comms[s], self->q[s], &ev[i]);
+	}
+	if (group) {
+		r2 = accel_group_end();
+		ret = ret ? ret : r2;
+	}
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		unsigned int s = gc[i].s;
+
+		last[mcall_rank(&gc[i])] = ev[i];
+		if (gc[i].send) {
+			m->ns[s]++;
+			m->w[s]++;
+		} else {
+			m->nr[s]++;
+			m->w[s]--;
+		}
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(ops, p2p_unmatched_limit_random_against_a_model, 300)
+{
+	struct accel_comm *comms[NDEV];
+	struct accel_event last[3];
+	bool has[3] = { false, false, false };
+	struct p2p_model m;
+	struct p2p_mcall gc[4];
+	unsigned int it, n, i, s, k, admitted = 0, refused = 0, iters = lib_on_sim() ? 150 : 60;
+
+	seed_rng("p2p_unmatched_limit_random_against_a_model");
+	fill(self, 3);
+	acc_p2p_test_pending = LIM;
+	ASSERT_EQ(0, comm_make(self, 3, 0, 30000, comms));
+	memset(&m, 0, sizeof(m));
+	for (it = 0; it < iters; it++) {
+		bool group = rnd() % 4 != 0, want;
+		int ret;
+
+		n = group ? 1 + (unsigned int)(rnd() % 4) : 1;
+		for (i = 0; i < n; i++) {
+			gc[i].s = 1 + (unsigned int)(rnd() % 2);
+			gc[i].send = rnd() % 2;
+		}
+		want = model_admits(&m, gc, n);
+		ret = model_issue(self, comms, &m, gc, n, group, last);
+		ASSERT_EQ(want ? 0 : -EAGAIN, ret)
+			TH_LOG("step %u: %u calls (%s), waiting %d/%d", it, n,
+			       group ? "group" : "alone", m.w[1], m.w[2]);
+		if (!ret) {
+			admitted++;
+			for (i = 0; i < n; i++)
+				has[mcall_rank(&gc[i])] = true;
+		} else {
+			refused++;
+		}
+	}
+	/* what still waits: its matches, one call each; each is admitted */
+	for (s = 1; s <= 2; s++) {
+		while (m.w[s]) {
+			gc[0].s = s;
+			gc[0].send = m.w[s] < 0;
+			ASSERT_EQ(0, model_issue(self, comms, &m, gc, 1, false, last));
+			has[mcall_rank(&gc[0])] = true;
+		}
+	}
+	for (i = 0; i < 3; i++)
+		if (has[i])
+			ASSERT_EQ(0, accel_comm_wait(comms[i], &last[i], WAIT_NS)) TH_LOG("rank %u", i);
+	for (s = 1; s <= 2; s++) {
+		ASSERT_EQ(m.ns[s], m.nr[s]);
+		for (k = 0; k < m.nr[s]; k++)
+			memcpy(self->want[s] + k * MSG,
+			       self->s[0] + (s - 1) * (BUFSZ / 2) + k * MSG, model_count(s, k) * 4);
+	}
+	ASSERT_EQ(0, compare(_metadata, self, 3, "sends and receives"));
+	ksft_print_msg("%u groups admitted, %u refused (-EAGAIN)\n", admitted, refused);
+	EXPECT_LT(0, refused);
+	comm_free(comms, 3);
+	acc_p2p_test_pending = 0;
 }
 
 /* Every rank's report of a failure: @code, and @peer for the ranks listed. */
