@@ -1355,6 +1355,108 @@ TEST_F_TIMEOUT(ctg, host_task_sends_on_the_same_rank_while_a_send_task_waits, 60
 	host_send_room(_metadata, self, true);
 }
 
+/*
+ * The same wait for ring room before a collective task: rank 0's ring
+ * allreduce task (2 ranks, so its only channel is 0 -> 1) is planned,
+ * then waits for room, and the host task run meanwhile sends 4 elements
+ * from rank 0 to rank 1 on that channel. The allreduce's plan counted
+ * the channel's chunks before the send took the next one: it is stale
+ * and must be made again at the commit (acc_coll_call()), or its chunk
+ * lands where rank 1 expects the send's and the data is wrong. Rank 1
+ * receives the send first (it was issued before the allreduce, at the
+ * same position), then calls its allreduce; both results are checked.
+ */
+static void host_arrival_fn(void *arg)
+{
+	struct host_send *h = arg;
+
+	h->ran = true;
+	h->ret = accel_send(accel_buffer_va(h->self->sbuf[0]) + 64, 4, ACCEL_DTYPE_I32, 1,
+			    h->self->comms[0], h->q, &h->ev);
+}
+
+TEST_F_TIMEOUT(ctg, host_task_sends_on_the_rank_while_a_collective_task_waits, 60)
+{
+	struct accel_tg_params p = { .size = sizeof(p), .queues_per_device = 2,
+				     .ring_size = 64, .timeout_ns = 10 * SEC };
+	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
+	struct accel_tensor x, y, s0, d0;
+	struct accel_queue *q1 = NULL;
+	struct accel_event e1, er;
+	struct host_send h = { .self = self };
+	uint64_t n = 16, count = 8;
+	struct accel_task tk;
+	int32_t *sp[2], *rp, *dp;
+	unsigned int i, r;
+
+	ASSERT_EQ(0, accel_tg_create(self->dev, 2, &p, &self->tg));
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_RING, 10000));
+	ASSERT_EQ(0, accel_queue_create(self->dev[0], NULL, &h.q));
+	ASSERT_EQ(0, accel_queue_create(self->dev[1], NULL, &q1));
+	for (r = 0; r < 2; r++) {
+		sp[r] = accel_buffer_host(self->sbuf[r]);
+		for (i = 0; i < count; i++)
+			sp[r][i] = (int32_t)(10 * (r + 1) + i);
+		memset(accel_buffer_host(self->rbuf[r]), 0, 128);
+	}
+	for (i = 0; i < 4; i++)			/* the host task's send */
+		sp[0][16 + i] = (int32_t)(200 + i);
+	accel_tensor_init(&x, self->src[0], 0, ACCEL_DTYPE_U8, 1, &n);
+	accel_tensor_init(&y, self->out[0], 0, ACCEL_DTYPE_U8, 1, &n);
+	s0 = view(self->sbuf[0], ACCEL_DTYPE_I32, 0, count);
+	d0 = view(self->rbuf[0], ACCEL_DTYPE_I32, 0, count);
+	accel_task_prep_delay(&tk, 400000000ull);	/* holds the host task back */
+	tk.device = 0;
+	tk.queue = Q_TASKS;
+	accel_task_arg(&tk, &x, ACCEL_OUTPUT);
+	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
+	accel_task_prep_host(&tk, host_arrival_fn, &h);
+	accel_task_arg(&tk, &x, ACCEL_INPUT);
+	accel_task_arg(&tk, &y, ACCEL_OUTPUT);
+	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
+	accel_task_prep_delay(&tk, 0);		/* the collectives' queue waits for it */
+	tk.device = 0;
+	tk.queue = Q_COLL;
+	accel_task_arg(&tk, &y, ACCEL_INPUT);
+	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
+	for (i = 0; i < 56; i++) {
+		accel_task_prep_delay(&tk, 0);
+		tk.device = 0;
+		tk.queue = Q_COLL;
+		ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
+	}
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st0));
+	EXPECT_EQ(0, accel_tg_allreduce(self->tg, &s0, &d0, ACCEL_REDOP_SUM, self->comms[0], NULL));
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st1));
+	EXPECT_LT(st0.stall_ring, st1.stall_ring);	/* it did wait for room */
+	EXPECT_TRUE(h.ran);
+	EXPECT_EQ(0, h.ret);
+	/* rank 1: the send's receive, then its allreduce */
+	ASSERT_EQ(0, accel_recv(accel_buffer_va(self->rbuf[1]) + 64, 4, ACCEL_DTYPE_I32, 0,
+				self->comms[1], q1, &e1));
+	ASSERT_EQ(0, accel_allreduce(accel_buffer_va(self->sbuf[1]), accel_buffer_va(self->rbuf[1]),
+				     count, ACCEL_DTYPE_I32, ACCEL_REDOP_SUM, self->comms[1], q1,
+				     &er));
+	EXPECT_EQ(0, accel_tg_sync(self->tg, WAIT_NS));
+	EXPECT_EQ(0, accel_comm_wait(self->comms[1], &er, WAIT_NS));
+	if (h.ran && !h.ret)
+		EXPECT_EQ(0, accel_comm_wait(self->comms[0], &h.ev, WAIT_NS));
+	rp = accel_buffer_host(self->rbuf[1]);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(200 + (int32_t)i, rp[16 + i]) TH_LOG("received element %u", i);
+	for (r = 0; r < 2; r++) {
+		dp = accel_buffer_host(self->rbuf[r]);
+		for (i = 0; i < count; i++)
+			EXPECT_EQ(30 + 2 * (int32_t)i, dp[i]) TH_LOG("rank %u, element %u", r, i);
+	}
+	for (r = 0; r < 2; r++)
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	accel_tg_destroy(self->tg);
+	self->tg = NULL;
+	accel_queue_destroy(h.q);
+	accel_queue_destroy(q1);
+}
+
 /* a replay is covered by the timeout: the rank not in the graph is named */
 TEST_F_TIMEOUT(ctg, replay_timeout_names_the_rank, 120)
 {
