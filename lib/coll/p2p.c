@@ -525,6 +525,39 @@ static int group_overlaps(void)
 }
 
 /*
+ * What the checks before the commit cannot rule out: rank @k's part
+ * failed at its commit (@err: its communicator failed, its queue faulted,
+ * another thread's calls filled the table since the check) after the
+ * parts of b[0, @k) were issued, which cannot be taken back (their peers
+ * may have matched them). Logs which were issued and which not, and
+ * clears the events of the calls not issued (the failed rank's included).
+ */
+static void partial(struct batch *b, unsigned int k, unsigned int nb, int err)
+{
+	char done[160], left[160];
+	size_t dl = 0, ll = 0;
+	unsigned int j, i;
+
+	done[0] = left[0] = 0;
+	for (j = 0; j < nb; j++) {
+		if (j < k && dl < sizeof(done))
+			dl += (size_t)snprintf(done + dl, sizeof(done) - dl, "%s%u", dl ? ", " : "",
+					       b[j].c->rank);
+		else if (j >= k && ll < sizeof(left))
+			ll += (size_t)snprintf(left + ll, sizeof(left) - ll, "%s%u", ll ? ", " : "",
+					       b[j].c->rank);
+		if (j < k)
+			continue;
+		for (i = 0; i < tl.n; i++)
+			if (tl.ops[i].c == b[j].c)
+				memset(tl.ops[i].ev, 0, sizeof(*tl.ops[i].ev));
+	}
+	acc_err("group: rank %u's part failed as it was issued (%s): the parts of rank(s) %s "
+		"are issued, those of rank(s) %s are not (their events cleared)", b[k].c->rank,
+		strerror(-err), done, left);
+}
+
+/*
  * Issue this thread's group: check and plan every rank's part, then commit
  * each. @hook (a task graph's send/receive task: one rank's part only)
  * adds its packets around the part's.
@@ -572,6 +605,13 @@ again:
 		b[k].need = b[k].pl.n + 2 + b[k].xq + 1;
 		if (hook)
 			b[k].need += hook->npre + hook->npost;
+		/* a queue that faulted, seen or not: no rank's part is issued */
+		ret = acc_queue_check(b[k].q);
+		if (ret) {
+			acc_err("group: rank %u: its queue stopped (%s); nothing of the group is "
+				"issued", c->rank, strerror(-ret));
+			break;
+		}
 		acc_group_lock(g);
 		ret = acc_comm_group_error(g, c->rank);
 		if (!ret && !g->p2p) {
@@ -674,6 +714,8 @@ again:
 		acc_group_unlock(g);
 		if (!ret)
 			ret = batch_commit(&b[k], pos, hook);
+		if (ret && k)
+			partial(b, k, nb, ret);
 	}
 	for (k = 0; k < nb; k++)
 		if (b[k].planned)

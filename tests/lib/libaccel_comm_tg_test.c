@@ -1226,6 +1226,51 @@ TEST_F_TIMEOUT(ctg, calls_on_a_queue_that_faulted_unseen_change_nothing, 60)
 }
 
 /*
+ * A group whose calls are on a healthy queue for rank 0 and on a queue
+ * that faulted unseen for rank 1: -EIO, and nothing of it is issued, not
+ * even rank 0's part that comes first (it used to be issued and posted:
+ * rank 1's next receive then matched that send's values, and rank 0's
+ * next send waited forever for its match). The same pair again on
+ * healthy queues: rank 1 receives the second send's values.
+ */
+TEST_F_TIMEOUT(ctg, a_group_with_a_faulted_queue_issues_nothing, 60)
+{
+	struct accel_queue *q0 = NULL, *qbad = NULL, *q1 = NULL;
+	struct accel_event ev[2];
+	uint64_t s0 = accel_buffer_va(self->sbuf[0]), r1 = accel_buffer_va(self->rbuf[1]);
+	int32_t *sp = accel_buffer_host(self->sbuf[0]), *rp = accel_buffer_host(self->rbuf[1]);
+	unsigned int i;
+
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_AUTO, 2000));
+	ASSERT_EQ(0, accel_queue_create(self->dev[0], NULL, &q0));
+	ASSERT_EQ(0, accel_queue_create(self->dev[1], NULL, &qbad));
+	ASSERT_EQ(0, accel_queue_create(self->dev[1], NULL, &q1));
+	for (i = 0; i < 8; i++)
+		sp[i] = (int32_t)(100 + i);	/* the failed group's send: 100.. */
+	for (i = 0; i < 8; i++)
+		sp[16 + i] = (int32_t)(300 + i);	/* the second one's: 300.. */
+	memset(rp, 0, 64);
+	fault_unseen(_metadata, self, qbad);
+	ASSERT_EQ(0, accel_group_start());
+	EXPECT_EQ(0, accel_send(s0, 8, ACCEL_DTYPE_I32, 1, self->comms[0], q0, &ev[0]));
+	EXPECT_EQ(0, accel_recv(r1, 8, ACCEL_DTYPE_I32, 0, self->comms[1], qbad, &ev[1]));
+	EXPECT_EQ(-EIO, accel_group_end());
+	ASSERT_EQ(0, accel_group_start());
+	EXPECT_EQ(0, accel_send(s0 + 64, 8, ACCEL_DTYPE_I32, 1, self->comms[0], q0, &ev[0]));
+	EXPECT_EQ(0, accel_recv(r1, 8, ACCEL_DTYPE_I32, 0, self->comms[1], q1, &ev[1]));
+	ASSERT_EQ(0, accel_group_end());
+	EXPECT_EQ(0, accel_comm_wait(self->comms[0], &ev[0], WAIT_NS));
+	EXPECT_EQ(0, accel_comm_wait(self->comms[1], &ev[1], WAIT_NS));
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(300 + (int32_t)i, rp[i]) TH_LOG("element %u", i);
+	EXPECT_EQ(0, accel_comm_get_async_error(self->comms[0], NULL, 0));
+	EXPECT_EQ(0, accel_comm_get_async_error(self->comms[1], NULL, 0));
+	accel_queue_destroy(q0);
+	accel_queue_destroy(qbad);
+	accel_queue_destroy(q1);
+}
+
+/*
  * A send task that waits for ring room runs the task graph's ready host
  * tasks meanwhile, and a host task may issue sends and receives of its
  * own (anything but its own task graph's functions). The task's calls
