@@ -301,16 +301,11 @@ static bool next_chunk(const struct accel_comm *c, bool send, unsigned int p, st
 static int batch_plan(struct acc_plan *pl, struct accel_comm *c)
 {
 	unsigned int n = c->nranks, r = c->rank, i, p;
-	struct cursor *out = calloc(n, sizeof(*out)), *in = calloc(n, sizeof(*in));
+	struct cursor out[ACCEL_COMM_MAX_RANKS] = { 0 }, in[ACCEL_COMM_MAX_RANKS] = { 0 };
 	struct cursor so = { 0 }, si = { 0 };
 	uint64_t sa, sb, ra, rb;
 	bool more = true;
-	int ret = 0;
 
-	if (!out || !in) {
-		ret = -ENOMEM;
-		goto out;
-	}
 	/* to itself: the k-th send to itself is the k-th receive from itself */
 	for (;;) {
 		bool hs = next_chunk(c, true, r, &so, &sa, &sb);
@@ -323,8 +318,7 @@ static int batch_plan(struct acc_plan *pl, struct accel_comm *c)
 			acc_err("group: rank %u: its sends to itself and its receives from "
 				"itself in this group differ in number, dtype or count (each send "
 				"to itself needs its receive in the same group)", r);
-			ret = -EINVAL;
-			goto out;
+			return -EINVAL;
 		}
 		acc_plan_copy(pl, ra, sa, sb);
 	}
@@ -355,11 +349,7 @@ static int batch_plan(struct acc_plan *pl, struct accel_comm *c)
 		if (p != r && pl->sent[p] != c->sent[p])
 			accel_prep_wait(acc_plan_add(pl), c->credit[p].va, DRM_VACCEL_WAIT_GE,
 					c->credit[p].base + pl->sent[p], 0, pl->timeout_ns);
-	ret = pl->err;
-out:
-	free(out);
-	free(in);
-	return ret;
+	return pl->err;
 }
 
 /* One rank's part of the group. */
@@ -473,8 +463,10 @@ static int group_overlaps(void)
 	if (tl.n < 2)
 		return 0;
 	ix = malloc(tl.n * sizeof(*ix));
-	if (!ix)
+	if (!ix) {
+		acc_err("group: the overlap check of its %u calls: %s", tl.n, strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	for (i = 0; i < tl.n; i++)
 		ix[i] = i;
 	qsort(ix, tl.n, sizeof(*ix), op_order);
@@ -574,8 +566,10 @@ static int group_flush(struct acc_coll_hook *hook)
 	if (ret)
 		return ret;
 	b = calloc(tl.n, sizeof(*b));
-	if (!b)
+	if (!b) {
+		acc_err("group: the plans of its %u calls: %s", tl.n, strerror(ENOMEM));
 		return -ENOMEM;
+	}
 again:
 	nb = 0;
 	for (i = 0; i < tl.n; i++) {
@@ -616,8 +610,11 @@ again:
 		ret = acc_comm_group_error(g, c->rank);
 		if (!ret && !g->p2p) {
 			g->p2p = calloc(1, sizeof(*g->p2p));
-			if (!g->p2p)
+			if (!g->p2p) {
+				acc_err("group: comm %p: its list of unmatched calls: %s", (void *)g,
+					strerror(ENOMEM));
 				ret = -ENOMEM;
+			}
 		}
 		/*
 		 * the calls that would wait for their match: of this rank,
@@ -807,8 +804,12 @@ static int p2p_call(bool send, uint64_t buf, uint64_t count, enum accel_dtype dt
 		unsigned int cap = tl.cap ? 2 * tl.cap : 16;
 		struct p2p_op *ops = cap > (1u << 20) ? NULL : realloc(tl.ops, cap * sizeof(*ops));
 
-		if (!ops)
+		if (!ops) {
+			acc_err("%s: rank %u: the group's call %u: %s", fn, c->rank, tl.n + 1,
+				cap > (1u << 20) ? "a group holds at most 2^20 calls" :
+						   strerror(ENOMEM));
 			return -ENOMEM;
+		}
 		tl.ops = ops;
 		tl.cap = cap;
 	}

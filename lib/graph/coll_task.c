@@ -254,6 +254,8 @@ static int p2p_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg_
 		tt->a = calloc(tc->nops, sizeof(*tt->a));
 		if (!tt->a) {
 			tt->a = tt->a_in;
+			acc_err("accel_tg_%s: rank %u: the arguments of its %u operations: %s", fn,
+				c->rank, tc->nops, strerror(ENOMEM));
 			return -ENOMEM;
 		}
 	}
@@ -494,8 +496,11 @@ static int coll_prepare(struct accel_tg *tg, const struct tg_coll *tc, struct tg
 	}
 	if (tc->op == ACCEL_COMM_OP_ALLTOALLV) {
 		ret = a2av_blocks(tt, tc->v, c->nranks);
-		if (ret)
+		if (ret) {
+			acc_err("accel_tg_%s: rank %u: its %u blocks: %s", fn, c->rank,
+				2 * c->nranks, strerror(-ret));
 			return ret;
+		}
 	} else {
 		/* in place (or an overlap check_args() refuses): the receive tensor is INOUT */
 		in_place = tt->nargs == 2 && args_overlap(&tt->a[0], &tt->a[1]);
@@ -569,8 +574,11 @@ static int coll_call(const struct tg_coll *tc, struct acc_args *a, enum accel_dt
 
 		if (tc->nops > ACCEL_TASK_MAX_ARGS) {
 			d = malloc(tc->nops * sizeof(*d));
-			if (!d)
+			if (!d) {
+				acc_err("accel_tg_%s: rank %u: its %u operations: %s", tc->name,
+					c->rank, tc->nops, strerror(ENOMEM));
 				return -ENOMEM;
+			}
 		}
 		for (k = 0; k < tc->nops; k++) {
 			const struct accel_tensor *t = tc->ops[k].tensor;
@@ -611,8 +619,11 @@ static int coll_submit(struct accel_tg *tg, struct tg_task *tt, struct acc_args 
 		return ret;
 	if (tt->nargs > ACCEL_TASK_MAX_ARGS) {
 		bufs = malloc(tt->nargs * sizeof(*bufs));
-		if (!bufs)
+		if (!bufs) {
+			acc_err("accel_tg_%s: rank %u: its %u arguments: %s", tt->tk.name,
+				tc->comm->rank, tt->nargs, strerror(ENOMEM));
 			return -ENOMEM;
+		}
 	}
 	/* register */
 	for (i = 0; i < tt->nargs; i++) {
@@ -718,8 +729,11 @@ static int coll_capture(struct accel_tg *tg, struct tg_task *tt, struct acc_args
 	}
 	if (tc->op == ACCEL_COMM_OP_ALLTOALLV) {	/* the node keeps its copy of the arrays */
 		vn = malloc(sizeof(*vn) + vb);
-		if (!vn)
+		if (!vn) {
+			acc_err("accel_tg_%s: capture: rank %u: the node's arrays: %s", tt->tk.name,
+				tc->comm->rank, strerror(ENOMEM));
 			return -ENOMEM;
+		}
 		vn->comm = tc->comm;
 		vn->recv = *tc->recv;
 		vn->send = *tc->send;
@@ -728,8 +742,11 @@ static int coll_capture(struct accel_tg *tg, struct tg_task *tt, struct acc_args
 	}
 	if (tc->op == TG_OP_P2P) {	/* the node keeps each operation's peer and flags */
 		pn = calloc(1, sizeof(*pn) + tc->nops * sizeof(pn->op[0]));
-		if (!pn)
+		if (!pn) {
+			acc_err("accel_tg_%s: capture: rank %u: the node's %u operations: %s",
+				tt->tk.name, tc->comm->rank, tc->nops, strerror(ENOMEM));
 			return -ENOMEM;
+		}
 		pn->comm = tc->comm;
 		pn->n = tc->nops;
 		for (k = 0; k < tc->nops; k++) {
@@ -871,8 +888,11 @@ ACCEL_API int accel_tg_alltoallv(struct accel_tg *tg, const struct accel_tensor 
 	/* the program's arrays, copied once: checked and used from the copy */
 	nb = (size_t)comm->nranks * sizeof(uint64_t);
 	v = malloc(4 * nb);
-	if (!v)
+	if (!v) {
+		acc_err("accel_tg_alltoallv: rank %u: a copy of its arrays: %s", comm->rank,
+			strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	memcpy(v, sendcounts, nb);
 	memcpy((char *)v + nb, sdispls, nb);
 	memcpy((char *)v + 2 * nb, recvcounts, nb);
@@ -942,8 +962,11 @@ ACCEL_API int accel_tg_p2p(struct accel_tg *tg, const struct accel_p2p_op *ops, 
 	if (ops && n && n <= ACCEL_TG_P2P_MAX_OPS) {
 		if (n > ACCEL_TASK_MAX_ARGS) {
 			copy = malloc(n * sizeof(*ops));
-			if (!copy)
+			if (!copy) {
+				acc_err("accel_tg_%s: a copy of its %u operations: %s",
+					p2p_name(ops, n), n, strerror(ENOMEM));
 				return -ENOMEM;
+			}
 		}
 		memcpy(copy, ops, n * sizeof(*ops));
 		ops = copy;
@@ -1290,6 +1313,8 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 		tv = malloc(most * sizeof(*tv));
 		ops = malloc(most * sizeof(*ops));
 		if (!tv || !ops) {
+			acc_err("accel_graph_launch: the arguments of its tasks (%u at most): %s",
+				most, strerror(ENOMEM));
 			ret = -ENOMEM;
 			goto out;
 		}
