@@ -352,6 +352,10 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 	ret = check_bindings(ge, bindings, n, act);
 	if (ret)
 		goto out;
+	/* a queue that faulted, seen or not: nothing of the launch is issued */
+	ret = tg_check_faults(tg);
+	if (ret)
+		goto out;
 	if (ge->replay) {	/* a graph with collectives */
 		ret = tg_coll_launch(ge, act, bindings, n);
 		goto out;
@@ -359,9 +363,6 @@ ACCEL_API int accel_graph_launch(struct accel_graph_exec *ge, const struct accel
 	if (atomic_load_explicit(&tg->orphans, memory_order_relaxed) ||
 	    !list_empty(&tg->pending_drop))
 		tg_bufs_collect(tg);
-	ret = tg_check_faults(tg);
-	if (ret)
-		goto out;
 	for (i = 0; i < g->nbufs; i++) {
 		tb[i] = tg_buf_get(tg, act[i], &ret);
 		if (!tb[i])

@@ -1178,6 +1178,70 @@ TEST_F_TIMEOUT(ctg, launch_checks_the_unmatched_sends_first, 120)
 }
 
 /*
+ * A launch of a graph with collectives when one of the task graph's
+ * queues faulted and no call has looked yet: -EIO, and nothing of it is
+ * issued (it used to issue the tasks before the first one on the faulted
+ * queue, here rank 0's FILL, and fail at that one). The graph: FILL on
+ * device 0, FILL on device 1, the allreduce of both ranks; device 1's
+ * task queue faults under an eager COPY (the device's fault knob).
+ */
+TEST_F_TIMEOUT(ctg, launch_after_an_unseen_fault_issues_nothing, 60)
+{
+	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
+	struct accel_tensor fv[2], s, d, a, b;
+	struct accel_graph_exec *ge;
+	struct accel_graph *g;
+	struct accel_task tk;
+	int64_t end;
+	long long f0;
+	unsigned int r;
+
+	ASSERT_EQ(0, tg_make(self, 2));
+	ASSERT_EQ(0, comm_make(self, 2, ACCEL_COMM_ALGO_AUTO, 10000));
+	ASSERT_EQ(0, accel_tg_capture_begin(self->tg));
+	for (r = 0; r < 2; r++) {
+		fv[r] = view(self->sbuf[r], ACCEL_DTYPE_I32, 0, 4);
+		accel_task_prep_fill(&tk, &fv[r], ACCEL_OUTPUT, 0x01010101u * (r + 1));
+		ASSERT_EQ(0, task_on(self->tg, &tk, r));
+	}
+	for (r = 0; r < 2; r++) {
+		s = view(self->sbuf[r], ACCEL_DTYPE_I32, 0, 4);
+		d = view(self->rbuf[r], ACCEL_DTYPE_I32, 0, 4);
+		ASSERT_EQ(0, accel_tg_allreduce(self->tg, &s, &d, ACCEL_REDOP_SUM, self->comms[r],
+						NULL));
+	}
+	ASSERT_EQ(0, accel_tg_capture_end(self->tg, &g));
+	ASSERT_EQ(0, accel_graph_instantiate(g, &ge));
+	ASSERT_EQ(0, accel_graph_launch(ge, NULL, 0));
+	ASSERT_EQ(0, accel_graph_exec_wait(ge, WAIT_NS));
+	EXPECT_EQ(0x03030303, *(int32_t *)accel_buffer_host(self->rbuf[0]));
+
+	f0 = lib_dev_stat(self->dev[1], "faults");
+	ASSERT_LE(0, f0);
+	ASSERT_EQ(0, accel_device_debug_write(self->dev[1], "fault_access", "1"));
+	a = view(self->src[1], ACCEL_DTYPE_U8, 0, 16);
+	b = view(self->out[1], ACCEL_DTYPE_U8, 0, 16);
+	accel_task_prep_copy(&tk, &b, &a, ACCEL_OUTPUT);
+	ASSERT_EQ(0, task_on(self->tg, &tk, 1));
+	for (end = (int64_t)vaccel_now_ms() + 10000;
+	     lib_dev_stat(self->dev[1], "faults") == f0 && (int64_t)vaccel_now_ms() < end;)
+		vaccel_msleep(1);
+	ASSERT_LT(f0, lib_dev_stat(self->dev[1], "faults"));
+
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st0));
+	EXPECT_EQ(-EIO, accel_graph_launch(ge, NULL, 0));
+	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st1));
+	EXPECT_EQ(st0.tasks, st1.tasks);	/* not even rank 0's FILL */
+	EXPECT_EQ(st0.launches, st1.launches);
+	for (r = 0; r < 2; r++)
+		EXPECT_EQ(0, accel_comm_get_async_error(self->comms[r], NULL, 0));
+	accel_graph_exec_destroy(ge);
+	accel_graph_destroy(g);
+	accel_tg_destroy(self->tg);	/* its queue faulted: bounded by its timeout */
+	self->tg = NULL;
+}
+
+/*
  * A call on a queue that faulted, where no call of the library has seen
  * the fault yet (accel_queue_status() only reads it): it fails with -EIO
  * and changes nothing. accel_send() used to return 0 with an event never
