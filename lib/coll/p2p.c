@@ -232,12 +232,13 @@ static unsigned int rank_posts(const struct acc_p2p *s, unsigned int rank, unsig
 	unsigned int posts = 0, i, peer, *opp;
 	bool send;
 
-	for (i = 0; i < s->n; i++) {
+	/* bounded: a multi-process table is shared memory every rank's process writes */
+	for (i = 0; i < s->n && i < ACC_P2P_PENDING; i++) {
 		const struct acc_p2p_post *pp = &s->post[i];
 
-		if (pp->src == rank && !pp->by_send)
+		if (pp->src == rank && !pp->by_send && pp->dst < ACCEL_COMM_MAX_RANKS)
 			for_send[pp->dst]++;
-		else if (pp->dst == rank && pp->by_send)
+		else if (pp->dst == rank && pp->by_send && pp->src < ACCEL_COMM_MAX_RANKS)
 			for_recv[pp->src]++;
 	}
 	for (i = 0; i < n; i++) {
