@@ -350,6 +350,7 @@ static ssize_t bs_recv(struct bs_ctx *bx, int fd, void *buf, size_t len, int *fd
 	struct msghdr m;
 	struct cmsghdr *cm;
 	unsigned int got = 0;
+	bool reset = false;
 	ssize_t n;
 	int ret;
 
@@ -364,6 +365,15 @@ static ssize_t bs_recv(struct bs_ctx *bx, int fd, void *buf, size_t len, int *fd
 			break;
 		if (errno == EINTR)
 			continue;
+		if (errno == ECONNRESET && !reset) {
+			/*
+			 * The peer closed with messages of ours unread: the
+			 * reset is reported first, then what it sent before
+			 * (its last word: a status, a verdict) is still queued.
+			 */
+			reset = true;
+			continue;
+		}
 		if (errno == ECONNRESET || errno == ENOTCONN)
 			return -ECONNRESET;
 		if (errno != EAGAIN)
@@ -927,6 +937,34 @@ static int status_send(struct bs_ctx *bx, int fd, uint32_t type, int status, con
 	return bs_send(bx, fd, &s, sizeof(s), NULL, 0);
 }
 
+/*
+ * Ranks 1 and up, after a failure of their own or a send refused by a
+ * closed connection: what rank 0 says last (BS_DONE), the exports before
+ * it dropped. Its status (its reason in @why), or 0 if it said none
+ * before it closed, or the deadline. Read to the end, so that rank 0
+ * reads this rank's report before the connection closes (a socket closed
+ * with messages unread makes the peer's next read fail with a reset).
+ */
+static int last_word(struct bs_ctx *bx, int conn0, char *why, size_t wlen)
+{
+	struct acc_export e;
+	struct bs_status s;
+	unsigned int from;
+	int type;
+
+	for (;;) {
+		type = msg_recv(bx, conn0, &e, &from, &s);
+		if (type == BS_EXPORT) {
+			acc_export_close(&e);
+			continue;
+		}
+		if (type != BS_DONE || !s.status)
+			return 0;
+		snprintf(why, wlen, "%s", s.why);
+		return s.status;
+	}
+}
+
 /* This process's rank and the stand-ins of its peers, on the mapped group @g. */
 static int ranks_make(struct acc_group *g, unsigned int rank, struct accel_device *dev)
 {
@@ -964,7 +1002,7 @@ static int exchange_peer(struct bs_ctx *bx, struct acc_group *g, int conn0, char
 	struct acc_export e;
 	struct bs_status s;
 	unsigned int k, from;
-	int ret, type;
+	int ret, type, sent;
 
 	ret = acc_rank_export(c, &e, false);
 	if (ret) {
@@ -974,6 +1012,12 @@ static int exchange_peer(struct bs_ctx *bx, struct acc_group *g, int conn0, char
 	}
 	ret = export_send(bx, conn0, bx->rank, &e);
 	acc_export_close(&e);
+	if (ret == -ECONNRESET) {
+		/* rank 0 failed and closed: why, if it said so */
+		type = last_word(bx, conn0, why, wlen);
+		if (type)
+			return type;
+	}
 	if (ret) {
 		snprintf(why, wlen, "rank %u could not send its exports to rank 0", bx->rank);
 		return ret;
@@ -997,14 +1041,15 @@ static int exchange_peer(struct bs_ctx *bx, struct acc_group *g, int conn0, char
 				 "signals", bx->rank, from);
 		acc_export_close(&e);
 	}
-	type = status_send(bx, conn0, BS_STATUS, ret, ret ? why : "");
-	if (type)
-		return ret ? ret : type;
+	sent = status_send(bx, conn0, BS_STATUS, ret, ret ? why : "");
+	if (sent && sent != -ECONNRESET)
+		return ret ? ret : sent;
+	/* rank 0's last word, still queued if it failed and closed before this report */
 	type = msg_recv(bx, conn0, &e, &from, &s);
 	if (type == BS_DONE) {
 		if (s.status && !ret)
 			snprintf(why, wlen, "%s", s.why);
-		return ret ? ret : s.status;
+		return ret ? ret : s.status ? s.status : sent;
 	}
 	if (!ret)
 		snprintf(why, wlen, "rank 0 did not confirm the exchange");
@@ -1172,12 +1217,18 @@ int acc_mp_bootstrap(struct acc_group **out, const struct acc_group *set,
 
 fail_exchange:
 	/* tell rank 0 (or, on rank 0, everyone) so that no rank waits for this one */
-	if (rank)
-		status_send(&bx, mp->conn[0], BS_STATUS, ret, why);
-	else
+	if (rank) {
+		/* and hear its last word: the report is read before the connection closes */
+		if (!status_send(&bx, mp->conn[0], BS_STATUS, ret, why)) {
+			char w[sizeof(why)];
+
+			last_word(&bx, mp->conn[0], w, sizeof(w));
+		}
+	} else {
 		for (r = 1; r < nranks; r++)
 			if (mp->conn[r] >= 0)
 				status_send(&bx, mp->conn[r], BS_DONE, ret, why);
+	}
 fail_log:
 	acc_err("comm_init_rank: rank %u (pid %d), @%s: %s: %s", rank, (int)getpid(),
 		pend.id.name, why[0] ? why : "the exchange failed", strerror(-ret));

@@ -1888,6 +1888,122 @@ TEST_F_TIMEOUT(mp, init_use_destroy_100_rounds, 300)
 	run_job(_metadata, 3, &p, rank_rounds, 100, NULL, 250000);
 }
 
+/*
+ * A failure at every step of one rank's init_rank(): the library's trace
+ * lines count the steps of this process's init (each counter, buffer and
+ * signal import logs one); at step @arm_at, the next buffer creation and
+ * VM binding of this process's device fail (the in-process device's
+ * knobs).
+ */
+static struct {
+	struct accel_device *dev;
+	unsigned int steps, arm_at;
+	bool armed;
+} inj;
+
+static void inj_arm(const char *value)
+{
+	accel_device_debug_write(inj.dev, "fail_bo_create", value);
+	accel_device_debug_write(inj.dev, "fail_vm_bind", value);
+}
+
+static void inj_log(int level, const char *msg, void *arg)
+{
+	(void)arg;
+	if (level == ACCEL_LOG_TRACE) {
+		if (++inj.steps == inj.arm_at && !inj.armed) {
+			inj.armed = true;
+			inj_arm("1");
+		}
+		return;
+	}
+	if (level <= ACCEL_LOG_WARN)
+		fprintf(stderr, "libaccel: %s\n", msg);
+}
+
+/*
+ * For k = 1, 2, ...: rank x->arg's init fails after its step k. Every
+ * rank's init fails with the same error, within the timeout, each
+ * process's device memory, fds and threads back at the baseline, and
+ * the next init of the same id works; until k is past the last step.
+ */
+static void rank_init_faults(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 7 };
+	bool me = x->rank == (unsigned int)x->arg;
+	unsigned int k, failed = 0;
+	char culprit[32];
+	int fds0, thr0, ret;
+	struct accel_comm *c;
+	uint64_t mem0;
+
+	/* one round first: the library's lazily made objects */
+	RCHECK_EQ(0, rank_init(x, &c));
+	accel_comm_destroy(c);
+	usleep(100000);
+	RCHECK_EQ(0, accel_device_memory_used(x->dev, &mem0));
+	fds0 = count_dir("/proc/self/fd");
+	thr0 = count_dir("/proc/self/task");
+	inj.dev = x->dev;
+	snprintf(culprit, sizeof(culprit), "rank %d could not", x->arg);
+	for (k = 1;; k++) {
+		int64_t t0 = mp_now_ns();
+
+		if (x->logfd >= 0) {	/* this round's log only */
+			RCHECK_EQ(0, ftruncate(x->logfd, 0));
+			RCHECK_EQ(0, lseek(x->logfd, 0, SEEK_SET));
+		}
+		if (me) {
+			inj.steps = 0;
+			inj.arm_at = k;
+			inj.armed = false;
+			accel_log_set_handler(inj_log, NULL);
+			accel_log_set_level(ACCEL_LOG_TRACE);
+		}
+		ret = rank_init(x, &c);
+		if (me) {
+			accel_log_set_level(ACCEL_LOG_WARN);
+			accel_log_set_handler(NULL, NULL);
+			inj_arm("0");
+		}
+		RCHECK_WITHIN(t0, (int64_t)x->params.timeout_ms * 1000000);
+		if (!ret) {
+			RCHECK_EQ(0, run_one(x, c, &run));
+			accel_comm_destroy(c);
+			break;
+		}
+		failed++;
+		/* every rank fails with the failing rank's error, its log saying whose and why */
+		RCHECK_EQ(-ENOMEM, ret);
+		RCHECK(x->logfd < 0 || log_has(x, culprit));
+		back_to_baseline(x, mem0, fds0, thr0);
+	}
+	back_to_baseline(x, mem0, fds0, thr0);
+	fprintf(stdout, "rank %u of %u: %u failed inits (rank %d failing)\n", x->rank, x->n,
+		failed, x->arg);
+}
+
+TEST_F_TIMEOUT(mp, init_rank_fails_cleanly_at_every_step_of_rank_0, 300)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	if (!lib_on_sim())
+		SKIP(return, "the fault knobs are the in-process device's");
+	run_job(_metadata, 3, &p, rank_init_faults, 0, NULL, 250000);
+}
+
+TEST_F_TIMEOUT(mp, init_rank_fails_cleanly_at_every_step_of_rank_2, 300)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	if (!lib_on_sim())
+		SKIP(return, "the fault knobs are the in-process device's");
+	run_job(_metadata, 3, &p, rank_init_faults, 2, NULL, 250000);
+}
+
 /* Bad arguments change nothing. */
 TEST_F(mp, bad_arguments)
 {
