@@ -156,10 +156,10 @@ ACCEL_API int accel_comm_init_all(struct accel_comm **comms, unsigned int ndevs,
 			}
 	}
 	g = calloc(1, sizeof(*g));
-	if (!g)
-		return -ENOMEM;
-	g->ranks = calloc(ndevs, sizeof(*g->ranks));
-	if (!g->ranks) {
+	if (g)
+		g->ranks = calloc(ndevs, sizeof(*g->ranks));
+	if (!g || !g->ranks) {
+		acc_err("comm_init_all: %u ranks: no memory for the communicator", ndevs);
 		free(g);
 		return -ENOMEM;
 	}
@@ -175,6 +175,8 @@ ACCEL_API int accel_comm_init_all(struct accel_comm **comms, unsigned int ndevs,
 		struct accel_comm *c = calloc(1, sizeof(*c));
 
 		if (!c) {
+			acc_err("comm_init_all: comm %p rank %u (%s): no memory for the rank",
+				(void *)g, i, devs[i]->path);
 			ret = -ENOMEM;
 			goto fail;
 		}
@@ -184,8 +186,11 @@ ACCEL_API int accel_comm_init_all(struct accel_comm **comms, unsigned int ndevs,
 		c->dev = devs[i];
 		g->ranks[i] = c;
 		ret = acc_rec_init(c);
-		if (ret)
+		if (ret) {
+			acc_err("comm_init_all: comm %p rank %u (%s): no memory for the flight "
+				"recorder (%u entries)", (void *)g, i, devs[i]->path, g->rec_ops);
 			goto fail;
+		}
 	}
 	ret = acc_comm_transport_init(g);
 	if (ret)

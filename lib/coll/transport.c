@@ -227,29 +227,49 @@ int acc_rank_import(struct accel_comm *c, unsigned int p, const struct acc_expor
 
 int acc_comm_transport_init(struct acc_group *g)
 {
+	struct accel_comm *c;
 	struct acc_export e;
 	unsigned int i, p;
-	int ret = 0;
+	int ret;
 
-	for (i = 0; !ret && i < g->nranks; i++)
-		ret = acc_rank_alloc(g->ranks[i]);
+	for (i = 0; i < g->nranks; i++) {
+		c = g->ranks[i];
+		ret = acc_rank_alloc(c);
+		if (ret) {
+			acc_err("comm_init_all: comm %p rank %u (%s): its staging and signals "
+				"(%llu bytes x %u slots per peer, pinned: device memory or "
+				"RLIMIT_MEMLOCK; params.chunk_bytes and .slots make it smaller): %s",
+				(void *)g, i, c->dev->path, (unsigned long long)g->chunk, g->slots,
+				strerror(-ret));
+			return ret;
+		}
+	}
 	/*
 	 * One path with accel_comm_init_rank(): rank p's exports, imported by
 	 * every peer; here in this process only, and closed below.
 	 */
-	for (p = 0; !ret && p < g->nranks && g->nranks > 1; p++) {
-		ret = acc_rank_export(g->ranks[p], &e, true);
-		for (i = 0; !ret && i < g->nranks; i++)
-			if (i != p)
-				ret = acc_rank_import(g->ranks[i], p, &e, NULL);
+	for (p = 0; p < g->nranks && g->nranks > 1; p++) {
+		c = g->ranks[p];
+		ret = acc_rank_export(c, &e, true);
+		if (ret) {
+			acc_err("comm_init_all: comm %p rank %u (%s): cannot export its staging and "
+				"signals: %s", (void *)g, p, c->dev->path, strerror(-ret));
+			return ret;
+		}
+		for (i = 0; !ret && i < g->nranks; i++) {
+			if (i == p)
+				continue;
+			ret = acc_rank_import(g->ranks[i], p, &e, NULL);
+			if (ret)
+				acc_err("comm_init_all: comm %p rank %u (%s): cannot import rank %u's "
+					"staging and signals (%s): %s", (void *)g, i,
+					g->ranks[i]->dev->path, p, c->dev->path, strerror(-ret));
+		}
 		acc_export_close(&e);
+		if (ret)
+			return ret;
 	}
-	if (ret)
-		acc_err("comm_init_all: staging and signals of %u ranks (%llu bytes x %u slots "
-			"per peer, pinned: device memory or RLIMIT_MEMLOCK; params.chunk_bytes "
-			"and .slots make it smaller): %s", g->nranks, (unsigned long long)g->chunk,
-			g->slots, strerror(-ret));
-	return ret;
+	return 0;
 }
 
 void acc_comm_transport_fini(struct accel_comm *c)

@@ -26,6 +26,13 @@
 #include "libaccel_test.h"
 #include "comm_oracle.h"
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#define NO_LEAKS() EXPECT_EQ(0, __lsan_do_recoverable_leak_check())
+#else
+#define NO_LEAKS() do { } while (0)
+#endif
+
 /* the library's test hook (lib/coll/coll.h): counters and sequence numbers start here */
 extern uint64_t acc_comm_test_base;
 /* test hooks (lib/coll/coll.h, lib/internal.h): plan heap allocations, doorbells */
@@ -1090,5 +1097,134 @@ static void issue_counts(struct __test_metadata *_metadata, FIXTURE_DATA(comm) *
 
 TEST_F(comm, issue_one_doorbell_per_rank_2) { issue_counts(_metadata, self, 2); }
 TEST_F(comm, issue_one_doorbell_per_rank_4) { issue_counts(_metadata, self, 4); }
+
+/* --- a failure at every step of accel_comm_init_all() --- */
+
+/*
+ * The library's trace lines count the steps of an init (each counter, buffer
+ * and signal import logs one); at step @arm_at, the next buffer creation
+ * and VM binding of device @dev fail (the in-process device's knobs).
+ */
+static struct {
+	struct accel_device *dev;
+	unsigned int steps, arm_at;
+	bool armed;
+	char comm_err[512];	/* the last error of comm_init_all */
+} inj;
+
+static void inj_arm(const char *value)
+{
+	accel_device_debug_write(inj.dev, "fail_bo_create", value);
+	accel_device_debug_write(inj.dev, "fail_vm_bind", value);
+}
+
+static void inj_log(int level, const char *msg, void *arg)
+{
+	(void)arg;
+	if (level == ACCEL_LOG_TRACE) {
+		if (++inj.steps == inj.arm_at && !inj.armed) {
+			inj.armed = true;
+			inj_arm("1");
+		}
+		return;
+	}
+	if (level == ACCEL_LOG_ERROR && !strncmp(msg, "comm_init_all", 13))
+		snprintf(inj.comm_err, sizeof(inj.comm_err), "%s", msg);
+	if (level <= ACCEL_LOG_WARN)
+		fprintf(stderr, "libaccel: %s\n", msg);
+}
+
+/*
+ * For each device j and k = 1, 2, ...: the first buffer creation or
+ * binding on device j after step k of accel_comm_init_all() fails. Each
+ * init fails with -ENOMEM, its log naming rank j and its device, every
+ * device buffer, mapping, fd, thread and heap block back at the
+ * baseline, and the next init works; until k is past the last step.
+ * Then the communicators work.
+ */
+TEST_F_TIMEOUT(comm, init_all_fails_cleanly_at_every_step, 600)
+{
+	struct accel_comm *comms[NDEV];
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	int level = accel_log_get_level(), thr0, fd0, ret, idx;
+	struct accel_device_info list[128];
+	unsigned int n, j, k, r, failed = 0;
+	uint64_t mem0[NDEV], mem;
+	char who[NDEV][96];
+	long bos0, maps0;
+
+	if (!lib_on_sim())
+		SKIP(return, "the fault knobs are the in-process device's");
+	ASSERT_LT(0, accel_device_list(list, 128, sizeof(list[0])));
+	for (r = 0; r < NDEV; r++) {
+		idx = lib_index_of(ID0 + r);
+		ASSERT_LE(0, idx);
+		snprintf(who[r], sizeof(who[r]), "rank %u (%s)", r, list[idx].path);
+	}
+	for (n = 2; n <= NDEV; n++) {
+		/*
+		 * the library's lazily made objects (signal pages) first; no
+		 * operation yet: a queue's wait on a peer's counter keeps the
+		 * peer's signal page imported (lib/signal.c), and the imports
+		 * of init would find it there instead of binding it
+		 */
+		ASSERT_EQ(0, comm_make(self, n, 0, 0, comms));
+		comm_free(comms, n);
+		for (r = 0; r < NDEV; r++)
+			ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem0[r]));
+		bos0 = lib_objects("bos");
+		maps0 = lib_objects("mappings");
+		fd0 = fds_now();
+		thr0 = threads_now();
+		for (j = 0; j < n; j++) {
+			inj.dev = self->dev[j];
+			for (k = 1;; k++) {
+				inj.steps = 0;
+				inj.arm_at = k;
+				inj.armed = false;
+				inj.comm_err[0] = 0;
+				accel_log_set_handler(inj_log, NULL);
+				accel_log_set_level(ACCEL_LOG_TRACE);
+				ret = comm_make(self, n, 0, 0, comms);
+				accel_log_set_level(level);
+				accel_log_set_handler(NULL, NULL);
+				inj_arm("0");
+				if (!ret) {
+					comm_free(comms, n);
+					if (!inj.armed)
+						break;	/* past the last step */
+					continue;
+				}
+				failed++;
+				EXPECT_EQ(-ENOMEM, ret) TH_LOG("%u ranks, device %u, step %u", n, j, k);
+				EXPECT_NE(NULL, strstr(inj.comm_err, who[j]))
+					TH_LOG("%u ranks, device %u, step %u: the log says \"%s\", not "
+					       "which rank failed (%s)", n, j, k, inj.comm_err, who[j]);
+				for (r = 0; r < NDEV; r++) {
+					ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem));
+					EXPECT_EQ(mem0[r], mem) TH_LOG("%u ranks, device %u, step %u: "
+								       "device %u", n, j, k, r);
+				}
+				EXPECT_EQ(bos0, lib_objects("bos"));
+				EXPECT_EQ(maps0, lib_objects("mappings"));
+				EXPECT_EQ(fd0, fds_now());
+				EXPECT_EQ(thr0, threads_now());
+				/* and nothing left behind stops the next one */
+				ASSERT_EQ(0, comm_make(self, n, 0, 0, comms));
+				comm_free(comms, n);
+				if (!__test_passed(_metadata))
+					return;
+			}
+		}
+	}
+	ksft_print_msg("%u failed inits\n", failed);
+	for (n = 2; n <= NDEV; n++) {
+		ASSERT_EQ(0, comm_make(self, n, 0, 0, comms));
+		EXPECT_EQ(0, run_check(_metadata, self, comms, n, &run));
+		comm_free(comms, n);
+	}
+	NO_LEAKS();
+}
 
 TEST_HARNESS_MAIN
