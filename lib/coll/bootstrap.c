@@ -525,8 +525,12 @@ static int host_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 	socklen_t alen = id_addr(bx->id, &a);
 
 	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (lfd < 0)
-		return -errno;
+	if (lfd < 0) {
+		ret = -errno;
+		acc_err("comm_init_rank: rank 0 (pid %d), @%s: socket: %s", (int)getpid(),
+			bx->id->name, strerror(-ret));
+		return ret;
+	}
 	if (bind(lfd, (struct sockaddr *)&a, alen) || listen(lfd, 128)) {
 		ret = -errno;
 		close(lfd);
@@ -1176,8 +1180,11 @@ int acc_mp_bootstrap(struct acc_group **out, const struct acc_group *set,
 		ret = host_rendezvous(&bx, &mine, mp->conn, pids);
 		if (!ret) {
 			ret = group_create(set, nranks, pids, &memfd);
-			if (ret)
+			if (ret) {
 				snprintf(why, sizeof(why), "rank 0 could not create the shared state");
+				acc_err("comm_init_rank: rank 0 (pid %d), @%s: %s: %s", (int)getpid(),
+					pend.id.name, why, strerror(-ret));
+			}
 		}
 		for (r = 1; r < nranks; r++)
 			if (mp->conn[r] >= 0)

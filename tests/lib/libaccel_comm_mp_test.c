@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -2002,6 +2003,61 @@ TEST_F_TIMEOUT(mp, init_rank_fails_cleanly_at_every_step_of_rank_2, 300)
 	if (!lib_on_sim())
 		SKIP(return, "the fault knobs are the in-process device's");
 	run_job(_metadata, 3, &p, rank_init_faults, 2, NULL, 250000);
+}
+
+static char errs[4096];
+
+/* The log's errors in errs[] (this rank's stderr, a memfd, cannot grow either). */
+static void errs_log(int level, const char *msg, void *arg)
+{
+	size_t at = strlen(errs);
+
+	(void)arg;
+	if (level == ACCEL_LOG_ERROR)
+		snprintf(errs + at, sizeof(errs) - at, "%s\n", msg);
+}
+
+/*
+ * Rank 0 cannot create the shared state (its memfd cannot grow: a
+ * RLIMIT_FSIZE of 0): every rank fails with -EFBIG, rank 0's log saying
+ * why as the others' do; then, with the limit back, the same id works.
+ */
+static void rank_no_shared_state(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 7 };
+	struct rlimit old, lim;
+	struct accel_comm *c;
+	int fds0;
+
+	fds0 = count_dir("/proc/self/fd");
+	if (x->rank == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		RCHECK_EQ(0, getrlimit(RLIMIT_FSIZE, &old));
+		lim = old;
+		lim.rlim_cur = 0;
+		RCHECK_EQ(0, setrlimit(RLIMIT_FSIZE, &lim));
+		accel_log_set_handler(errs_log, NULL);
+	}
+	RCHECK_EQ(-EFBIG, rank_init(x, &c));
+	if (x->rank == 0) {
+		accel_log_set_handler(NULL, NULL);
+		RCHECK_EQ(0, setrlimit(RLIMIT_FSIZE, &old));
+		fprintf(stderr, "%s", errs);
+	}
+	RCHECK(log_has(x, "rank 0 could not create the shared state: File too large"));
+	RCHECK_EQ(fds0, count_dir("/proc/self/fd"));
+	RCHECK_EQ(0, rank_init(x, &c));
+	RCHECK_EQ(0, run_one(x, c, &run));
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, rank_0_cannot_create_the_shared_state, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 10000 };
+
+	run_job(_metadata, 2, &p, rank_no_shared_state, 0, NULL, 30000);
 }
 
 /* Bad arguments change nothing. */
