@@ -653,6 +653,18 @@ static int host_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 				if (fd < 0) {
 					if (errno == EINTR)
 						continue;
+					if (errno == EAGAIN || errno == EWOULDBLOCK ||
+					    errno == ECONNABORTED)
+						break;
+					/*
+					 * out of fds or memory: the connection stays
+					 * queued and the socket readable, so waiting on
+					 * would spin to the deadline and then blame
+					 * the ranks
+					 */
+					ret = -errno;
+					snprintf(why, sizeof(why), "rank 0 (pid %d) cannot accept "
+						 "a rank's connection", (int)getpid());
 					break;
 				}
 				if (npend == BS_PENDING_MAX) {
@@ -666,6 +678,8 @@ static int host_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 				}
 				pend[npend++] = fd;
 			}
+			if (ret)
+				break;
 		}
 	}
 	close(lfd);	/* the name is free again */

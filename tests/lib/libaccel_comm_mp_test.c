@@ -2060,6 +2060,108 @@ TEST_F_TIMEOUT(mp, rank_0_cannot_create_the_shared_state, 60)
 	run_job(_metadata, 2, &p, rank_no_shared_state, 0, NULL, 30000);
 }
 
+/*
+ * Rank 0 out of file descriptors, at every step of its init: in round k
+ * its RLIMIT_NOFILE leaves it exactly k free fds, and both ranks init
+ * (rank 1 only once rank 0 started the round, the next round only once
+ * rank 1's init of this one returned); the first round that succeeds
+ * runs an allreduce and ends the test. Each failed round fails rank 0
+ * within 2 s of a 3 s timeout, never -ETIMEDOUT, with its fds back; and
+ * one round fails at the accept of rank 1's connection. That used to
+ * spin: the connection stayed queued, the listening socket readable,
+ * until the deadline, and then rank 0 blamed rank 1 for not joining.
+ */
+#define FD_ROUND	(JOB_FLAGS + 0)	/* the round rank 0 is in */
+#define FD_DONE		(JOB_FLAGS + 1)	/* the last round rank 1's init returned in */
+
+/* The fd limit that leaves exactly @k fd numbers free below it. */
+static rlim_t limit_leaving(unsigned int k)
+{
+	unsigned int used[1024] = { 0 }, l, fd, n = 0, freeb;
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && (unsigned int)atoi(e->d_name) != (unsigned int)dirfd(d) &&
+		    n < 1024)
+			used[n++] = (unsigned int)atoi(e->d_name);
+	closedir(d);
+	/* the highest such limit: the fds of the range are all taken below it */
+	for (l = 1; l < 4096; l++) {
+		for (fd = 0, freeb = l + 1; fd < n; fd++)
+			freeb -= used[fd] < l + 1;
+		if (freeb > k)
+			return l;
+	}
+	return 0;
+}
+
+/* Wait at most 60 s (scaled) until slot @i of the job holds @v. */
+static bool job_slot_wait(unsigned int i, int v)
+{
+	int64_t end = mp_now_ns() + 60000000000ll * tscale();
+
+	while (__atomic_load_n(&job_pids[i], __ATOMIC_SEQ_CST) != v) {
+		if (mp_now_ns() > end)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+static void rank_out_of_fds(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 7 };
+	struct rlimit old, lim;
+	struct accel_comm *c;
+	unsigned int k;
+	int64_t t0;
+	int ret = -1, fds0;
+
+	for (k = 0; k < 64 && ret; k++) {
+		if (x->rank) {
+			RCHECK(job_slot_wait(FD_ROUND, (int)k + 1));
+			ret = rank_init(x, &c);
+			__atomic_store_n(&job_pids[FD_DONE], (int)k + 1, __ATOMIC_SEQ_CST);
+			continue;
+		}
+		fds0 = count_dir("/proc/self/fd");
+		RCHECK_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+		lim = old;
+		lim.rlim_cur = limit_leaving(k);
+		RCHECK(lim.rlim_cur > 0);
+		RCHECK_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+		__atomic_store_n(&job_pids[FD_ROUND], (int)k + 1, __ATOMIC_SEQ_CST);
+		t0 = mp_now_ns();
+		ret = rank_init(x, &c);
+		RCHECK_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
+		if (ret) {
+			dprintf(2, "round %u (%u fds free): %d\n", k, k, ret);
+			RCHECK(ret != -ETIMEDOUT);
+			RCHECK_WITHIN(t0, 2000000000ll * tscale());
+			RCHECK_EQ(fds0, count_dir("/proc/self/fd"));
+		}
+		/* rank 1's init of this round returned: the next round starts clean */
+		RCHECK(job_slot_wait(FD_DONE, (int)k + 1));
+	}
+	RCHECK_EQ(0, ret);
+	if (!x->rank)
+		RCHECK(log_has(x, "cannot accept a rank's connection: Too many open files"));
+	RCHECK_EQ(0, run_one(x, c, &run));
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, rank_0_out_of_fds_at_every_step, 300)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 3000 };
+
+	run_job(_metadata, 2, &p, rank_out_of_fds, 0, NULL, 280000);
+}
+
 /* Bad arguments change nothing. */
 TEST_F(mp, bad_arguments)
 {
