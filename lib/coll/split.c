@@ -242,9 +242,21 @@ static _Thread_local struct {
 	unsigned int n, cap;
 } ts;
 
+/* Whether the split @o arrived at has completed: its result waits to be taken. */
+static bool split_completed(const struct split_op *o)
+{
+	struct acc_group *g = o->comm->g;
+	bool done;
+
+	acc_group_lock(g);
+	done = g->split->gen != o->gen;
+	acc_group_unlock(g);
+	return done;
+}
+
 int acc_split_group_end(void)
 {
-	unsigned int i;
+	unsigned int i, j;
 	int ret = 0, r;
 
 	/* every call arrives first (the last of a set makes the children), then each takes */
@@ -255,6 +267,20 @@ int acc_split_group_end(void)
 			ts.ops[i].arrived = false;
 			continue;
 		}
+		/*
+		 * an earlier call on this parent whose split completed takes its
+		 * child now: the parent's next split overwrites the children
+		 * that were not taken
+		 */
+		for (j = 0; j < i && !ret; j++) {
+			if (!ts.ops[j].arrived || ts.ops[j].comm->g != ts.ops[i].comm->g ||
+			    !split_completed(&ts.ops[j]))
+				continue;
+			ret = split_take(ts.ops[j].comm, ts.ops[j].gen, ts.ops[j].out);
+			ts.ops[j].arrived = false;
+		}
+		if (ret)
+			break;
 		ret = split_arrive(ts.ops[i].comm, ts.ops[i].color, ts.ops[i].key, &ts.ops[i].gen);
 		ts.ops[i].arrived = !ret;
 	}

@@ -937,6 +937,43 @@ TEST_F_TIMEOUT(comm, counters_across_wraps, 300)
 	}
 }
 
+/*
+ * Two splits of one parent in one group from one thread, as every rank
+ * calling accel_comm_split() twice in a row: each call gets its own
+ * split's child (the second split must not hand its children to the first
+ * calls, nor leak the first split's children), and nothing leaks.
+ */
+TEST_F_TIMEOUT(comm, split_twice_in_one_group, 120)
+{
+	struct accel_comm *comms[NDEV], *a[NDEV], *b[NDEV];
+	uint64_t mem0[NDEV], mem;
+	unsigned int r;
+
+	ASSERT_EQ(0, comm_make(self, 4, 0, 2000, comms));
+	for (r = 0; r < 4; r++)
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem0[r]));
+	ASSERT_EQ(0, accel_group_start());
+	for (r = 0; r < 4; r++)
+		ASSERT_EQ(0, accel_comm_split(comms[r], (int)(r % 2), 0, &a[r]));
+	for (r = 0; r < 4; r++)
+		ASSERT_EQ(0, accel_comm_split(comms[r], 0, -(int)r, &b[r]));
+	EXPECT_EQ(0, accel_group_end());
+	for (r = 0; r < 4; r++) {
+		EXPECT_EQ(2, accel_comm_count(a[r])) TH_LOG("rank %u's first split", r);
+		EXPECT_EQ((int)(r / 2), accel_comm_rank(a[r])) TH_LOG("rank %u's first split", r);
+		EXPECT_EQ(4, accel_comm_count(b[r])) TH_LOG("rank %u's second split", r);
+		EXPECT_EQ((int)(3 - r), accel_comm_rank(b[r])) TH_LOG("rank %u's second split", r);
+		EXPECT_EQ(self->dev[r], accel_comm_device(b[r]));
+	}
+	comm_free(b, 4);
+	comm_free(a, 4);
+	for (r = 0; r < 4; r++) {
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem));
+		EXPECT_EQ(mem0[r], mem) TH_LOG("device %u", r);
+	}
+	comm_free(comms, 4);
+}
+
 /* entries of a /proc/self directory (threads, open files), or -1 */
 static int proc_entries(const char *path)
 {
