@@ -161,17 +161,21 @@ unlock:
 	return ret;
 }
 
-/* Wait for split @gen to complete and take rank @c's result. */
-static int split_take(struct accel_comm *c, uint64_t gen, struct accel_comm **newcomm)
+/* The end of rank @c's wait in a split it arrives at now (CLOCK_MONOTONIC, ns). */
+static uint64_t split_deadline(const struct accel_comm *c)
+{
+	return (uint64_t)acc_now_ns() + c->g->timeout_ns;
+}
+
+/* Wait until @deadline for split @gen to complete and take rank @c's result. */
+static int split_take(struct accel_comm *c, uint64_t gen, uint64_t deadline,
+		      struct accel_comm **newcomm)
 {
 	struct acc_group *g = c->g;
 	struct acc_split *s;
 	struct timespec now, until;
-	uint64_t deadline;
 	int ret = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	deadline = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + g->timeout_ns;
 	acc_group_lock(g);
 	s = g->split;
 	while (s->gen == gen) {
@@ -233,7 +237,7 @@ struct split_op {
 	struct accel_comm *comm;
 	int color, key;
 	struct accel_comm **out;
-	uint64_t gen;
+	uint64_t gen, deadline;
 	bool arrived;
 };
 
@@ -276,18 +280,21 @@ int acc_split_group_end(void)
 			if (!ts.ops[j].arrived || ts.ops[j].comm->g != ts.ops[i].comm->g ||
 			    !split_completed(&ts.ops[j]))
 				continue;
-			ret = split_take(ts.ops[j].comm, ts.ops[j].gen, ts.ops[j].out);
+			ret = split_take(ts.ops[j].comm, ts.ops[j].gen, ts.ops[j].deadline,
+					 ts.ops[j].out);
 			ts.ops[j].arrived = false;
 		}
 		if (ret)
 			break;
 		ret = split_arrive(ts.ops[i].comm, ts.ops[i].color, ts.ops[i].key, &ts.ops[i].gen);
 		ts.ops[i].arrived = !ret;
+		/* each call's wait from its arrival: the calls wait at once, not in turn */
+		ts.ops[i].deadline = split_deadline(ts.ops[i].comm);
 	}
 	for (i = 0; i < ts.n; i++) {
 		if (!ts.ops[i].arrived)
 			continue;
-		r = split_take(ts.ops[i].comm, ts.ops[i].gen, ts.ops[i].out);
+		r = split_take(ts.ops[i].comm, ts.ops[i].gen, ts.ops[i].deadline, ts.ops[i].out);
 		ret = ret ? ret : r;
 	}
 	free(ts.ops);
@@ -323,5 +330,5 @@ ACCEL_API int accel_comm_split(struct accel_comm *comm, int color, int key,
 	if (comm->g->mp)	/* across processes: xproc.c */
 		return acc_xsplit(comm, color, key, newcomm);
 	ret = split_arrive(comm, color, key, &gen);
-	return ret ? ret : split_take(comm, gen, newcomm);
+	return ret ? ret : split_take(comm, gen, split_deadline(comm), newcomm);
 }

@@ -974,6 +974,39 @@ TEST_F_TIMEOUT(comm, split_twice_in_one_group, 120)
 	comm_free(comms, 4);
 }
 
+/*
+ * A split in a group from one thread that a rank never calls: every call
+ * of the group fails -ETIMEDOUT within the parent's timeout (the calls
+ * wait at once, not one timeout after another), nothing is made, and a
+ * split then works.
+ */
+TEST_F_TIMEOUT(comm, split_in_a_group_times_out_once, 120)
+{
+	struct accel_comm *comms[NDEV], *kids[NDEV];
+	unsigned int r;
+	uint64_t t0, dt;
+
+	ASSERT_EQ(0, comm_make(self, 4, 0, 1000, comms));
+	t0 = vaccel_now_ms();
+	ASSERT_EQ(0, accel_group_start());
+	for (r = 0; r < 3; r++)		/* rank 3 never calls */
+		ASSERT_EQ(0, accel_comm_split(comms[r], 0, 0, &kids[r]));
+	EXPECT_EQ(-ETIMEDOUT, accel_group_end());
+	dt = vaccel_now_ms() - t0;
+	EXPECT_GT(2000, dt) TH_LOG("after %llu ms, the timeout is 1000 ms",
+				   (unsigned long long)dt);
+	for (r = 0; r < 3; r++)
+		EXPECT_EQ(NULL, kids[r]);
+	ASSERT_EQ(0, accel_group_start());
+	for (r = 0; r < 4; r++)
+		ASSERT_EQ(0, accel_comm_split(comms[r], 0, 0, &kids[r]));
+	EXPECT_EQ(0, accel_group_end());
+	for (r = 0; r < 4; r++)
+		EXPECT_EQ((int)r, accel_comm_rank(kids[r]));
+	comm_free(kids, 4);
+	comm_free(comms, 4);
+}
+
 /* entries of a /proc/self directory (threads, open files), or -1 */
 static int proc_entries(const char *path)
 {
