@@ -90,6 +90,9 @@ static int make_children(struct acc_group *g, struct acc_split *s)
 		if (!ret)
 			acc_info("comm %p: split: color %d, %u ranks: comm %p", (void *)g,
 				 s->color[i], m, (void *)kids[0]->g);
+		else
+			acc_err("comm_split: comm %p: the new communicator of color %d (%u ranks): "
+				"%s", (void *)g, s->color[i], m, strerror(-ret));
 	}
 	if (ret)
 		for (i = 0; i < n; i++) {
@@ -210,6 +213,10 @@ static int split_take(struct accel_comm *c, uint64_t gen, uint64_t deadline,
 		pthread_cond_timedwait(&s->cv, &g->lock, &until);
 	}
 	ret = s->ret;
+	if (ret)
+		acc_err("comm_split: comm %p rank %u: seq %llu: the new communicators could not be "
+			"made (this rank's color %d): %s; none is made", (void *)g, c->rank,
+			(unsigned long long)s->seq[c->rank], s->color[c->rank], strerror(-ret));
 	acc_rec_end(c, s->rec_n[c->rank], ret);
 	*newcomm = s->child[c->rank];
 	s->child[c->rank] = NULL;

@@ -1007,6 +1007,52 @@ TEST_F_TIMEOUT(comm, split_in_a_group_times_out_once, 120)
 	comm_free(comms, 4);
 }
 
+/*
+ * A split whose children cannot be made (rank 3's device refuses a
+ * buffer): every rank fails with the error, each says so naming the
+ * parent, its rank and the split, nothing is made, and a split then works.
+ */
+TEST_F_TIMEOUT(comm, split_that_cannot_make_children_fails_every_rank, 120)
+{
+	struct accel_comm *comms[NDEV], *kids[NDEV];
+	int level = accel_log_get_level();
+	uint64_t mem0[NDEV], mem;
+	char want[96];
+	unsigned int r;
+
+	ASSERT_EQ(0, comm_make(self, 4, 0, 2000, comms));
+	for (r = 0; r < 4; r++)
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem0[r]));
+	ASSERT_EQ(0, accel_device_debug_write(self->dev[3], "fail_bo_create", "1"));
+	wait_log.len = 0;
+	wait_log.text[0] = 0;
+	accel_log_set_handler(wait_log_handler, NULL);
+	accel_log_set_level(ACCEL_LOG_WARN);
+	ASSERT_EQ(0, accel_group_start());
+	for (r = 0; r < 4; r++)
+		ASSERT_EQ(0, accel_comm_split(comms[r], (int)(r / 2), 0, &kids[r]));
+	EXPECT_EQ(-ENOMEM, accel_group_end());
+	accel_log_set_handler(NULL, NULL);
+	accel_log_set_level(level);
+	TH_LOG("%s", wait_log.text);
+	for (r = 0; r < 4; r++) {
+		EXPECT_EQ(NULL, kids[r]);
+		snprintf(want, sizeof(want), "rank %u: seq 0: the new communicators could not be "
+			 "made", r);
+		EXPECT_NE(NULL, strstr(wait_log.text, want)) TH_LOG("no \"%s\"", want);
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem));
+		EXPECT_EQ(mem0[r], mem) TH_LOG("device %u", r);
+	}
+	ASSERT_EQ(0, accel_group_start());
+	for (r = 0; r < 4; r++)
+		ASSERT_EQ(0, accel_comm_split(comms[r], (int)(r / 2), 0, &kids[r]));
+	EXPECT_EQ(0, accel_group_end());
+	for (r = 0; r < 4; r++)
+		EXPECT_EQ(2, accel_comm_count(kids[r]));
+	comm_free(kids, 4);
+	comm_free(comms, 4);
+}
+
 /* entries of a /proc/self directory (threads, open files), or -1 */
 static int proc_entries(const char *path)
 {
