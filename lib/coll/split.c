@@ -30,6 +30,7 @@ struct acc_split {
 	pthread_cond_t cv;
 	uint64_t gen;			/* splits completed */
 	uint64_t arrived;		/* ranks that called the current one */
+	uint64_t seen;			/* ranks that called it, even if they left since */
 	bool busy;			/* its last rank is making the children */
 	int color[ACCEL_COMM_MAX_RANKS], key[ACCEL_COMM_MAX_RANKS];
 	/* rank r's sequence number for this split, and its recorder's entry */
@@ -122,6 +123,8 @@ static int split_arrive(struct accel_comm *c, int color, int key, uint64_t *gen)
 
 		s = calloc(1, sizeof(*s));
 		if (!s) {
+			acc_err("comm_split: comm %p rank %u: its state: %s", (void *)g, c->rank,
+				strerror(ENOMEM));
 			ret = -ENOMEM;
 			goto unlock;
 		}
@@ -133,8 +136,8 @@ static int split_arrive(struct accel_comm *c, int color, int key, uint64_t *gen)
 	}
 	s = g->split;
 	if (s->arrived & (1ull << c->rank) || s->busy) {
-		acc_err("comm_split: rank %u called it twice before every rank called it once",
-			c->rank);
+		acc_err("comm_split: comm %p: rank %u called it twice before every rank called it "
+			"once", (void *)g, c->rank);
 		ret = -EINVAL;
 		goto unlock;
 	}
@@ -146,6 +149,7 @@ static int split_arrive(struct accel_comm *c, int color, int key, uint64_t *gen)
 	s->color[c->rank] = color;
 	s->key[c->rank] = key;
 	s->arrived |= 1ull << c->rank;
+	s->seen |= 1ull << c->rank;
 	*gen = s->gen;
 	if (s->arrived != all_of(g->nranks))
 		goto unlock;
@@ -156,6 +160,7 @@ static int split_arrive(struct accel_comm *c, int color, int key, uint64_t *gen)
 	s->ret = ret;
 	s->busy = false;
 	s->arrived = 0;
+	s->seen = 0;
 	s->gen++;
 	pthread_cond_broadcast(&s->cv);
 	ret = 0;
@@ -192,10 +197,12 @@ static int split_take(struct accel_comm *c, uint64_t gen, uint64_t deadline,
 		if (s->busy)
 			ret = 0;	/* the children are being made: bounded, and this rank's */
 		if (ret) {
-			uint64_t miss = all_of(g->nranks) & ~s->arrived;
+			uint64_t miss = all_of(g->nranks) & ~s->seen;
 
 			/* this rank leaves it, and its sequence number is free again */
 			s->arrived &= ~(1ull << c->rank);
+			if (!s->arrived)
+				s->seen = 0;	/* all left: the next call starts afresh */
 			acc_call_leave_host(c, s->seq[c->rank]);
 			acc_rec_end(c, s->rec_n[c->rank], ret);
 			acc_err("comm_split: comm %p rank %u: seq %llu: %s; ranks that had not "
@@ -325,8 +332,13 @@ ACCEL_API int accel_comm_split(struct accel_comm *comm, int color, int key,
 			struct split_op *ops = cap > (1u << 16) ? NULL :
 					       realloc(ts.ops, cap * sizeof(*ops));
 
-			if (!ops)
+			if (!ops) {
+				acc_err("comm_split: comm %p rank %u: the group's split call %u: %s",
+					(void *)comm->g, comm->rank, ts.n + 1,
+					cap > (1u << 16) ? "a group holds at most 2^16 splits" :
+							   strerror(ENOMEM));
 				return -ENOMEM;
+			}
 			ts.ops = ops;
 			ts.cap = cap;
 		}

@@ -983,20 +983,35 @@ TEST_F_TIMEOUT(comm, split_twice_in_one_group, 120)
 TEST_F_TIMEOUT(comm, split_in_a_group_times_out_once, 120)
 {
 	struct accel_comm *comms[NDEV], *kids[NDEV];
+	int level = accel_log_get_level();
 	unsigned int r;
 	uint64_t t0, dt;
 
 	ASSERT_EQ(0, comm_make(self, 4, 0, 1000, comms));
+	wait_log.len = 0;
+	wait_log.text[0] = 0;
+	accel_log_set_handler(wait_log_handler, NULL);
+	accel_log_set_level(ACCEL_LOG_WARN);
 	t0 = vaccel_now_ms();
 	ASSERT_EQ(0, accel_group_start());
 	for (r = 0; r < 3; r++)		/* rank 3 never calls */
 		ASSERT_EQ(0, accel_comm_split(comms[r], 0, 0, &kids[r]));
 	EXPECT_EQ(-ETIMEDOUT, accel_group_end());
 	dt = vaccel_now_ms() - t0;
+	accel_log_set_handler(NULL, NULL);
+	accel_log_set_level(level);
 	EXPECT_GT(2000, dt) TH_LOG("after %llu ms, the timeout is 1000 ms",
 				   (unsigned long long)dt);
-	for (r = 0; r < 3; r++)
+	for (r = 0; r < 3; r++) {
+		char want[96];
+
 		EXPECT_EQ(NULL, kids[r]);
+		/* each names rank 3 alone, also after the ranks before it left */
+		snprintf(want, sizeof(want), "rank %u: seq 0: timed out; ranks that had not "
+			 "called it: 0x8", r);
+		EXPECT_NE(NULL, strstr(wait_log.text, want)) TH_LOG("no \"%s\" in:\n%s", want,
+								   wait_log.text);
+	}
 	ASSERT_EQ(0, accel_group_start());
 	for (r = 0; r < 4; r++)
 		ASSERT_EQ(0, accel_comm_split(comms[r], 0, 0, &kids[r]));
