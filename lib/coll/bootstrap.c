@@ -720,8 +720,12 @@ static int peer_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 	*memfd = -1;
 	while (!connected) {
 		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return -errno;
+		if (fd < 0) {
+			ret = -errno;
+			acc_err("comm_init_rank: rank %u (pid %d), @%s: socket: %s", bx->rank,
+				(int)getpid(), bx->id->name, strerror(-ret));
+			return ret;
+		}
 		do
 			ret = connect(fd, (struct sockaddr *)&a, alen) ? -errno : 0;
 		while (ret == -EINTR);
@@ -731,8 +735,11 @@ static int peer_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 		}
 		close(fd);
 		fd = -1;
-		if (ret != -ECONNREFUSED && ret != -ENOENT && ret != -EAGAIN)
+		if (ret != -ECONNREFUSED && ret != -ENOENT && ret != -EAGAIN) {
+			acc_err("comm_init_rank: rank %u (pid %d), @%s: connect to rank 0: %s",
+				bx->rank, (int)getpid(), bx->id->name, strerror(-ret));
 			return ret;
+		}
 		/* rank 0 is not listening yet: retry every 10 ms until the deadline */
 		ret = bs_wait(bx, bx->efd, POLLIN, acc_now_ns() + 10000000 < bx->deadline ?
 				acc_now_ns() + 10000000 : bx->deadline);
@@ -746,8 +753,17 @@ static int peer_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 				bx->id->name);
 			return -ETIMEDOUT;
 		}
-		if (ret == -ECANCELED)
+		if (ret == -ECANCELED) {
+			acc_err("comm_init_rank: rank %u (pid %d), @%s: stopped by "
+				"accel_comm_init_abort() while rank 0 was not listening yet",
+				bx->rank, (int)getpid(), bx->id->name);
 			return ret;
+		}
+		if (ret) {
+			acc_err("comm_init_rank: rank %u (pid %d), @%s: waiting to connect: %s",
+				bx->rank, (int)getpid(), bx->id->name, strerror(-ret));
+			return ret;
+		}
 	}
 	ret = bs_send(bx, fd, mine, sizeof(*mine), NULL, 0);
 	if (ret == -ECONNRESET)
@@ -775,6 +791,11 @@ static int peer_rendezvous(struct bs_ctx *bx, const struct bs_hello *mine, int *
 		acc_err("comm_init_rank: rank %u (pid %d), @%s: rank 0 closed the rendezvous "
 			"(it died or was stopped): -ECONNABORTED", bx->rank, (int)getpid(),
 			bx->id->name);
+	else if (ret)
+		acc_err("comm_init_rank: rank %u (pid %d), @%s: %s rank 0: %s", bx->rank,
+			(int)getpid(), bx->id->name, ret == -ECANCELED ?
+			"stopped by accel_comm_init_abort() while waiting for" :
+			"the hello to or the verdict of", strerror(-ret));
 	if (!ret && v->status) {
 		ret = v->status;
 		acc_err("comm_init_rank: rank %u (pid %d), @%s: rank 0 says: %s: %s", bx->rank,
