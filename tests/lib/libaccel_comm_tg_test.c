@@ -1368,18 +1368,54 @@ static void host_send_fn(void *arg)
 			    (int)h->to, h->self->comms[h->from], h->q, &h->ev);
 }
 
+/*
+ * Device 0's collectives queue (ring of 64) held full: a 400 ms DELAY on
+ * the tasks queue, host task @fn(@arg) after it, a task on the
+ * collectives queue that waits for the host task and 56 empty tasks
+ * behind it. The next task on that queue waits for ring room, and runs
+ * the host task meanwhile. 0 or the first submission's error.
+ */
+static int hold_coll_queue(FIXTURE_DATA(ctg) *self, void (*fn)(void *), void *arg)
+{
+	struct accel_tensor x, y;
+	struct accel_task tk;
+	uint64_t n = 16;
+	unsigned int i;
+	int ret;
+
+	accel_tensor_init(&x, self->src[0], 0, ACCEL_DTYPE_U8, 1, &n);
+	accel_tensor_init(&y, self->out[0], 0, ACCEL_DTYPE_U8, 1, &n);
+	accel_task_prep_delay(&tk, 400000000ull);	/* holds the host task back */
+	accel_task_arg(&tk, &x, ACCEL_OUTPUT);
+	ret = task_on(self->tg, &tk, 0);
+	if (ret)
+		return ret;
+	accel_task_prep_host(&tk, fn, arg);
+	accel_task_arg(&tk, &x, ACCEL_INPUT);
+	accel_task_arg(&tk, &y, ACCEL_OUTPUT);
+	ret = accel_tg_submit(self->tg, &tk, NULL);
+	for (i = 0; i < 57 && !ret; i++) {
+		accel_task_prep_delay(&tk, 0);	/* the first waits for the host task */
+		tk.device = 0;
+		tk.queue = Q_COLL;
+		if (!i)
+			accel_task_arg(&tk, &y, ACCEL_INPUT);
+		ret = accel_tg_submit(self->tg, &tk, NULL);
+	}
+	return ret;
+}
+
 static void host_send_room(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *self,
 			   bool same)
 {
 	struct accel_tg_params p = { .size = sizeof(p), .queues_per_device = 2,
 				     .ring_size = 64, .timeout_ns = 10 * SEC };
 	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
-	struct accel_tensor x, y, snd;
+	struct accel_tensor snd;
 	struct accel_queue *q1 = NULL, *q3 = NULL;
 	struct accel_event e1, e3;
 	struct host_send h = { .self = self, .from = same ? 0 : 2, .to = same ? 1 : 3 };
-	uint64_t n = 16, one = 1;
-	struct accel_task tk;
+	uint64_t one = 1;
 	int32_t *sp[4], *rp1, *rpt;
 	unsigned int i;
 
@@ -1395,29 +1431,8 @@ static void host_send_room(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) 
 	sp[0][0] = 111;				/* the send task's element */
 	for (i = 0; i < 4; i++)			/* the host task's four */
 		sp[h.from][4 + i] = (int32_t)(200 + i);
-	accel_tensor_init(&x, self->src[0], 0, ACCEL_DTYPE_U8, 1, &n);
-	accel_tensor_init(&y, self->out[0], 0, ACCEL_DTYPE_U8, 1, &n);
 	accel_tensor_init(&snd, self->sbuf[0], 0, ACCEL_DTYPE_I32, 1, &one);
-	accel_task_prep_delay(&tk, 400000000ull);	/* holds the host task back */
-	tk.device = 0;
-	tk.queue = Q_TASKS;
-	accel_task_arg(&tk, &x, ACCEL_OUTPUT);
-	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
-	accel_task_prep_host(&tk, host_send_fn, &h);
-	accel_task_arg(&tk, &x, ACCEL_INPUT);
-	accel_task_arg(&tk, &y, ACCEL_OUTPUT);
-	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
-	accel_task_prep_delay(&tk, 0);		/* the collectives' queue waits for it */
-	tk.device = 0;
-	tk.queue = Q_COLL;
-	accel_task_arg(&tk, &y, ACCEL_INPUT);
-	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
-	for (i = 0; i < 56; i++) {
-		accel_task_prep_delay(&tk, 0);
-		tk.device = 0;
-		tk.queue = Q_COLL;
-		ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
-	}
+	ASSERT_EQ(0, hold_coll_queue(self, host_send_fn, &h));
 	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st0));
 	EXPECT_EQ(0, accel_tg_send(self->tg, &snd, 1, self->comms[0], NULL));
 	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st1));
@@ -1489,12 +1504,11 @@ TEST_F_TIMEOUT(ctg, host_task_sends_on_the_rank_while_a_collective_task_waits, 6
 	struct accel_tg_params p = { .size = sizeof(p), .queues_per_device = 2,
 				     .ring_size = 64, .timeout_ns = 10 * SEC };
 	struct accel_tg_stats st0 = { .size = sizeof(st0) }, st1 = { .size = sizeof(st1) };
-	struct accel_tensor x, y, s0, d0;
+	struct accel_tensor s0, d0;
 	struct accel_queue *q1 = NULL;
 	struct accel_event e1, er;
 	struct host_send h = { .self = self };
-	uint64_t n = 16, count = 8;
-	struct accel_task tk;
+	uint64_t count = 8;
 	int32_t *sp[2], *rp, *dp;
 	unsigned int i, r;
 
@@ -1510,30 +1524,9 @@ TEST_F_TIMEOUT(ctg, host_task_sends_on_the_rank_while_a_collective_task_waits, 6
 	}
 	for (i = 0; i < 4; i++)			/* the host task's send */
 		sp[0][16 + i] = (int32_t)(200 + i);
-	accel_tensor_init(&x, self->src[0], 0, ACCEL_DTYPE_U8, 1, &n);
-	accel_tensor_init(&y, self->out[0], 0, ACCEL_DTYPE_U8, 1, &n);
 	s0 = view(self->sbuf[0], ACCEL_DTYPE_I32, 0, count);
 	d0 = view(self->rbuf[0], ACCEL_DTYPE_I32, 0, count);
-	accel_task_prep_delay(&tk, 400000000ull);	/* holds the host task back */
-	tk.device = 0;
-	tk.queue = Q_TASKS;
-	accel_task_arg(&tk, &x, ACCEL_OUTPUT);
-	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
-	accel_task_prep_host(&tk, host_arrival_fn, &h);
-	accel_task_arg(&tk, &x, ACCEL_INPUT);
-	accel_task_arg(&tk, &y, ACCEL_OUTPUT);
-	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
-	accel_task_prep_delay(&tk, 0);		/* the collectives' queue waits for it */
-	tk.device = 0;
-	tk.queue = Q_COLL;
-	accel_task_arg(&tk, &y, ACCEL_INPUT);
-	ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
-	for (i = 0; i < 56; i++) {
-		accel_task_prep_delay(&tk, 0);
-		tk.device = 0;
-		tk.queue = Q_COLL;
-		ASSERT_EQ(0, accel_tg_submit(self->tg, &tk, NULL));
-	}
+	ASSERT_EQ(0, hold_coll_queue(self, host_arrival_fn, &h));
 	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st0));
 	EXPECT_EQ(0, accel_tg_allreduce(self->tg, &s0, &d0, ACCEL_REDOP_SUM, self->comms[0], NULL));
 	ASSERT_EQ(0, accel_tg_get_stats(self->tg, &st1));
