@@ -42,6 +42,7 @@
 
 #include "kselftest_harness.h"
 #include "libaccel_test.h"
+#include "comm_inject.h"
 #include "comm_oracle.h"
 #include "comm_mp_harness.h"
 
@@ -1889,38 +1890,7 @@ TEST_F_TIMEOUT(mp, init_use_destroy_100_rounds, 300)
 	run_job(_metadata, 3, &p, rank_rounds, 100, NULL, 250000);
 }
 
-/*
- * A failure at every step of one rank's init_rank(): the library's trace
- * lines count the steps of this process's init (each counter, buffer and
- * signal import logs one); at step @arm_at, the next buffer creation and
- * VM binding of this process's device fail (the in-process device's
- * knobs).
- */
-static struct {
-	struct accel_device *dev;
-	unsigned int steps, arm_at;
-	bool armed;
-} inj;
-
-static void inj_arm(const char *value)
-{
-	accel_device_debug_write(inj.dev, "fail_bo_create", value);
-	accel_device_debug_write(inj.dev, "fail_vm_bind", value);
-}
-
-static void inj_log(int level, const char *msg, void *arg)
-{
-	(void)arg;
-	if (level == ACCEL_LOG_TRACE) {
-		if (++inj.steps == inj.arm_at && !inj.armed) {
-			inj.armed = true;
-			inj_arm("1");
-		}
-		return;
-	}
-	if (level <= ACCEL_LOG_WARN)
-		fprintf(stderr, "libaccel: %s\n", msg);
-}
+/* inj, inj_arm(), inj_log(): comm_inject.h */
 
 /*
  * For k = 1, 2, ...: rank x->arg's init fails after its step k. Every

@@ -24,6 +24,7 @@
 
 #include "kselftest_harness.h"
 #include "libaccel_test.h"
+#include "comm_inject.h"
 #include "comm_oracle.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -1231,39 +1232,7 @@ TEST_F(comm, issue_one_doorbell_per_rank_4) { issue_counts(_metadata, self, 4); 
 
 /* --- a failure at every step of accel_comm_init_all() --- */
 
-/*
- * The library's trace lines count the steps of an init (each counter, buffer
- * and signal import logs one); at step @arm_at, the next buffer creation
- * and VM binding of device @dev fail (the in-process device's knobs).
- */
-static struct {
-	struct accel_device *dev;
-	unsigned int steps, arm_at;
-	bool armed;
-	char comm_err[512];	/* the last error of comm_init_all */
-} inj;
-
-static void inj_arm(const char *value)
-{
-	accel_device_debug_write(inj.dev, "fail_bo_create", value);
-	accel_device_debug_write(inj.dev, "fail_vm_bind", value);
-}
-
-static void inj_log(int level, const char *msg, void *arg)
-{
-	(void)arg;
-	if (level == ACCEL_LOG_TRACE) {
-		if (++inj.steps == inj.arm_at && !inj.armed) {
-			inj.armed = true;
-			inj_arm("1");
-		}
-		return;
-	}
-	if (level == ACCEL_LOG_ERROR && !strncmp(msg, "comm_init_all", 13))
-		snprintf(inj.comm_err, sizeof(inj.comm_err), "%s", msg);
-	if (level <= ACCEL_LOG_WARN)
-		fprintf(stderr, "libaccel: %s\n", msg);
-}
+/* inj, inj_arm(), inj_log(): comm_inject.h */
 
 /*
  * For each device j and k = 1, 2, ...: the first buffer creation or
