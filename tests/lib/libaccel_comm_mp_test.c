@@ -1960,8 +1960,7 @@ TEST_F_TIMEOUT(mp, init_rank_fails_cleanly_at_every_step_of_rank_0, 300)
 	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
 				       .timeout_ms = 20000 };
 
-	if (!lib_on_sim())
-		SKIP(return, "the fault knobs are the in-process device's");
+	LIB_SIM_ONLY("the fault knobs fail_bo_create and fail_vm_bind");
 	run_job(_metadata, 3, &p, rank_init_faults, 0, NULL, 250000);
 }
 
@@ -1970,8 +1969,7 @@ TEST_F_TIMEOUT(mp, init_rank_fails_cleanly_at_every_step_of_rank_2, 300)
 	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
 				       .timeout_ms = 20000 };
 
-	if (!lib_on_sim())
-		SKIP(return, "the fault knobs are the in-process device's");
+	LIB_SIM_ONLY("the fault knobs fail_bo_create and fail_vm_bind");
 	run_job(_metadata, 3, &p, rank_init_faults, 2, NULL, 250000);
 }
 

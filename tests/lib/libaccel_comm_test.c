@@ -1254,8 +1254,7 @@ TEST_F_TIMEOUT(comm, init_all_fails_cleanly_at_every_step, 600)
 	char who[NDEV][96];
 	long bos0, maps0;
 
-	if (!lib_on_sim())
-		SKIP(return, "the fault knobs are the in-process device's");
+	LIB_SIM_ONLY("the fault knobs fail_bo_create and fail_vm_bind");
 	ASSERT_LT(0, accel_device_list(list, 128, sizeof(list[0])));
 	for (r = 0; r < NDEV; r++) {
 		idx = lib_index_of(ID0 + r);

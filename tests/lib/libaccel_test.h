@@ -43,6 +43,12 @@ static inline bool lib_present(void)
 		SKIP(return, "module only: %s", why);				\
 } while (0)
 
+/* The other way round: a test that needs the in-process device (listed too). */
+#define LIB_SIM_ONLY(why) do {							\
+	if (!lib_on_sim())							\
+		SKIP(return, "in-process device only: %s", why);		\
+} while (0)
+
 /*
  * Counter @key of @dev's "stats" file (the module's debugfs or the
  * in-process device's), or -1 without one.
