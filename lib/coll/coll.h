@@ -37,7 +37,9 @@ extern uint64_t acc_comm_test_base;
  * accel_comm_split() calls it with the parent rank once every rank has
  * arrived and the child's id is known, right before the child's
  * bootstrap (xproc.c), so that a test can kill a rank while the others
- * bootstrap the child.
+ * bootstrap the child; a one-process split calls it once, with the rank
+ * whose arrival completed the set, right before the children are made
+ * (split.c), so that a test can abort the parent meanwhile.
  */
 extern void (*acc_comm_test_split_hook)(unsigned int rank);
 

@@ -37,6 +37,7 @@ struct acc_split {
 	uint64_t seq[ACCEL_COMM_MAX_RANKS], rec_n[ACCEL_COMM_MAX_RANKS];
 	struct accel_comm *child[ACCEL_COMM_MAX_RANKS];	/* rank r's, until it takes it */
 	int ret;			/* the last completed split's result */
+	bool parent_failed;		/* ...: the parent failed as it was made */
 };
 
 void acc_split_fini(struct acc_group *g)
@@ -69,6 +70,7 @@ static int make_children(struct acc_group *g, struct acc_split *s)
 	int ret = 0;
 
 	memset(s->child, 0, sizeof(s->child));
+	s->parent_failed = false;
 	for (i = 0; i < n && !ret; i++) {
 		if (done[i] || s->color[i] == ACCEL_COMM_SPLIT_NOCOLOR)
 			continue;
@@ -94,6 +96,20 @@ static int make_children(struct acc_group *g, struct acc_split *s)
 		else
 			acc_err("comm_split: comm %p: the new communicator of color %d (%u ranks): "
 				"%s", (void *)g, s->color[i], m, strerror(-ret));
+	}
+	if (!ret) {
+		/*
+		 * the parent failed or was aborted while they were made (its
+		 * waiters ignore that while the children are being made): no
+		 * rank gets one, as across processes
+		 */
+		acc_group_lock(g);
+		ret = acc_comm_group_error(g, 0);
+		s->parent_failed = ret != 0;
+		acc_group_unlock(g);
+		if (ret)
+			acc_err("comm_split: comm %p: the parent failed while the new communicators "
+				"were made (%s): they are destroyed", (void *)g, strerror(-ret));
 	}
 	if (ret)
 		for (i = 0; i < n; i++) {
@@ -155,6 +171,8 @@ static int split_arrive(struct accel_comm *c, int color, int key, uint64_t *gen)
 		goto unlock;
 	s->busy = true;
 	acc_group_unlock(g);
+	if (acc_comm_test_split_hook)
+		acc_comm_test_split_hook(c->rank);
 	ret = make_children(g, s);	/* the others wait: nothing else changes s */
 	acc_group_lock(g);
 	s->ret = ret;
@@ -220,6 +238,8 @@ static int split_take(struct accel_comm *c, uint64_t gen, uint64_t deadline,
 		pthread_cond_timedwait(&s->cv, &g->lock, &until);
 	}
 	ret = s->ret;
+	if (ret && s->parent_failed && acc_comm_group_error(g, c->rank))
+		ret = acc_comm_group_error(g, c->rank);	/* -ECANCELED if it aborted */
 	if (ret)
 		acc_err("comm_split: comm %p rank %u: seq %llu: the new communicators could not be "
 			"made (this rank's color %d): %s; none is made", (void *)g, c->rank,

@@ -36,6 +36,7 @@
 
 /* the library's test hook (lib/coll/coll.h): counters and sequence numbers start here */
 extern uint64_t acc_comm_test_base;
+extern void (*acc_comm_test_split_hook)(unsigned int rank);
 /* test hooks (lib/coll/coll.h, lib/internal.h): plan heap allocations, doorbells */
 extern _Atomic uint64_t acc_comm_plan_allocs;
 uint64_t acc_queue_doorbells(const struct accel_queue *q);
@@ -1020,6 +1021,46 @@ TEST_F_TIMEOUT(comm, split_in_a_group_times_out_once, 120)
 	for (r = 0; r < 4; r++)
 		EXPECT_EQ((int)r, accel_comm_rank(kids[r]));
 	comm_free(kids, 4);
+	comm_free(comms, 4);
+}
+
+/*
+ * The parent aborted while a split's children are made (the hidden hook
+ * runs right before they are made, in the thread that makes them): no
+ * rank gets a child, rank 0 (which aborted) says -ECANCELED and the
+ * others -ECONNABORTED, as across processes, and the children's device
+ * memory is given back. They used to be handed out with 0, their parent
+ * aborted.
+ */
+static struct accel_comm *abort_in_split;
+
+static void split_hook_abort(unsigned int rank)
+{
+	(void)rank;
+	accel_comm_abort(abort_in_split);
+}
+
+TEST_F_TIMEOUT(comm, split_aborted_while_the_children_are_made, 60)
+{
+	struct accel_comm *comms[NDEV], *kids[NDEV];
+	uint64_t mem0[NDEV], mem;
+	unsigned int r;
+
+	ASSERT_EQ(0, comm_make(self, 4, 0, 5000, comms));
+	for (r = 0; r < 4; r++)
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem0[r]));
+	abort_in_split = comms[0];
+	acc_comm_test_split_hook = split_hook_abort;
+	ASSERT_EQ(0, accel_group_start());
+	for (r = 0; r < 4; r++)
+		ASSERT_EQ(0, accel_comm_split(comms[r], 0, (int)r, &kids[r]));
+	EXPECT_EQ(-ECANCELED, accel_group_end());
+	acc_comm_test_split_hook = NULL;
+	for (r = 0; r < 4; r++) {
+		EXPECT_EQ(NULL, kids[r]) TH_LOG("rank %u", r);
+		ASSERT_EQ(0, accel_device_memory_used(self->dev[r], &mem));
+		EXPECT_EQ(mem0[r], mem) TH_LOG("device %u", r);
+	}
 	comm_free(comms, 4);
 }
 
