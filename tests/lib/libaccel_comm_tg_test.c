@@ -1809,6 +1809,7 @@ static const char *const xname[] = { "alltoallv", "sendrecv permutation",
 /* one exchange on n ranks: who sends what to whom, and where */
 struct xfer {
 	int kind;
+	bool full;					/* GROUP: rank 0 sends XM to every rank */
 	unsigned int n;
 	uint64_t c[NDEV][NDEV];			/* elements rank i sends to rank j */
 	uint64_t sd[NDEV][NDEV], rd[NDEV][NDEV];	/* A2AV: displacements */
@@ -1842,7 +1843,10 @@ static void xfer_make(struct xfer *x, int kind, unsigned int n, uint64_t maxc)
 {
 	unsigned int i, j, k, perm[NDEV];
 
+	bool full = x->full;
+
 	memset(x, 0, sizeof(*x));
+	x->full = full;
 	x->kind = kind;
 	x->n = n;
 	for (i = 0; i < NDEV; i++)
@@ -1859,6 +1863,9 @@ static void xfer_make(struct xfer *x, int kind, unsigned int n, uint64_t maxc)
 		for (i = 0; i < n; i++)
 			for (j = 0; j < n; j++)
 				x->m[i][j] = rnd() % 2 ? (unsigned int)(rnd() % (XM + 1)) : 0;
+		if (x->full)	/* rank 0: XM sends to each rank, a task of n * XM or more */
+			for (j = 0; j < n; j++)
+				x->m[0][j] = XM;
 		for (i = 0; i < n; i++) {
 			for (j = 0; j < n; j++) {
 				for (q = 0; q < x->m[i][j]; q++) {
@@ -2279,6 +2286,12 @@ static void xfer_random(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *se
 		int kind = (int)(k % X_KINDS);
 		bool replayed = (k / X_KINDS) % 2;
 
+		/*
+		 * the last p2p group case, if none had a task of more than
+		 * ACCEL_TASK_MAX_ARGS operations (few cases under the debug
+		 * kernel: it happened): one that has
+		 */
+		x->full = kind == X_GROUP && !big && k + X_KINDS >= cases;
 		xfer_make(x, kind, n, rnd() % 4 ? 300 : 1500);
 		for (r = 0; kind == X_GROUP && r < n; r++)
 			if (x->nops[r] > ACCEL_TASK_MAX_ARGS) {
