@@ -212,7 +212,10 @@ static int p2p_match(struct acc_group *g, const struct p2p_op *o, uint64_t pos)
 	return 0;
 }
 
-/* Call @i of a rank's calls in *@peer, *@send: false if it is another rank's (calls to itself count as none). */
+/*
+ * Call @i of a rank's calls in *@peer, *@send: false if it is another
+ * rank's (rank_posts() skips the calls to itself).
+ */
 typedef bool (*rank_call_fn)(const void *ctx, unsigned int i, unsigned int *peer, bool *send);
 
 /*
