@@ -541,6 +541,9 @@ struct tm_ent {
 	uint8_t used;
 	uint8_t indexed;		/* in the view index */
 	uint8_t excl_w;			/* no other live writer overlaps it (view index) */
+	uint8_t in_run;			/* in one of its buffer's runs (below), not in a tree */
+	uint8_t run;			/* in_run: which */
+	uint32_t rpos;			/* in_run: its position there */
 };
 
 /*
@@ -559,8 +562,42 @@ struct tm_vslot {
 };
 
 /*
- * A buffer's record: two trees (readers, writers; a lookup for INPUT
- * walks only the writers), the class, and the same-view state: @last is
+ * A run: entries of one kind (readers or writers) of a buffer whose hulls
+ * are disjoint and in increasing order, in an array, where a tree would
+ * cost a treap insert. A view inserted above the hull of the run's last
+ * entry is appended (O(1)): slices of a buffer used in order, the way a
+ * stream or a pipeline of micro-batches walks it. A lookup finds the
+ * first element whose high end is above its low end by binary search
+ * (lo and hi are both increasing), O(1) when it lies above the run, and
+ * scans while elements start below its high end. A removed entry leaves
+ * a tombstone (@ent NIL, its bounds kept so the order holds); tombstones
+ * at either end are trimmed at once, and the array is compacted in place
+ * when more than half of it is tombstones. Growth is the only allocation,
+ * and an insert that cannot grow the run goes into the tree instead, so
+ * a run never makes an insert fail.
+ */
+struct tm_run_el {
+	int64_t lo, hi;
+	int32_t ent;			/* NIL: a tombstone */
+};
+
+/*
+ * Runs per kind and buffer: two, so that a buffer used as a ring (the
+ * views start again at its beginning while the last lap's are in flight)
+ * keeps one run per lap.
+ */
+#define TM_RUNS		2
+
+struct tm_run {
+	struct tm_run_el *el;
+	uint32_t head, n, cap;		/* live elements and tombstones in [head, n) */
+	uint32_t dead;			/* tombstones in [head, n) */
+};
+
+/*
+ * A buffer's record: two trees and two runs (readers, writers; a lookup
+ * for INPUT looks only at the writers), the class, and the same-view
+ * state: @last is
  * the entry of the last insert into the buffer (NIL when there was none,
  * or it is gone), and @last_excl says that no other live entry of the
  * buffer overlaps its view, by the map's own overlap decision. Inserts are
@@ -570,6 +607,14 @@ struct tm_vslot {
 struct tm_buf {
 	const struct accel_buffer *buf;	/* NULL: a free record */
 	int32_t root[2];		/* [0] readers, [1] writers */
+	struct tm_run run[2][TM_RUNS];	/* the same: [kind][run] */
+	/*
+	 * Per kind: live entries, and bounds that hold every live entry's
+	 * hull (taken in by each insert, reset when the kind empties): a
+	 * view outside them meets no entry of that kind, found in O(1).
+	 */
+	uint32_t klive[2];
+	int64_t klo[2], khi[2];
 	uint32_t live;
 	uint32_t cnd;			/* class: 0 none, else nd and strides */
 	int32_t last;
@@ -645,8 +690,13 @@ int tm_create(tm_complete_fn complete, void *complete_arg, struct tensormap **ou
 
 void tm_destroy(struct tensormap *tm)
 {
+	uint32_t i, k;
+
 	if (!tm)
 		return;
+	for (i = 0; i < tm->rcap; i++)
+		for (k = 0; k < 2 * TM_RUNS; k++)
+			free(tm->recs[i].run[k / TM_RUNS][k % TM_RUNS].el);
 	free(tm->nodes);
 	free(tm->ents);
 	free(tm->lays);
@@ -743,6 +793,7 @@ static int buf_room_grow(struct tensormap *tm, uint64_t extra)
 	tm->recs = r;
 	for (i = rcap; i-- > tm->rcap;) {
 		r[i].buf = NULL;
+		memset(r[i].run, 0, sizeof(r[i].run));
 		r[i].next_free = tm->rfree;
 		tm->rfree = i;
 	}
@@ -763,13 +814,23 @@ static inline int buf_room(struct tensormap *tm, uint64_t extra)
 /* a new buffer's record: buf_room() made room for it */
 static struct tm_buf *buf_add(struct tensormap *tm, const struct accel_buffer *buf)
 {
-	uint32_t ri = tm->rfree;
+	uint32_t ri = tm->rfree, k;
 	struct tm_buf *b = &tm->recs[ri];
 
 	tm->rfree = b->next_free;
 	b->buf = buf;
 	b->root[0] = NIL;
 	b->root[1] = NIL;
+	for (k = 0; k < 2 * TM_RUNS; k++) {
+		struct tm_run *r = &b->run[k / TM_RUNS][k % TM_RUNS];
+
+		r->head = r->n = r->dead = 0;
+	}
+	for (k = 0; k < 2; k++) {
+		b->klive[k] = 0;
+		b->klo[k] = INT64_MAX;
+		b->khi[k] = INT64_MIN;
+	}
 	b->live = 0;
 	b->cnd = 0;
 	b->last = NIL;
@@ -1196,12 +1257,116 @@ static inline void node_free(struct tensormap *tm, int32_t i)
 	tm->st.live_entries--;
 }
 
+/* ---- runs (struct tm_run) ---- */
+
+/* pack the live elements of @r to its front (no allocation) */
+static void run_compact(struct tensormap *tm, struct tm_run *r)
+{
+	uint32_t i, k = 0;
+
+	for (i = r->head; i < r->n; i++) {
+		if (r->el[i].ent == NIL)
+			continue;
+		r->el[k] = r->el[i];
+		tm->ents[r->el[k].ent].rpos = k;
+		k++;
+	}
+	r->head = 0;
+	r->n = k;
+	r->dead = 0;
+}
+
+/* entry @i's element becomes a tombstone; trim the ends, compact when half dead */
+static void run_del(struct tensormap *tm, struct tm_run *r, int32_t i)
+{
+	r->el[tm->ents[i].rpos].ent = NIL;
+	r->dead++;
+	while (r->head < r->n && r->el[r->head].ent == NIL) {
+		r->head++;
+		r->dead--;
+	}
+	while (r->n > r->head && r->el[r->n - 1].ent == NIL) {
+		r->n--;
+		r->dead--;
+	}
+	if (r->head == r->n)
+		r->head = r->n = 0;
+	else if (r->dead > 16 && r->dead * 2 > r->n - r->head)
+		run_compact(tm, r);
+}
+
+/*
+ * Can a view whose hull starts at @lo go at the end of @r? Its hull must
+ * lie above the last element's; then room, by compaction or by growing
+ * (an allocation that may fail: the entry goes into the tree then).
+ */
+static int run_room(struct tensormap *tm, struct tm_run *r)
+{
+	struct tm_run_el *el;
+	uint32_t cap;
+
+	if (r->n < r->cap)
+		return 1;
+	if (r->head || r->dead) {
+		run_compact(tm, r);
+		return 1;
+	}
+	if (r->cap > UINT32_MAX / 4)
+		return 0;
+	cap = r->cap ? r->cap * 2 : 64;
+	el = realloc(r->el, (size_t)cap * sizeof(*el));
+	if (!el)
+		return 0;
+	r->el = el;
+	r->cap = cap;
+	return 1;
+}
+
+/*
+ * The run of @runs a view whose hull starts at @lo goes to the end of:
+ * of the runs whose last element ends at or below @lo, the one that ends
+ * highest (an empty run only when no other fits), if it has room. -1:
+ * none (into the tree).
+ */
+static int run_pick(struct tensormap *tm, struct tm_run *runs, int64_t lo)
+{
+	int64_t best_hi = INT64_MIN;
+	int best = -1, empty = -1;
+	uint32_t k;
+
+	if (tm->flags & TM_NO_RUN)
+		return -1;
+	for (k = 0; k < TM_RUNS; k++) {
+		struct tm_run *r = &runs[k];
+
+		if (r->n == r->head) {
+			if (empty < 0)
+				empty = (int)k;
+		} else if (r->el[r->n - 1].hi <= lo && r->el[r->n - 1].hi > best_hi) {
+			best_hi = r->el[r->n - 1].hi;
+			best = (int)k;
+		}
+	}
+	if (best < 0)
+		best = empty;
+	if (best >= 0 && !run_room(tm, &runs[best]))
+		best = -1;
+	return best;
+}
+
 static void node_remove(struct tensormap *tm, int32_t i)
 {
 	struct tm_ent *e = &tm->ents[i];
 	struct tm_buf *b = &tm->recs[e->rec];
 
-	b->root[e->write] = t_remove(tm, b->root[e->write], i);
+	if (e->in_run)
+		run_del(tm, &b->run[e->write][e->run], i);
+	else
+		b->root[e->write] = t_remove(tm, b->root[e->write], i);
+	if (!--b->klive[e->write]) {
+		b->klo[e->write] = INT64_MAX;
+		b->khi[e->write] = INT64_MIN;
+	}
 	if (b->last == i)
 		b->last = NIL;
 	if (!--b->live)
@@ -1384,6 +1549,52 @@ static int walk_tree(struct walk *w, int32_t i)
 	}
 }
 
+/*
+ * The same for a run: the first element whose high end is above the
+ * argument's low end (binary search: the hulls are disjoint and in
+ * order), then each element that starts below the argument's high end.
+ * An element whose entry is removed during the walk (a hit marks it for
+ * removal after the walk) stays in place until then.
+ */
+static void walk_run(struct walk *w, const struct tm_run *r)
+{
+	uint32_t a = r->head, z = r->n, m;
+	int32_t i;
+
+	if (a == z || r->el[z - 1].hi <= w->lo || r->el[a].lo >= w->hi)
+		return;
+	while (a < z) {
+		m = a + (z - a) / 2;
+		if (r->el[m].hi <= w->lo)
+			a = m + 1;
+		else
+			z = m;
+	}
+	for (; a < r->n && r->el[a].lo < w->hi; a++) {
+		i = r->el[a].ent;
+		if (i == NIL || !meets(w->tm, w, i))
+			continue;
+		if (w->cover)
+			cover_hit(w, i);
+		else
+			deps_hit(w, i);
+	}
+}
+
+/* may a live entry of kind @k (1: writers) of @b meet the hull of @q? */
+static inline int kind_meets(const struct tm_buf *b, int k, const struct tm_layout *q)
+{
+	return q->lo < b->khi[k] && b->klo[k] < q->hi;
+}
+
+static inline void walk_runs(struct walk *w, const struct tm_run *runs)
+{
+	uint32_t k;
+
+	for (k = 0; k < TM_RUNS; k++)
+		walk_run(w, &runs[k]);
+}
+
 int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_access acc,
 	    uint64_t task, tm_dep_fn fn, void *arg)
 {
@@ -1444,6 +1655,9 @@ int tm_deps_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	b = buf_find(tm, buf);
 	if (!b)
 		return 0;
+	/* nothing the walks or the same-view paths could find */
+	if (!kind_meets(b, 1, q) && (acc == ACCEL_INPUT || !kind_meets(b, 0, q)))
+		return 0;
 	if (!(tm->flags & TM_NO_SAME_VIEW)) {
 		if (b->last != NIL && b->last_excl && layout_same(q, &tm->lays[b->last]))
 			return deps_same_view(tm, b->last, acc, task, fn, arg);
@@ -1466,9 +1680,14 @@ int tm_deps_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	w.n = 0;
 	w.cover = 0;
 	phase(b, q, &w.plo, &w.phi);
-	walk_tree(&w, b->root[1]);
-	if (acc != ACCEL_INPUT)
+	if (kind_meets(b, 1, q)) {
+		walk_tree(&w, b->root[1]);
+		walk_runs(&w, b->run[1]);
+	}
+	if (acc != ACCEL_INPUT && kind_meets(b, 0, q)) {
 		walk_tree(&w, b->root[0]);
+		walk_runs(&w, b->run[0]);
+	}
 	tm->st.dropped += tm->sn;
 	scratch_flush(tm);
 	return w.n;
@@ -1570,8 +1789,10 @@ static int insert_same_view(struct tensormap *tm, struct tm_buf *b, const struct
 int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 		     const struct tm_layout *q, enum accel_access acc, uint64_t task)
 {
+	struct tm_run *r;
 	struct tm_buf *b;
 	struct tm_node *n;
+	int k;
 	struct tm_ent *e;
 	struct walk w;
 	int32_t i;
@@ -1598,8 +1819,12 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 		w.hi = q->hi;
 		w.cover = 1;
 		phase(b, q, &w.plo, &w.phi);
-		walk_tree(&w, b->root[1]);
-		walk_tree(&w, b->root[0]);
+		for (k = 1; k >= 0; k--) {
+			if (!kind_meets(b, k, q))
+				continue;
+			walk_tree(&w, b->root[k]);
+			walk_runs(&w, b->run[k]);
+		}
 		scratch_flush(tm);	/* counted in cover_visit */
 	} else if (b->live) {
 		w.excl = 0;	/* not looked for: a reader walks nothing */
@@ -1618,10 +1843,6 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	n->sub_phi = n->phi;
 	n->left = NIL;
 	n->right = NIL;
-	tm->rng ^= tm->rng << 13;
-	tm->rng ^= tm->rng >> 17;
-	tm->rng ^= tm->rng << 5;
-	e->prio = tm->rng;
 	e->write = (uint8_t)wr;
 	e->used = 1;
 	e->rec = (uint32_t)(b - tm->recs);
@@ -1634,8 +1855,28 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 		e->vh = view_hash(e->rec, q);
 		vindex_add(tm, i);
 	}
-	b->root[wr] = t_insert(tm, b->root[wr], i);
+	k = run_pick(tm, b->run[wr], q->lo);
+	if (k >= 0) {
+		r = &b->run[wr][k];
+		e->in_run = 1;
+		e->run = (uint8_t)k;
+		e->rpos = r->n;
+		r->el[r->n++] = (struct tm_run_el){ .lo = q->lo, .hi = q->hi, .ent = i };
+		tm->st.run_inserts++;
+	} else {
+		e->in_run = 0;
+		tm->rng ^= tm->rng << 13;
+		tm->rng ^= tm->rng >> 17;
+		tm->rng ^= tm->rng << 5;
+		e->prio = tm->rng;
+		b->root[wr] = t_insert(tm, b->root[wr], i);
+	}
 	b->live++;
+	b->klive[wr]++;
+	if (q->lo < b->klo[wr])
+		b->klo[wr] = q->lo;
+	if (q->hi > b->khi[wr])
+		b->khi[wr] = q->hi;
 	b->last = i;
 	b->last_excl = (uint8_t)w.excl;
 	tm->st.inserts++;
@@ -1696,6 +1937,20 @@ static void tree_free(struct tensormap *tm, int32_t root)
 	}
 }
 
+/* free every entry of a run, and its array */
+static void run_free(struct tensormap *tm, struct tm_run *r)
+{
+	uint32_t i;
+
+	for (i = r->head; i < r->n; i++) {
+		tm->scanned++;
+		if (r->el[i].ent != NIL)
+			node_free(tm, r->el[i].ent);
+	}
+	free(r->el);
+	memset(r, 0, sizeof(*r));
+}
+
 void tm_forget_buffer(struct tensormap *tm, const struct accel_buffer *buf)
 {
 	uint32_t i = buf_slot(tm, buf), j, k, ri;
@@ -1707,6 +1962,8 @@ void tm_forget_buffer(struct tensormap *tm, const struct accel_buffer *buf)
 	b = &tm->recs[ri];
 	tree_free(tm, b->root[0]);
 	tree_free(tm, b->root[1]);
+	for (k = 0; k < 2 * TM_RUNS; k++)
+		run_free(tm, &b->run[k / TM_RUNS][k % TM_RUNS]);
 	b->buf = NULL;
 	b->next_free = tm->rfree;
 	tm->rfree = ri;

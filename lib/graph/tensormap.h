@@ -127,6 +127,7 @@ struct tm_stats {
 	uint64_t capped;		/* decisions stopped by the budget (TM_FB_CAPPED) */
 	uint64_t same_view_lookups;	/* lookups answered in O(1) (tm_deps(), below) */
 	uint64_t same_view_inserts;	/* writer inserts that refreshed an entry in place */
+	uint64_t run_inserts;		/* inserts appended to a buffer's run (tm_insert()) */
 };
 
 struct tensormap;
@@ -208,6 +209,8 @@ void tm_set_decision_budget(struct tensormap *tm, uint32_t budget);
 
 /* tm_set_flags(): turn the same-view paths off (tests, benchmark baselines) */
 #define TM_NO_SAME_VIEW		1u
+/* tm_set_flags(): every entry into the trees, none into a run (tests, baselines) */
+#define TM_NO_RUN		2u
 
 /* set the flags above (default 0); cannot fail */
 void tm_set_flags(struct tensormap *tm, unsigned int flags);
@@ -227,7 +230,9 @@ void tm_set_flags(struct tensormap *tm, unsigned int flags);
  * would also do; it changes no answer). It never allocates, so it fails
  * only for a bad view.
  *
- * Cost: O(log n + k) (an interval-tree walk), and O(1) in two cases where
+ * Cost: O(log n + k) (an interval-tree walk and a binary search of the
+ * buffer's runs: tm_insert()), O(1) for a run when the argument lies
+ * above it, and O(1) in two cases where
  * the answer is known exactly without the walk (same_view_lookups): the
  * view is exactly that of the buffer's last insert, and no other live
  * entry overlaps it; or the argument is INPUT and its view is exactly
@@ -245,8 +250,17 @@ int tm_deps(struct tensormap *tm, const struct accel_tensor *t, enum accel_acces
  * otherwise. A writer retires every entry whose bytes it covers (but its
  * siblings of an open group: tm_group_begin()).
  *
- * Cost: a reader O(log n); a writer O(log n + k) (the covered and the
- * overlapping entries), but O(1) when its view is exactly that of the
+ * Entries of a buffer go into one interval tree per kind (readers,
+ * writers), or, when the view's byte hull lies above every entry of the
+ * buffer's run of that kind, at the end of that run (an array of entries
+ * with disjoint hulls in increasing order; run_inserts): slices of a
+ * buffer used in order, as a stream or a pipeline walks it, never touch
+ * a tree.
+ *
+ * Cost: a reader O(log n), O(1) appended to a run; a writer O(log n + k)
+ * (the covered and the overlapping entries: its cover walk looks at the
+ * trees and the runs as a lookup does), and O(1) when its view is exactly
+ * that of the
  * buffer's last insert, a writer entry that no other live entry overlaps
  * (the same tensor written every iteration): that entry is refreshed in
  * place (same_view_inserts), with the result the walk would give.

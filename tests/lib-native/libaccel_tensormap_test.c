@@ -539,6 +539,7 @@ struct popts {
 	uint32_t budget;	/* the map's decision budget, 0: the default */
 	int repeat;		/* 1 task in 2 repeats the previous task's arguments */
 	uint32_t pool;		/* views drawn from @pool fixed views per buffer, 0: fresh */
+	int seq;		/* 3 arguments in 4 are the next slice of their buffer (gen_seq_view) */
 };
 
 /* the fixed views of o->pool, per buffer (generated once per program) */
@@ -554,13 +555,48 @@ static void gen_range_view(struct accel_tensor *t, struct accel_buffer *buf)
 		abort();
 }
 
+/*
+ * A buffer walked in order: the next 8-64 bytes after the buffer's
+ * cursor (U8, F32 or every other F32 element), so that most views lie
+ * above the ones before them and go into a run; now and then the cursor
+ * steps back 16 bytes (the view overlaps the last one: into the tree), and
+ * at the end of the buffer it starts again near 0 (above nothing of the
+ * run: into the tree until the run's old entries are gone).
+ */
+static uint64_t seq_cursor[NBUF];
+
+static void gen_seq_view(struct accel_tensor *t, struct accel_buffer *buf, uint32_t b)
+{
+	uint64_t len = 8 * (1 + rn(8)), shape[1];
+	uint32_t kind = (uint32_t)rn(4);
+
+	if (rn(8) == 0 && seq_cursor[b] >= 16)
+		seq_cursor[b] -= 16;
+	if (seq_cursor[b] + len > BUFSZ)
+		seq_cursor[b] = 8 * rn(4);
+	if (kind == 0) {
+		shape[0] = len;
+		if (accel_tensor_init(t, buf, seq_cursor[b], ACCEL_DTYPE_U8, 1, shape))
+			abort();
+	} else {
+		shape[0] = len / 4;
+		if (accel_tensor_init(t, buf, seq_cursor[b], ACCEL_DTYPE_F32, 1, shape))
+			abort();
+		if (kind == 1 && shape[0] > 1 && accel_tensor_slice(t, 0, 0, shape[0] / 2, 2))
+			abort();
+	}
+	seq_cursor[b] += len;
+}
+
 static void gen_arg(struct __test_metadata *_metadata, const struct popts *o,
 		    struct accel_buffer *const *bufs, int in_group, struct arg *a)
 {
 	struct tm_layout l;
 
 	a->buf = (uint32_t)rn(NBUF);
-	if (o->pool && !in_group)
+	if (o->seq && rn(4))
+		gen_seq_view(&a->t, bufs[a->buf], a->buf);
+	else if (o->pool && !in_group)
 		a->t = pool_views[a->buf][rn(o->pool)];
 	else if (in_group && rn(2))
 		gen_range_view(&a->t, bufs[a->buf]);
@@ -795,9 +831,10 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	ASSERT_EQ(0, tm_create(prog_complete, p, &tm));
 	if (o->budget)
 		tm_set_decision_budget(tm, o->budget);
-	if (o->repeat || o->pool) {
+	memset(seq_cursor, 0, sizeof(seq_cursor));
+	if (o->repeat || o->pool || o->seq) {
 		ASSERT_EQ(0, tm_create(prog_complete, p, &p->twin));
-		tm_set_flags(p->twin, TM_NO_SAME_VIEW);
+		tm_set_flags(p->twin, o->seq ? TM_NO_RUN : TM_NO_SAME_VIEW);
 		if (o->budget)
 			tm_set_decision_budget(p->twin, o->budget);
 	}
@@ -877,7 +914,7 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	TH_LOG("seed %llu: %llu tasks, %llu lookups, deps RAW %llu WAR %llu WAW %llu, "
 	       "fallbacks %llu (in %llu lookups), retired %llu (%llu by groups, %llu spared), "
 	       "capped %llu, dropped %llu, live %llu (max %llu), same view: %llu lookups, "
-	       "%llu inserts",
+	       "%llu inserts, %llu run inserts",
 	       (unsigned long long)o->seed, (unsigned long long)o->ntasks,
 	       (unsigned long long)st.lookups, (unsigned long long)st.deps[TM_DEP_RAW],
 	       (unsigned long long)st.deps[TM_DEP_WAR], (unsigned long long)st.deps[TM_DEP_WAW],
@@ -886,7 +923,8 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	       (unsigned long long)p->spared, (unsigned long long)st.capped,
 	       (unsigned long long)st.dropped,
 	       (unsigned long long)st.live_entries, (unsigned long long)st.max_live_entries,
-	       (unsigned long long)st.same_view_lookups, (unsigned long long)st.same_view_inserts);
+	       (unsigned long long)st.same_view_lookups, (unsigned long long)st.same_view_inserts,
+	       (unsigned long long)st.run_inserts);
 	ASSERT_EQ(p->checked, st.lookups);
 	ASSERT_GT(p->deps_total, o->ntasks / 2);
 	if (!o->any_views) {
@@ -900,7 +938,17 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	} else {
 		ASSERT_EQ(0, st.capped);
 	}
-	if (o->repeat || o->pool) {
+	if (o->seq) {
+		/* most inserts went into runs, and answered as the trees do */
+		ASSERT_GT(st.run_inserts, st.inserts / 5);
+		tm_get_stats(p->twin, &st2);
+		ASSERT_EQ(0, st2.run_inserts);
+		ASSERT_EQ(st.deps[TM_DEP_RAW], st2.deps[TM_DEP_RAW]);
+		ASSERT_EQ(st.deps[TM_DEP_WAR], st2.deps[TM_DEP_WAR]);
+		ASSERT_EQ(st.deps[TM_DEP_WAW], st2.deps[TM_DEP_WAW]);
+		ASSERT_EQ(st.retired, st2.retired);
+		tm_destroy(p->twin);
+	} else if (o->repeat || o->pool) {
 		/* the same-view paths were taken, and answered like the walks */
 		ASSERT_GT(st.same_view_lookups, o->ntasks / (o->pool ? 200 : 50));
 		ASSERT_GT(st.same_view_inserts, o->ntasks / (o->pool ? 200 : 50));
@@ -1045,6 +1093,32 @@ TEST(oracle_view_pool)
 		{ 0x9004ull, 10000, 16, 1, 1, 1, 0, 0, 6 },
 		{ 0x9005ull, 10000, 8, 0, 0, 1, 4, 0, 10 },
 		{ 0x9006ull, 20000, 2, 0, 0, 0, 0, 1, 3 },
+	};
+	uint32_t i;
+
+	for (i = 0; i < sizeof(o) / sizeof(o[0]); i++)
+		run_prog(_metadata, &o[i]);
+}
+
+/*
+ * Buffers walked in order, the way a stream or a pipeline of micro-batches
+ * uses them: most views go into the buffers' runs (appended, O(1)), some
+ * overlap the view before (into the trees); the cursor wraps, so runs
+ * and trees of one buffer hold entries that overlap each other, and
+ * completions out of order leave tombstones to trim and compact. A twin
+ * map that puts everything into the trees (TM_NO_RUN) must answer every
+ * lookup alike, and both oracles must hold. With random views, tiles and
+ * groups mixed in too.
+ */
+TEST(oracle_runs)
+{
+	struct popts o[] = {
+		{ .seed = 0x3a0001ull, .ntasks = 20000, .window = 16, .seq = 1 },
+		{ .seed = 0x3a0002ull, .ntasks = 20000, .window = 200, .seq = 1 },
+		{ .seed = 0x3a0003ull, .ntasks = 10000, .window = 48, .any_views = 1, .seq = 1 },
+		{ .seed = 0x3a0004ull, .ntasks = 10000, .window = 64, .tiles = 1, .groups = 1,
+		  .seq = 1 },
+		{ .seed = 0x3a0005ull, .ntasks = 10000, .window = 32, .repeat = 1, .seq = 1 },
 	};
 	uint32_t i;
 
