@@ -648,6 +648,7 @@ struct tensormap {
 	struct tm_vslot *vslots;	/* the view index, 2 * ncap slots */
 	struct tm_buf *recs;
 	uint32_t rcap, rfree;
+	uint32_t last_rec;		/* buf_find()'s last answer (a hint: checked before use) */
 	struct tm_slot *slots;
 	uint32_t scap, nbufs;
 	uint32_t grp;			/* the open group (tm_group_begin()), 0: none */
@@ -676,6 +677,7 @@ int tm_create(tm_complete_fn complete, void *complete_arg, struct tensormap **ou
 	tm->rng = 0x9e3779b9u;
 	tm->nfree_head = NONE;
 	tm->rfree = NONE;
+	tm->last_rec = NONE;
 	tm->sweep_at = 256;
 	tm->budget = TM_DECISION_BUDGET;
 	tm->scap = 16;
@@ -743,11 +745,18 @@ static inline uint32_t buf_slot(const struct tensormap *tm, const struct accel_b
 	return i;
 }
 
-static inline struct tm_buf *buf_find(const struct tensormap *tm, const struct accel_buffer *buf)
+static inline struct tm_buf *buf_find(struct tensormap *tm, const struct accel_buffer *buf)
 {
-	const struct tm_slot *s = &tm->slots[buf_slot(tm, buf)];
+	const struct tm_slot *s;
 
-	return s->buf ? &tm->recs[s->rec] : NULL;
+	/* most calls name the buffer the call before named */
+	if (buf && tm->last_rec < tm->rcap && tm->recs[tm->last_rec].buf == buf)
+		return &tm->recs[tm->last_rec];
+	s = &tm->slots[buf_slot(tm, buf)];
+	if (!s->buf)
+		return NULL;
+	tm->last_rec = s->rec;
+	return &tm->recs[s->rec];
 }
 
 static int slots_grow(struct tensormap *tm)
