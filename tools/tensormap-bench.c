@@ -15,8 +15,9 @@
  *        to skip them, and the same-stride box test decides the rest.
  * Columns: "map", the TensorMap as the task graph uses it (a lookup of
  * exactly the view of a writer that no other writer overlaps is answered
- * by the view index, O(1)); "walk", the same map with TM_NO_SAME_VIEW (the
- * interval-tree walk for every lookup); "linear", every entry's hull, then
+ * by the view index, O(1)); "walk", the same map with TM_NO_SAME_VIEW and
+ * TM_NO_RUN (the interval-tree walk for every lookup, every entry in the
+ * trees); "linear", every entry's hull, then
  * the exact test.
  *
  * Steady state: a task with 4 arguments, the same views every time: a
@@ -25,8 +26,8 @@
  * 64 16x16 tiles were written by earlier tasks (64 live writers per
  * buffer). Tasks complete 16 behind the newest. One cycle: the 4 lookups
  * (tm_deps()), then the 4 inserts (tm_insert()). Columns: "map", "walk"
- * (TM_NO_SAME_VIEW: every lookup walks, every writer walks, removes and
- * inserts) and "linear" (per buffer a list of entries with the map's
+ * (TM_NO_SAME_VIEW and TM_NO_RUN: every lookup walks, every writer walks,
+ * removes and inserts into the trees) and "linear" (per buffer a list of entries with the map's
  * rules: scan for dependencies; on insert drop completed entries, retire
  * covered ones, append).
  *
@@ -182,7 +183,7 @@ static int measure(int two_d, uint32_t n, uint64_t iters, double rate[3])
 
 	if (!q || !ql || tm_create(NULL, NULL, &tm[0]) || tm_create(NULL, NULL, &tm[1]))
 		return -1;
-	tm_set_flags(tm[1], TM_NO_SAME_VIEW);
+	tm_set_flags(tm[1], TM_NO_SAME_VIEW | TM_NO_RUN);
 	for (i = 0; i < n; i++) {
 		view(&t, two_d, n, i);
 		if (tm_insert(tm[0], &t, ACCEL_OUTPUT, i) || tm_insert(tm[1], &t, ACCEL_OUTPUT, i) ||
@@ -301,7 +302,7 @@ static int measure_cycle(uint64_t tasks, double rate[3], uint64_t *live)
 			if (m < 2 && tm_create(done, NULL, &tm))
 				return -1;
 			if (m == 1)
-				tm_set_flags(tm, TM_NO_SAME_VIEW);
+				tm_set_flags(tm, TM_NO_SAME_VIEW | TM_NO_RUN);
 			for (b = 0; b < NBUFS; b++) {
 				lin[b].n = 0;
 				for (i = 0; i < 64; i++) {

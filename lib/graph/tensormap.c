@@ -81,6 +81,25 @@ int tm_layout_make(const struct accel_tensor *t, struct tm_layout *l)
 	int ret;
 
 	esz = (int64_t)accel_dtype_size(t->dtype);
+	/*
+	 * A contiguous vector of at least one element (a slice of a buffer):
+	 * what the general path below makes of it, one run and its own box,
+	 * without the sort and the merge. Its bounds are those of
+	 * view_surely_ok(), so it needs no accel_tensor_check().
+	 */
+	if (t->ndims == 1 && t->strides[0] == 1 && esz && t->shape[0] - 1 < (1ull << 32) &&
+	    t->offset <= (1ull << 61) && !(t->offset & (uint64_t)(esz - 1))) {
+		l->lo = (int64_t)t->offset;
+		l->run = (int64_t)t->shape[0] * esz;
+		l->hi = l->lo + l->run;
+		l->nd = 0;
+		l->interleaved = 0;
+		l->empty = 0;
+		l->box = 1;
+		l->box0[0] = l->lo;
+		l->ext[0] = l->run;
+		return 0;
+	}
 	if (!esz || !view_surely_ok(t, (uint32_t)__builtin_ctzll((uint64_t)esz))) {
 		ret = accel_tensor_check(t);
 		if (ret)

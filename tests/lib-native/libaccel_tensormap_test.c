@@ -325,6 +325,81 @@ static void layout_pairs(struct __test_metadata *_metadata, uint64_t seed, int a
 	ASSERT_GT(cov, 100);
 }
 
+/*
+ * tm_layout_make()'s path for a contiguous vector against its general
+ * path: the same vector as a 2-D view of shape (1, n) (which the general
+ * path takes) must give the same layout, field by field, for random
+ * offsets, lengths (1 to 2^32, and the first length past it) and element
+ * sizes; a misaligned offset, an offset past 2^61 and an empty vector
+ * must get the general path's answer too.
+ */
+TEST(layout_vector)
+{
+	struct accel_buffer *buf = (struct accel_buffer *)(uintptr_t)0x5000;
+	struct accel_tensor v, w;
+	struct tm_layout a, b;
+	uint32_t i, k;
+	int ra, rb;
+
+	rng_state = 0x7ec70ull;
+	for (i = 0; i < 200000; i++) {
+		enum accel_dtype dt = dtypes[rn(4)];
+		uint64_t esz = accel_dtype_size(dt), off, n;
+
+		switch (rn(8)) {
+		case 0:
+			n = 0;
+			break;
+		case 1:
+			n = (1ull << 32) + rn(3) - 1;
+			break;
+		default:
+			n = 1 + rn(rn(2) ? 16 : 1u << 20);
+		}
+		off = rn(1u << 20) * esz;
+		if (rn(16) == 0)
+			off += 1 + rn(esz);	/* misaligned (or, for bytes, just another offset) */
+		if (rn(32) == 0)
+			off = (1ull << 61) + esz * rn(2);
+		memset(&v, 0, sizeof(v));
+		v.buf = buf;
+		v.offset = off;
+		v.dtype = dt;
+		v.ndims = 1;
+		v.shape[0] = n;
+		v.strides[0] = 1;
+		w = v;
+		w.ndims = 2;
+		w.shape[0] = 1;
+		w.shape[1] = n;
+		w.strides[0] = n ? n : 1;
+		w.strides[1] = 1;
+		ra = tm_layout_make(&v, &a);
+		rb = tm_layout_make(&w, &b);
+		ASSERT_EQ(rb, ra) {
+			TH_LOG("offset %llu length %llu esz %llu", (unsigned long long)off,
+			       (unsigned long long)n, (unsigned long long)esz);
+		}
+		if (ra)
+			continue;
+		ASSERT_EQ(b.empty, a.empty);
+		ASSERT_EQ(b.lo, a.lo);
+		ASSERT_EQ(b.hi, a.hi);
+		if (a.empty)
+			continue;
+		ASSERT_EQ(b.run, a.run);
+		ASSERT_EQ(b.nd, a.nd);
+		ASSERT_EQ(b.interleaved, a.interleaved);
+		ASSERT_EQ(b.box, a.box);
+		ASSERT_EQ(b.box0[0], a.box0[0]);
+		ASSERT_EQ(b.ext[0], a.ext[0]);
+		for (k = 0; k < a.nd; k++) {
+			ASSERT_EQ(b.count[k], a.count[k]);
+			ASSERT_EQ(b.stride[k], a.stride[k]);
+		}
+	}
+}
+
 TEST(layout_exact)
 {
 	layout_pairs(_metadata, 0x1234567ull, 0);
