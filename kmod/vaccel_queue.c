@@ -195,12 +195,26 @@ int vaccel_ioctl_queue_query(struct drm_device *drm, void *data,
 		args->read_index = READ_ONCE(c->read_index);
 		args->write_index = max(READ_ONCE(q->write_index),
 					args->read_index);
-		args->fault = READ_ONCE(c->fault);
-		args->fault_index = READ_ONCE(c->fault_index);
-		args->fault_addr = READ_ONCE(c->fault_addr);
-		args->fault_depth = READ_ONCE(c->fault_depth);
-		args->fault_binding = READ_ONCE(c->fault_binding);
-		args->fault_exec_index = READ_ONCE(c->fault_exec_index);
+		/*
+		 * The record only once the state publishes it: a fault
+		 * being written now (record set, state still RUNNING) is
+		 * not reported half, as a running queue with a fault.
+		 */
+		if (args->state != DRM_VACCEL_QUEUE_RUNNING) {
+			args->fault = READ_ONCE(c->fault);
+			args->fault_index = READ_ONCE(c->fault_index);
+			args->fault_addr = READ_ONCE(c->fault_addr);
+			args->fault_depth = READ_ONCE(c->fault_depth);
+			args->fault_binding = READ_ONCE(c->fault_binding);
+			args->fault_exec_index = READ_ONCE(c->fault_exec_index);
+		} else {
+			args->fault = DRM_VACCEL_FAULT_NONE;
+			args->fault_index = 0;
+			args->fault_addr = 0;
+			args->fault_depth = 0;
+			args->fault_binding = 0;
+			args->fault_exec_index = 0;
+		}
 	} else {
 		drm_dbg(drm, "no queue %u\n", args->queue_id);
 		ret = -ENOENT;

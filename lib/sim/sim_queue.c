@@ -222,12 +222,23 @@ int sim_queue_query(struct sim_file *f, struct drm_vaccel_queue_query *a)
 		a->read_index = __atomic_load_n(&c->read_index, __ATOMIC_RELAXED);
 		wi = __atomic_load_n(&q->write_index, __ATOMIC_RELAXED);
 		a->write_index = wi > a->read_index ? wi : a->read_index;
-		a->fault = __atomic_load_n(&c->fault, __ATOMIC_RELAXED);
-		a->fault_index = __atomic_load_n(&c->fault_index, __ATOMIC_RELAXED);
-		a->fault_addr = __atomic_load_n(&c->fault_addr, __ATOMIC_RELAXED);
-		a->fault_depth = __atomic_load_n(&c->fault_depth, __ATOMIC_RELAXED);
-		a->fault_binding = __atomic_load_n(&c->fault_binding, __ATOMIC_RELAXED);
-		a->fault_exec_index = __atomic_load_n(&c->fault_exec_index, __ATOMIC_RELAXED);
+		/* the record only once the state publishes it (as the module) */
+		if (a->state != DRM_VACCEL_QUEUE_RUNNING) {
+			a->fault = __atomic_load_n(&c->fault, __ATOMIC_RELAXED);
+			a->fault_index = __atomic_load_n(&c->fault_index, __ATOMIC_RELAXED);
+			a->fault_addr = __atomic_load_n(&c->fault_addr, __ATOMIC_RELAXED);
+			a->fault_depth = __atomic_load_n(&c->fault_depth, __ATOMIC_RELAXED);
+			a->fault_binding = __atomic_load_n(&c->fault_binding, __ATOMIC_RELAXED);
+			a->fault_exec_index = __atomic_load_n(&c->fault_exec_index,
+							      __ATOMIC_RELAXED);
+		} else {
+			a->fault = DRM_VACCEL_FAULT_NONE;
+			a->fault_index = 0;
+			a->fault_addr = 0;
+			a->fault_depth = 0;
+			a->fault_binding = 0;
+			a->fault_exec_index = 0;
+		}
 	} else {
 		ret = -ENOENT;
 	}

@@ -676,6 +676,11 @@ struct drm_vaccel_queue_control {
 /**
  * struct drm_vaccel_queue_query - read a queue's state
  *
+ * The fault fields are the control page's fault record, reported only
+ * when @state is DRM_VACCEL_QUEUE_ERROR; while @state is RUNNING they are
+ * zero, also while a fault is being recorded (the state publishes the
+ * record, as on the control page).
+ *
  * Errors: -EINVAL for non-zero @pad; -ENOENT for an unknown queue.
  */
 struct drm_vaccel_queue_query {
