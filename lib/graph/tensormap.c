@@ -1324,9 +1324,9 @@ static void run_del(struct tensormap *tm, struct tm_run *r, int32_t i)
 }
 
 /*
- * Can a view whose hull starts at @lo go at the end of @r? Its hull must
- * lie above the last element's; then room, by compaction or by growing
- * (an allocation that may fail: the entry goes into the tree then).
+ * Room for one more element at the end of @r: there is, or compaction
+ * makes it, or growing does (an allocation that may fail: 0, and the
+ * entry goes into the tree).
  */
 static int run_room(struct tensormap *tm, struct tm_run *r)
 {
