@@ -1879,11 +1879,18 @@ int tm_insert_layout(struct tensormap *tm, const struct accel_buffer *buf,
 	e->indexed = 0;
 	e->excl_w = (uint8_t)w.excl_w;
 	layout_copy(&tm->lays[i], q);
-	if (wr) {
+	k = run_pick(tm, b->run[wr], q->lo);
+	/*
+	 * The view index for writers in the trees only: a lookup finds a
+	 * run's writer by a binary search, about as fast as the index, and
+	 * an entry left out of the index only loses that shortcut (a later
+	 * writer's cover walk clears excl_w of what it overlaps, indexed or
+	 * not).
+	 */
+	if (wr && k < 0) {
 		e->vh = view_hash(e->rec, q);
 		vindex_add(tm, i);
 	}
-	k = run_pick(tm, b->run[wr], q->lo);
 	if (k >= 0) {
 		r = &b->run[wr][k];
 		e->in_run = 1;

@@ -231,14 +231,16 @@ void tm_set_flags(struct tensormap *tm, unsigned int flags);
  * only for a bad view.
  *
  * Cost: O(log n + k) (an interval-tree walk and a binary search of the
- * buffer's runs: tm_insert()), O(1) for a run when the argument lies
- * above it, and O(1) in two cases where
- * the answer is known exactly without the walk (same_view_lookups): the
- * view is exactly that of the buffer's last insert, and no other live
- * entry overlaps it; or the argument is INPUT and its view is exactly
- * that of a writer entry that no other live writer overlaps (a task
- * reading what one earlier task wrote). Either way the answer is the one
- * the walk would give (the TM_NO_SAME_VIEW twin test checks that).
+ * buffer's runs: tm_insert()), O(1) when the argument lies outside the
+ * hulls of the buffer's live entries of a kind or outside a run, and O(1)
+ * in two cases where the answer is known exactly without the walk
+ * (same_view_lookups): the view is exactly that of the buffer's last
+ * insert, and no other live entry overlaps it; or the argument is INPUT
+ * and its view is exactly that of a writer entry in a tree (writers in
+ * runs are found by the binary search) that no other live writer
+ * overlaps (a task reading what one earlier task wrote). Either way the
+ * answer is the one the walk would give (the TM_NO_SAME_VIEW twin test
+ * checks that).
  *
  * Return: the number of reports, or -EINVAL / -EOVERFLOW for a bad view.
  */
