@@ -1609,6 +1609,41 @@ static void walk_run(struct walk *w, const struct tm_run *r)
 	}
 }
 
+/*
+ * The live entry of @runs whose view is exactly @q, or NIL: the element
+ * starting at @q's low end (binary search; hulls in a run are disjoint, so
+ * there is at most one per run), if its entry has @q's layout. The view
+ * index's lookup for the writers that are in runs (they are not indexed).
+ */
+static int32_t runs_find_view(const struct tensormap *tm, const struct tm_run *runs,
+			      const struct tm_layout *q)
+{
+	uint32_t k, a, z, m;
+	int32_t i;
+
+	for (k = 0; k < TM_RUNS; k++) {
+		const struct tm_run *r = &runs[k];
+
+		a = r->head;
+		z = r->n;
+		if (a == z || q->lo < r->el[a].lo || q->lo > r->el[z - 1].lo)
+			continue;
+		while (a < z) {
+			m = a + (z - a) / 2;
+			if (r->el[m].lo < q->lo)
+				a = m + 1;
+			else
+				z = m;
+		}
+		if (a == r->n || r->el[a].lo != q->lo)
+			continue;
+		i = r->el[a].ent;
+		if (i != NIL && r->el[a].hi == q->hi && layout_same(q, &tm->lays[i]))
+			return i;
+	}
+	return NIL;
+}
+
 /* may a live entry of kind @k (1: writers) of @b meet the hull of @q? */
 static inline int kind_meets(const struct tm_buf *b, int k, const struct tm_layout *q)
 {
@@ -1692,7 +1727,10 @@ int tm_deps_layout(struct tensormap *tm, const struct accel_buffer *buf,
 		if (acc == ACCEL_INPUT) {
 			uint32_t rec = (uint32_t)(b - tm->recs);
 
-			i = vindex_find(tm, rec, view_hash(rec, q), q);
+			/* the writer of exactly this view: in a run, else in the index */
+			i = runs_find_view(tm, b->run[1], q);
+			if (i == NIL)
+				i = vindex_find(tm, rec, view_hash(rec, q), q);
 			if (i != NIL && tm->ents[i].excl_w)
 				return deps_same_view(tm, i, acc, task, fn, arg);
 		}
