@@ -238,8 +238,12 @@ static int split_take(struct accel_comm *c, uint64_t gen, uint64_t deadline,
 		pthread_cond_timedwait(&s->cv, &g->lock, &until);
 	}
 	ret = s->ret;
-	if (ret && s->parent_failed && acc_comm_group_error(g, c->rank))
-		ret = acc_comm_group_error(g, c->rank);	/* -ECANCELED if it aborted */
+	if (ret && s->parent_failed) {
+		int err = acc_comm_group_error(g, c->rank);	/* -ECANCELED if it aborted */
+
+		if (err)
+			ret = err;
+	}
 	if (ret)
 		acc_err("comm_split: comm %p rank %u: seq %llu: the new communicators could not be "
 			"made (this rank's color %d): %s; none is made", (void *)g, c->rank,

@@ -1809,7 +1809,6 @@ static const char *const xname[] = { "alltoallv", "sendrecv permutation",
 /* one exchange on n ranks: who sends what to whom, and where */
 struct xfer {
 	int kind;
-	bool full;					/* GROUP: rank 0 sends XM to every rank */
 	unsigned int n;
 	uint64_t c[NDEV][NDEV];			/* elements rank i sends to rank j */
 	uint64_t sd[NDEV][NDEV], rd[NDEV][NDEV];	/* A2AV: displacements */
@@ -1838,15 +1837,15 @@ static uint64_t rcount(uint64_t maxc)
 	return rnd() % 5 ? rnd() % (maxc + 1) : (rnd() % 2 ? 0 : 1);
 }
 
-/* a random exchange (the random source: rnd(); every block fits BUFSZ) */
-static void xfer_make(struct xfer *x, int kind, unsigned int n, uint64_t maxc)
+/*
+ * a random exchange (the random source: rnd(); every block fits BUFSZ);
+ * @full: a GROUP exchange where rank 0 sends XM blocks to every rank
+ */
+static void xfer_make(struct xfer *x, int kind, unsigned int n, uint64_t maxc, bool full)
 {
 	unsigned int i, j, k, perm[NDEV];
 
-	bool full = x->full;
-
 	memset(x, 0, sizeof(*x));
-	x->full = full;
 	x->kind = kind;
 	x->n = n;
 	for (i = 0; i < NDEV; i++)
@@ -1863,7 +1862,7 @@ static void xfer_make(struct xfer *x, int kind, unsigned int n, uint64_t maxc)
 		for (i = 0; i < n; i++)
 			for (j = 0; j < n; j++)
 				x->m[i][j] = rnd() % 2 ? (unsigned int)(rnd() % (XM + 1)) : 0;
-		if (x->full)	/* rank 0: XM sends to each rank, a task of n * XM or more */
+		if (full)	/* rank 0: XM sends to each rank, a task of n * XM or more */
 			for (j = 0; j < n; j++)
 				x->m[0][j] = XM;
 		for (i = 0; i < n; i++) {
@@ -2291,8 +2290,8 @@ static void xfer_random(struct __test_metadata *_metadata, FIXTURE_DATA(ctg) *se
 		 * ACCEL_TASK_MAX_ARGS operations (few cases under the debug
 		 * kernel: it happened): one that has
 		 */
-		x->full = kind == X_GROUP && !big && k + X_KINDS >= cases;
-		xfer_make(x, kind, n, rnd() % 4 ? 300 : 1500);
+		xfer_make(x, kind, n, rnd() % 4 ? 300 : 1500,
+			  kind == X_GROUP && !big && k + X_KINDS >= cases);
 		for (r = 0; kind == X_GROUP && r < n; r++)
 			if (x->nops[r] > ACCEL_TASK_MAX_ARGS) {
 				big++;
@@ -2756,7 +2755,7 @@ TEST_F_TIMEOUT(ctg, xfer_bad_inputs, 120)
 	ov = view(self->sbuf[0], ACCEL_DTYPE_I32, 6, 12);	/* overlaps s */
 	far = view(self->rbuf[1], ACCEL_DTYPE_I32, 0, 12);	/* rank 1's device */
 	/* one good exchange first: a sequence number in the recorder */
-	xfer_make(x, X_A2AV, n, 5);
+	xfer_make(x, X_A2AV, n, 5, false);
 	ASSERT_EQ(0, xfer_eager(_metadata, self, x, 1));
 	for (pass = 0; pass < 2; pass++) {
 		if (pass)
@@ -2844,7 +2843,7 @@ TEST_F_TIMEOUT(ctg, xfer_bad_inputs, 120)
 		accel_comm_destroy(other[r]);
 	/* the next calls work, eager and replayed */
 	for (pass = 0; pass < X_KINDS; pass++) {
-		xfer_make(x, (int)pass, n, 40);
+		xfer_make(x, (int)pass, n, 40, false);
 		EXPECT_EQ(0, xfer_eager(_metadata, self, x, 2 + pass));
 		EXPECT_EQ(0, xfer_replay(_metadata, self, x, 2));
 	}
@@ -2883,9 +2882,9 @@ TEST_F_TIMEOUT(ctg, task_inside_open_group, 120)
 	ASSERT_EQ(0, accel_send(accel_buffer_va(e[0]), 100, ACCEL_DTYPE_I32, 1, self->comms[0],
 				q[0], &ev[0]));
 	/* the tasks complete while the group is open (xfer_eager() syncs) */
-	xfer_make(x, X_PERM, 2, 300);
+	xfer_make(x, X_PERM, 2, 300, false);
 	EXPECT_EQ(0, xfer_eager(_metadata, self, x, 5));
-	xfer_make(x, X_A2AV, 2, 300);
+	xfer_make(x, X_A2AV, 2, 300, false);
 	EXPECT_EQ(0, xfer_eager(_metadata, self, x, 6));
 	ASSERT_EQ(0, accel_recv(accel_buffer_va(e[1]), 100, ACCEL_DTYPE_I32, 0, self->comms[1],
 				q[1], &ev[1]));
