@@ -989,7 +989,7 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	TH_LOG("seed %llu: %llu tasks, %llu lookups, deps RAW %llu WAR %llu WAW %llu, "
 	       "fallbacks %llu (in %llu lookups), retired %llu (%llu by groups, %llu spared), "
 	       "capped %llu, dropped %llu, live %llu (max %llu), same view: %llu lookups, "
-	       "%llu inserts, %llu run inserts",
+	       "%llu inserts, %llu of %llu inserts into runs",
 	       (unsigned long long)o->seed, (unsigned long long)o->ntasks,
 	       (unsigned long long)st.lookups, (unsigned long long)st.deps[TM_DEP_RAW],
 	       (unsigned long long)st.deps[TM_DEP_WAR], (unsigned long long)st.deps[TM_DEP_WAW],
@@ -999,7 +999,7 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	       (unsigned long long)st.dropped,
 	       (unsigned long long)st.live_entries, (unsigned long long)st.max_live_entries,
 	       (unsigned long long)st.same_view_lookups, (unsigned long long)st.same_view_inserts,
-	       (unsigned long long)st.run_inserts);
+	       (unsigned long long)st.run_inserts, (unsigned long long)st.inserts);
 	ASSERT_EQ(p->checked, st.lookups);
 	ASSERT_GT(p->deps_total, o->ntasks / 2);
 	if (!o->any_views) {
