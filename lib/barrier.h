@@ -22,6 +22,8 @@
  *   acc_packet_publish()             body, then a store-release of the header
  *   acc_store_release_u64()      the doorbell: the write index
  *   acc_full_fence()                 StoreLoad, pairs with the engine's smp_mb()
+ *     or acc_compiler_fence()        when the engine calls acc_membarrier()
+ *                                    before it sleeps (lib/membarrier.c)
  *   acc_load_relaxed_u32()               need_wakeup (relaxed: after the fence)
  *   ioctl(KICK)                      only if need_wakeup was set
  *
@@ -31,6 +33,7 @@
 #define ACCEL_BARRIER_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <drm/vaccel_accel.h>
@@ -86,6 +89,27 @@ static inline void acc_full_fence(void)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 }
+
+/*
+ * The light side of the asymmetric fence (lib/membarrier.c): the compiler
+ * keeps the store before the load; the CPU may not, until the engine's
+ * acc_membarrier() forces a full barrier on this thread.
+ */
+static inline void acc_compiler_fence(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+/*
+ * The heavy side (lib/membarrier.c). acc_membarrier_ready(): whether this
+ * process can use it (registers it once; false with
+ * ACCEL_DOORBELL_FENCE=full). acc_membarrier(): every other running thread
+ * of the process executes a full barrier before it returns; 0 or -errno.
+ * acc_membarriers counts the calls (tests).
+ */
+bool acc_membarrier_ready(void);
+int acc_membarrier(void);
+extern _Atomic uint64_t acc_membarriers;
 
 /*
  * Write a packet into a ring slot: the body first, then the header with a

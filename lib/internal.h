@@ -304,8 +304,10 @@ struct accel_queue {
 	uint64_t pi;			/* taken */
 	uint64_t ri;			/* last read index seen */
 	uint64_t next_mark;		/* ring index of the next progress mark */
+	uint64_t zi;			/* slots [pi, zi) are zeroed (ACC_ZERO_AHEAD) */
 	uint64_t last_sig;		/* 1 + index of the last timeline packet, 0 none */
 	bool created;			/* QUEUE_CREATE succeeded */
+	bool light_fence;		/* the engine fences for the submitter (lib/membarrier.c) */
 	atomic_bool faulted;		/* seen faulted: submit publishes nothing */
 	atomic_bool fault_logged;
 	_Atomic unsigned int fr_next;
@@ -316,6 +318,14 @@ struct accel_queue {
 
 /* Test hook (hidden; tests linked with libaccel.a): doorbells @q rang so far. */
 uint64_t acc_queue_doorbells(const struct accel_queue *q);
+/*
+ * Test hooks (hidden): whether @q's submits skip the fence (the engine
+ * calls acc_membarrier() instead); make @q keep the full fence (@full), or
+ * skip it again where the backend allows (benchmarks time both on one
+ * queue). Only between submits, from the producer's thread.
+ */
+bool acc_queue_light_fence(const struct accel_queue *q);
+void acc_test_queue_full_fence(struct accel_queue *q, bool full);
 
 /* --- fork (see transport.h) --- */
 

@@ -26,7 +26,7 @@ LIBACCEL_CFLAGS = -I$(TOP)/lib/include -I$(TOP)/uapi $(shell pkg-config --cflags
 LIBACCEL_LIBS = $(shell pkg-config --libs libdrm) -pthread
 
 LIBACCEL_SRCS := $(addprefix lib/,transport.c device.c backend.c va.c slots.c buffer.c signal.c \
-	queue.c describe.c error.c version.c copy_struct.c ffi.c graph/tensormap.c graph/heap.c \
+	queue.c membarrier.c describe.c error.c version.c copy_struct.c ffi.c graph/tensormap.c graph/heap.c \
 	graph/lower.c graph/taskgraph.c graph/registry.c graph/validate.c graph/deps.c \
 	graph/outputs.c graph/submit.c graph/host.c graph/maps.c graph/wait.c graph/stats.c \
 	graph/capture.c graph/instantiate.c graph/launch.c graph/dot.c graph/trace.c \

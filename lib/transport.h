@@ -70,6 +70,13 @@ struct tp_ops {
 	 * the device runs elsewhere (the module)
 	 */
 	int (*help)(int fd, int64_t ns);
+	/*
+	 * true if the device's engines run in this process and call
+	 * acc_membarrier() between setting need_wakeup and their last look at
+	 * the doorbells before they sleep, so that a submitter needs no fence
+	 * of its own (lib/membarrier.c); NULL: false (the module)
+	 */
+	bool (*asym_doorbell)(int fd);
 };
 
 extern const struct tp_ops acc_tp_kernel;

@@ -19,7 +19,11 @@
  *               not a floor that a ring a device consumes can reach.
  *   qp_lib()    the library: one packet per doorbell (get_packet, copy,
  *               submit), 64 per doorbell (64 x get_packet and copy, one
- *               submit), or accel_queue_submit_packets() of 64 packets
+ *               submit), or accel_queue_submit_packets() of 64 packets;
+ *               one packet per doorbell also with the submitter's full
+ *               fence kept where the backend's engines would take it on
+ *               themselves (lib/membarrier.c): the library before that
+ *               change, timed on the same queue in the same run
  *
  * Every loop copies packet i from an array of 64 prepared ones
  * (qp_packets()), a load from memory each time in every loop. The caller holds the engine while
@@ -55,6 +59,7 @@ enum qp_way {
 	QP_PRIV_ONE,		/* QP_BARE_ONE into a ring no other CPU reads */
 	QP_PRIV_FENCED_ONE,	/* QP_FENCED_ONE into that ring */
 	QP_PRIV_64,		/* QP_BARE_64 into that ring */
+	QP_LIB_ONE_FULL,	/* QP_LIB_ONE keeping the submitter's full fence */
 	QP_N,
 };
 
@@ -191,7 +196,49 @@ static inline void qp_reader_stop(struct qp_reader *r)
 
 static inline int qp_is_lib(enum qp_way w)
 {
-	return w == QP_LIB_ONE || w == QP_LIB_64 || w == QP_COPY_64;
+	return w == QP_LIB_ONE || w == QP_LIB_64 || w == QP_COPY_64 || w == QP_LIB_ONE_FULL;
+}
+
+/*
+ * The library's test hooks (hidden, lib/queue.c; these programs link
+ * libaccel statically): whether a queue's submits skip the fence where
+ * the backend's engines take it on themselves (lib/membarrier.c), and a
+ * switch that makes a queue keep it, so that both are timed on the same
+ * queue in one run.
+ */
+bool acc_queue_light_fence(const struct accel_queue *q);
+void acc_test_queue_full_fence(struct accel_queue *q, bool full);
+
+/* Before a library batch of @w on @q: the fence it times. */
+static inline void qp_fence_for(enum qp_way w, struct accel_queue *q)
+{
+	acc_test_queue_full_fence(q, w == QP_LIB_ONE_FULL);
+}
+
+/*
+ * The order of the ways in round @round: a permutation drawn from a
+ * fixed seed (the same in every run), so that each way follows each other
+ * way about as often (a batch runs in the state of the caches and of the
+ * engine that the batch before it left).
+ */
+static inline void qp_order(enum qp_way order[QP_N], unsigned int round)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull * (round + 1);
+	unsigned int i, j;
+
+	for (i = 0; i < QP_N; i++)
+		order[i] = (enum qp_way)i;
+	for (i = QP_N - 1; i > 0; i--) {
+		enum qp_way t;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = (unsigned int)(x % (i + 1));
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
 }
 
 /* A way's name for the noise line (bench_noise.h). */
@@ -207,6 +254,7 @@ static inline const char *qp_way_name(enum qp_way w)
 		[QP_PRIV_ONE] = "bare loop, unread ring",
 		[QP_PRIV_FENCED_ONE] = "bare loop, fenced, unread ring",
 		[QP_PRIV_64] = "bare loop, 64 per doorbell, unread ring",
+		[QP_LIB_ONE_FULL] = "raw path, 1 per doorbell, full fence",
 	};
 
 	return names[w];
@@ -268,6 +316,7 @@ static inline int qp_lib(enum qp_way way, struct accel_queue *q,
 
 	switch (way) {
 	case QP_LIB_ONE:
+	case QP_LIB_ONE_FULL:
 		for (i = 0; i < n && ret >= 0; i++) {
 			p = accel_queue_get_packet(q);
 			if (!p)

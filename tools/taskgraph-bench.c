@@ -42,12 +42,15 @@
  * too), measured in the same run, this thread and the engine pinned to
  * two CPUs:
  *   one packet per doorbell: accel_queue_get_packet(), a 64-byte copy,
- *       accel_queue_submit(); against the bare loop, and against the bare
+ *       accel_queue_submit(); against the bare loop, against the bare
  *       loop plus what the doorbell protocol adds to it (a full fence and
- *       the need_wakeup load);
+ *       the need_wakeup load), and against itself on the same queue with
+ *       the submitter's full fence kept (the fake's engine could take it
+ *       on itself: lib/membarrier.c);
  *   64 packets per doorbell: 64 x (get_packet, copy), one submit;
  *   accel_queue_submit_packets() of 64 prepared packets;
  * the last two against the bare loop storing the doorbell once per 64.
+ * Each round runs the ways in its own random order (qp_order()).
  *
  * Usage: taskgraph-bench [QUEUES]   (queues of the task graph, default 4)
  *
@@ -297,6 +300,8 @@ static void qp_batch(enum qp_way way, struct accel_queue *q, struct qp_bare_ring
 	int ret = 0;
 
 	/* every way with the engine held: the fenced loops load need_wakeup from its page */
+	if (qp_is_lib(way))
+		qp_fence_for(way, q);
 	pause_engine(1);
 	t0 = tgw_now();
 	if (qp_is_lib(way))
@@ -322,7 +327,9 @@ static void queue_path_rows(struct accel_device *dev)
 	uint64_t c0, calls_lib;
 	double med[QP_N], x;
 	struct accel_queue *q;
-	unsigned int b, w;
+	enum qp_way order[QP_N];
+	const char *fence;
+	unsigned int b, k, w;
 	int ret;
 
 	qp_pin_begin(&pin);
@@ -332,21 +339,31 @@ static void queue_path_rows(struct accel_device *dev)
 		ret = qp_bare_rings_create(dev, &br, &pin);
 	if (ret)
 		die("raw queue path set-up", ret);
-	/* one unmeasured round, then the ways in turn, round after round */
+	/*
+	 * one unmeasured round, then the ways round after round, each round
+	 * in its own random order: a batch runs in the state of the caches
+	 * its predecessor left (a library batch after a library batch ran at
+	 * half speed), so no way may always follow the same one
+	 */
 	for (w = 0; w < QP_N; w++)
 		qp_batch(w, q, &br, &x);
 	c0 = __atomic_load_n(&calls, __ATOMIC_RELAXED);
-	for (b = 0; b < QP_BATCHES; b++)
-		for (w = 0; w < QP_N; w++)
-			qp_batch(w, q, &br, &ns[w][b]);
+	for (b = 0; b < QP_BATCHES; b++) {
+		qp_order(order, b);
+		for (k = 0; k < QP_N; k++)
+			qp_batch(order[k], q, &br, &ns[order[k]][b]);
+	}
 	/* backend calls ("syscalls") of all of it: the syncs' waits only */
 	calls_lib = __atomic_load_n(&calls, __ATOMIC_RELAXED) - c0;
 	qp_bare_rings_destroy(&br);
 	qp_pin_end(&pin, &eng);
+	qp_fence_for(QP_LIB_ONE, q);
+	fence = acc_queue_light_fence(q) ? "the engine fences for it: membarrier()" :
+					   "a full fence after the doorbell";
 	for (w = 0; w < QP_N; w++)
 		med[w] = bench_noise_repeats(&noise, qp_way_name(w), ns[w], QP_BATCHES);
-	printf("| raw queue path, 1 packet per doorbell: accel_queue_get_packet, 64-byte copy, accel_queue_submit; host ns per packet (median of %d x %d) | %.2f ns | bare loop: copy + store-release of the doorbell, ring read by another CPU %.2f ns | %.2f | <= 1.5 |\n",
-	       QP_BATCHES, QP_PACKETS, med[QP_LIB_ONE], med[QP_BARE_ONE],
+	printf("| raw queue path, 1 packet per doorbell: accel_queue_get_packet, 64-byte copy, accel_queue_submit (%s); host ns per packet (median of %d x %d) | %.2f ns | bare loop: copy + store-release of the doorbell, ring read by another CPU %.2f ns | %.2f | <= 1.5 |\n",
+	       fence, QP_BATCHES, QP_PACKETS, med[QP_LIB_ONE], med[QP_BARE_ONE],
 	       med[QP_LIB_ONE] / med[QP_BARE_ONE]);
 	printf("| the same | %.2f ns | bare loop + the protocol's full fence and need_wakeup load, ring read by another CPU %.2f ns | %.2f | |\n",
 	       med[QP_LIB_ONE], med[QP_FENCED_ONE], med[QP_LIB_ONE] / med[QP_FENCED_ONE]);
@@ -354,10 +371,12 @@ static void queue_path_rows(struct accel_device *dev)
 	       med[QP_LIB_ONE], med[QP_PRIV_FENCED_ONE], med[QP_LIB_ONE] / med[QP_PRIV_FENCED_ONE]);
 	printf("| the same | %.2f ns | bare loop, ring no other CPU reads %.2f ns | %.2f | |\n",
 	       med[QP_LIB_ONE], med[QP_PRIV_ONE], med[QP_LIB_ONE] / med[QP_PRIV_ONE]);
+	printf("| the same | %.2f ns | the library keeping the submitter's full fence (as before lib/membarrier.c) %.2f ns | %.2f | |\n",
+	       med[QP_LIB_ONE], med[QP_LIB_ONE_FULL], med[QP_LIB_ONE] / med[QP_LIB_ONE_FULL]);
 	printf("| raw queue path, 64 packets per doorbell: 64 x (get_packet, copy), one submit | %.2f ns | bare loop, one doorbell per 64 packets, ring read by another CPU %.2f ns | %.2f | <= 1.5 |\n",
 	       med[QP_LIB_64], med[QP_BARE_64], med[QP_LIB_64] / med[QP_BARE_64]);
 	printf("| accel_queue_submit_packets() of 64 prepared packets (%.4f backend calls per packet, syncs included) | %.2f ns | bare loop, one doorbell per 64 packets, ring read by another CPU %.2f ns | %.2f | <= 1.5 |\n",
-	       (double)calls_lib / (QP_BATCHES * 3.0 * QP_PACKETS), med[QP_COPY_64],
+	       (double)calls_lib / (QP_BATCHES * 4.0 * QP_PACKETS), med[QP_COPY_64],
 	       med[QP_BARE_64], med[QP_COPY_64] / med[QP_BARE_64]);
 	printf("| the same | %.2f ns | bare loop, one doorbell per 64 packets, ring no other CPU reads %.2f ns | %.2f | |\n",
 	       med[QP_COPY_64], med[QP_PRIV_64], med[QP_COPY_64] / med[QP_PRIV_64]);

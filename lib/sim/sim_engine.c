@@ -8,10 +8,13 @@
  *
  * The doorbell protocol, engine side (Documentation/queues.rst): an
  * engine that found no work for the device's poll budget (1) sets
- * need_wakeup in every control page of its queues, (2) issues a full
- * fence, (3) reads every doorbell again and (4) sleeps only if none moved
- * and nobody woke it. The submitter stores the doorbell, issues a full
- * fence, then reads need_wakeup: one of the two sees the other's store.
+ * need_wakeup in every control page of its queues, (2) calls membarrier()
+ * (lib/membarrier.c) and issues a full fence, (3) reads every doorbell
+ * again and (4) sleeps only if none moved and nobody woke it. The
+ * submitter stores the doorbell, then reads need_wakeup, with only a
+ * compiler barrier between (the barrier membarrier() forces on its thread
+ * stands in for its own fence; with ACCEL_DOORBELL_FENCE=full, a full
+ * fence): one of the two sees the other's store.
  * A waker (KICK, a signal a blocked queue waits on, a split job, a stall
  * change, the removal) stores @wake = 1 and then looks at @sleeping; the
  * thread stores @sleeping and then exchanges @wake with 0, both
@@ -624,6 +627,8 @@ static void sim_engine_set_need_wakeup(struct sim_engine *e, uint32_t v)
 				 __ATOMIC_RELAXED);
 }
 
+static atomic_bool sim_membarrier_failed;
+
 /* Sleep until woken or @deadline (UINT64_MAX: none). */
 static void sim_engine_sleep(struct sim_engine *e, uint64_t deadline)
 {
@@ -641,7 +646,24 @@ static void sim_engine_sleep(struct sim_engine *e, uint64_t deadline)
 	atomic_store(&e->sleep_until, deadline);
 	pthread_mutex_lock(&e->lock);
 	sim_engine_set_need_wakeup(e, 1);
-	atomic_thread_fence(memory_order_seq_cst);	/* need_wakeup before the doorbells */
+	pthread_mutex_unlock(&e->lock);
+	/*
+	 * need_wakeup before the doorbells: this thread's full fence, and the
+	 * submitters' StoreLoad, which queues with the light fence leave to
+	 * membarrier() (lib/membarrier.c). If it fails (it cannot once
+	 * registered), the engine sleeps at most a millisecond: a doorbell
+	 * it misses is late, never lost.
+	 */
+	if (acc_membarrier_ready() && acc_membarrier()) {
+		if (!atomic_exchange(&sim_membarrier_failed, true))
+			acc_err("sim: membarrier() failed; engines sleep at most 1 ms");
+		if (deadline > sim_now() + 1000000) {
+			deadline = sim_now() + 1000000;
+			atomic_store(&e->sleep_until, deadline);
+		}
+	}
+	atomic_thread_fence(memory_order_seq_cst);
+	pthread_mutex_lock(&e->lock);
 	pending = sim_engine_pending(e, sim_now());
 	nw = sim_engine_shared_waits(e, words, vals, 64);
 	pthread_mutex_unlock(&e->lock);

@@ -917,6 +917,13 @@ static int s_dmabuf_read_only(int dmabuf)
 	return (fl & O_ACCMODE) == O_RDONLY;
 }
 
+/* tp_ops.asym_doorbell: the engines call membarrier() before they sleep (sim_engine.c) */
+static bool s_asym_doorbell(int fd)
+{
+	(void)fd;
+	return acc_membarrier_ready();
+}
+
 const struct tp_ops acc_tp_sim = {
 	.name = "sim",
 	.open = s_open,
@@ -934,4 +941,5 @@ const struct tp_ops acc_tp_sim = {
 	.dup = s_dup,
 	.remap = s_remap,
 	.help = s_help,
+	.asym_doorbell = s_asym_doorbell,
 };

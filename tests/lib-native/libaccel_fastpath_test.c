@@ -222,4 +222,150 @@ TEST(recorder_runs_cover_every_submit_once)
 	accel_device_close(dev);
 }
 
+/*
+ * Slots come zeroed although the fast path no longer zeroes them (the
+ * slow path zeroes ACC_ZERO_AHEAD of them at once, lib/queue.c), and the
+ * zeroing never reaches a packet not yet run: lap after lap of a small
+ * ring, packets copied in by accel_queue_submit_packets() and slots taken
+ * and filled by the program mixed at random, the engine stepped after
+ * each round (so the ring is often nearly full when a chunk is zeroed),
+ * every slot accel_queue_get_packet() returns is all zero bytes, and
+ * every packet ran: each adds 1 to a signal, which ends at their number.
+ */
+TEST(taken_slots_are_zero_lap_after_lap)
+{
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 128 };
+	struct drm_vaccel_packet pkts[64], *p;
+	static const struct drm_vaccel_packet zero;
+	struct accel_device *dev;
+	struct accel_signal *sig;
+	struct accel_queue *q;
+	unsigned int step, i, k, n, seed = 11, taken = 0;
+	uint64_t added = 0;
+
+	fake_complete_all = true;
+	ASSERT_EQ(0, acc_device_open_ops(&fake_ops, "fake", &dev));
+	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
+	ASSERT_EQ(0, accel_signal_create(dev, &sig));
+	for (i = 0; i < 64; i++)
+		accel_prep_signal(&pkts[i], accel_signal_va(sig), DRM_VACCEL_SIGNAL_ADD, 1);
+	fake_engine_step(1);
+	for (step = 0; step < 3000; step++) {
+		k = 1 + rand_r(&seed) % 40;
+		switch (rand_r(&seed) % 3) {
+		case 0:		/* non-zero packets copied into the ring */
+			ASSERT_EQ(0, accel_queue_submit_packets(q, pkts, k, 1000000000, &n));
+			added += n;
+			break;
+		default:	/* taken slots: zero, then the program writes them */
+			for (i = 0; i < k; i++) {
+				p = accel_queue_get_packet(q);
+				if (!p)
+					break;
+				ASSERT_EQ(0, memcmp(p, &zero, sizeof(*p)));
+				taken++;
+				accel_prep_signal(p, accel_signal_va(sig), DRM_VACCEL_SIGNAL_ADD, 1);
+				added++;
+			}
+			ASSERT_LE(0, accel_queue_submit(q));
+			break;
+		}
+		while (fake_engine_step(rand_r(&seed) % 2 ? 4096 : 1 + rand_r(&seed) % 64))
+			if (rand_r(&seed) % 2)
+				break;	/* leave some packets for the next round */
+		if (rand_r(&seed) % 4 == 0) {
+			while (fake_engine_step(4096))
+				;
+			ASSERT_EQ(0, accel_queue_sync(q, 1000000000));
+		}
+	}
+	while (fake_engine_step(4096))
+		;
+	ASSERT_EQ(0, accel_queue_sync(q, 1000000000));
+	TH_LOG("%u slots taken, %llu packets in all (%llu laps of the ring)", taken,
+	       (unsigned long long)accel_queue_submitted(q),
+	       (unsigned long long)(accel_queue_submitted(q) / 128));
+	EXPECT_LT(10000, taken);
+	EXPECT_EQ(added, accel_signal_read(sig));
+	accel_signal_destroy(sig);
+	accel_queue_destroy(q);
+	accel_device_close(dev);
+}
+
+/*
+ * The asymmetric fence (lib/membarrier.c): a queue of a backend whose
+ * engines call membarrier() before they sleep skips the submitter's
+ * fence; the module's (no asym_doorbell) and a queue made under the test
+ * hook keep it. The fake's engine thread calls membarrier() on its way to
+ * every sleep. Then submitters race the engine going to sleep: every
+ * doorbell must be seen, without a KICK the submitter did not send (a
+ * lost doorbell leaves the fake's engine asleep until the next one).
+ */
+TEST(light_fence_only_where_the_engine_fences_for_the_submitter)
+{
+	struct fake_engine_params ep = { .seed = 7, .poll_ns = 0, .max_burst = 4 };
+	struct accel_queue_params qp = { .size = sizeof(qp), .ring_size = 256 };
+	struct tp_ops ops = fake_ops;
+	struct accel_device *dev, *dev_mod;
+	struct accel_queue *q, *q_full, *q_mod;
+	uint64_t sleeps0, mb0, late = 0, worst = 0;
+	unsigned int i, seed = 3;
+	struct drm_vaccel_packet *p;
+
+	if (!acc_membarrier_ready())
+		SKIP(return, "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is not available here");
+	fake_complete_all = true;
+	ASSERT_EQ(0, acc_device_open_ops(&fake_ops, "fake", &dev));
+	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q));
+	EXPECT_TRUE(acc_queue_light_fence(q));
+	ASSERT_EQ(0, accel_queue_create(dev, &qp, &q_full));
+	acc_test_queue_full_fence(q_full, true);
+	EXPECT_FALSE(acc_queue_light_fence(q_full));
+	ops.asym_doorbell = NULL;	/* as the module's transport */
+	ASSERT_EQ(0, acc_device_open_ops(&ops, "fake1", &dev_mod));
+	ASSERT_EQ(0, accel_queue_create(dev_mod, &qp, &q_mod));
+	EXPECT_FALSE(acc_queue_light_fence(q_mod));
+	acc_test_queue_full_fence(q_mod, false);	/* not where the backend does not offer it */
+	EXPECT_FALSE(acc_queue_light_fence(q_mod));
+	accel_queue_destroy(q_mod);
+	accel_device_close(dev_mod);
+
+	ASSERT_EQ(0, fake_engine_start(&ep));
+	sleeps0 = __atomic_load_n(&fake_sleeps, __ATOMIC_RELAXED);
+	mb0 = atomic_load(&acc_membarriers);
+	for (i = 0; i < 20000; i++) {
+		struct accel_queue *qq = i & 1 ? q_full : q;
+		uint64_t want, t0;
+		unsigned int spin = rand_r(&seed) % 4000;
+
+		/* land the doorbell anywhere around the engine's way to sleep */
+		while (spin--)
+			__asm__ __volatile__("" ::: "memory");
+		ASSERT_NE(NULL, p = accel_queue_get_packet(qq));
+		accel_prep_nop(p);
+		ASSERT_LE(1, accel_queue_submit(qq));
+		want = accel_queue_submitted(qq);
+		t0 = fake_clock();
+		/* no wait call: it could kick; the read index alone must move */
+		while (accel_queue_completed(qq) < want && fake_clock() - t0 < 2000000000ull)
+			sched_yield();
+		if (accel_queue_completed(qq) < want)
+			late++;
+		if (fake_clock() - t0 > worst)
+			worst = fake_clock() - t0;
+	}
+	TH_LOG("%llu engine sleeps, %llu membarriers, slowest pick-up %llu us",
+	       (unsigned long long)(__atomic_load_n(&fake_sleeps, __ATOMIC_RELAXED) - sleeps0),
+	       (unsigned long long)(atomic_load(&acc_membarriers) - mb0),
+	       (unsigned long long)(worst / 1000));
+	EXPECT_EQ(0, late);
+	EXPECT_LT(0, __atomic_load_n(&fake_sleeps, __ATOMIC_RELAXED) - sleeps0);
+	EXPECT_LE(__atomic_load_n(&fake_sleeps, __ATOMIC_RELAXED) - sleeps0,
+		  atomic_load(&acc_membarriers) - mb0);
+	fake_engine_stop();
+	accel_queue_destroy(q_full);
+	accel_queue_destroy(q);
+	accel_device_close(dev);
+}
+
 TEST_HARNESS_MAIN

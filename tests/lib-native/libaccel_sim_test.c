@@ -1212,6 +1212,74 @@ TEST(idle_engines_sleep_and_kicks_wake_them)
 }
 
 /*
+ * The asymmetric fence (lib/membarrier.c): the library's queues on the
+ * in-process device skip the submitter's fence, because every engine
+ * calls membarrier() between raising need_wakeup and its last look at the
+ * doorbells. With no poll budget the engine sleeps after every packet;
+ * submitters land their doorbells anywhere around its way to sleep, on a
+ * light queue and on one keeping the fence, and every doorbell must be
+ * seen: the read index moves without a wait call (which could kick).
+ */
+static long long sim_dev_stat(struct accel_device *dev, const char *key)
+{
+	char buf[8192];
+
+	if (accel_device_debug_read(dev, "stats", buf, sizeof(buf)) <= 0)
+		return -1;
+	return raw_kv(buf, key);
+}
+
+TEST(engines_fence_for_the_submitters)
+{
+	long long sleeps0, sleeps;
+	uint64_t mb0, worst = 0;
+	struct accel_device *dev;
+	struct accel_queue *q[2];
+	unsigned int i, late = 0, seed = 5;
+
+	if (!acc_membarrier_ready())
+		SKIP(return, "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is not available here");
+	ASSERT_EQ(0, sim_setup("0 engines=1 poll_budget_ns=0"));
+	ASSERT_EQ(0, accel_device_open(0, &dev));
+	/* the engine itself, as the module's: no turn in the kicking thread */
+	ASSERT_EQ(0, accel_device_debug_write(dev, "inline_kick", "N"));
+	ASSERT_EQ(0, accel_queue_create(dev, NULL, &q[0]));
+	ASSERT_EQ(0, accel_queue_create(dev, NULL, &q[1]));
+	EXPECT_TRUE(acc_queue_light_fence(q[0]));
+	acc_test_queue_full_fence(q[1], true);
+	EXPECT_FALSE(acc_queue_light_fence(q[1]));
+	sleeps0 = sim_dev_stat(dev, "sleeps");
+	mb0 = atomic_load(&acc_membarriers);
+	for (i = 0; i < 4000; i++) {
+		struct accel_queue *qq = q[i & 1];
+		unsigned int spin = rand_r(&seed) % 20000;
+		uint64_t want, t0;
+
+		while (spin--)
+			__asm__ __volatile__("" ::: "memory");
+		accel_prep_nop(accel_queue_get_packet(qq));
+		ASSERT_LE(1, accel_queue_submit(qq));
+		want = accel_queue_submitted(qq);
+		t0 = sim_now();
+		while (accel_queue_completed(qq) < want && sim_now() - t0 < 500000000ull)
+			sched_yield();
+		late += accel_queue_completed(qq) < want;
+		if (sim_now() - t0 > worst)
+			worst = sim_now() - t0;
+	}
+	sleeps = sim_dev_stat(dev, "sleeps") - sleeps0;
+	TH_LOG("%lld engine sleeps, %llu membarriers, slowest pick-up %llu us", sleeps,
+	       (unsigned long long)(atomic_load(&acc_membarriers) - mb0),
+	       (unsigned long long)(worst / 1000));
+	EXPECT_EQ(0, late);
+	EXPECT_LT(0, sleeps);
+	EXPECT_LE((uint64_t)sleeps, atomic_load(&acc_membarriers) - mb0);
+	accel_queue_destroy(q[1]);
+	accel_queue_destroy(q[0]);
+	accel_device_close(dev);
+}
+
+/*
  * A KICK of a sleeping engine runs the queue's turn in the kicking thread
  * (knob inline_kick, the default): the packets are done when KICK
  * returns, the engine is not woken, and a turn that leaves work (more

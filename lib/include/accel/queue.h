@@ -27,7 +27,9 @@ struct accel_event;
  * <accel/packet.h>, then publish the whole batch with one doorbell store
  * in accel_queue_submit(). The library implements the doorbell protocol
  * (packet bodies, store-release of the write index, a full fence, then a
- * KICK only if the engine said it sleeps) so that programs do not.
+ * KICK only if the engine said it sleeps) so that programs do not. On the
+ * in-process device the fence is the engines' (membarrier() before they
+ * sleep) and a submit has none: Documentation/queues.rst.
  *
  * The library adds a *progress mark* to the ring every @progress_interval
  * packets: a SIGNAL packet that raises the queue's timeline signal with
@@ -108,7 +110,9 @@ struct accel_device *accel_queue_device(const struct accel_queue *q);
  * @q: the queue
  *
  * The slot is zeroed. It belongs to the caller until accel_queue_submit()
- * publishes it with the others taken since the last submit.
+ * publishes it with the others taken since the last submit. (Slots are
+ * zeroed 64 at a time, by the call that finds none zeroed ahead: that
+ * call writes 4 KiB, the others only take the slot.)
  *
  * After accel_queue_reserve(q, n, ...) returned 0, the next @n calls
  * return slots, even if the device is removed meanwhile (the ring is then
