@@ -201,14 +201,14 @@ static void zero_ahead(struct accel_queue *q)
 
 	if (end > q->pi + ACC_ZERO_AHEAD)
 		end = q->pi + ACC_ZERO_AHEAD;
-	for (i = q->pi; i < end; ) {
-		uint64_t first = i & q->mask, n = end - i;
-
-		if (n > q->size - first)
-			n = q->size - first;	/* up to the end of the ring, then from its start */
-		memset(&q->ring[first], 0, n * sizeof(q->ring[0]));
-		i += n;
-	}
+	/*
+	 * slot by slot, each a fixed-size memset the compiler writes as a few
+	 * vector stores: a libc memset() of the whole range may take
+	 * "rep stosb", which an emulator (the TCG test VM) runs a byte at a
+	 * time (the one-packet path went from 122-147 to 224-283 ns there)
+	 */
+	for (i = q->pi; i < end; i++)
+		memset(&q->ring[i & q->mask], 0, sizeof(q->ring[0]));
 	q->zi = end;
 }
 
