@@ -1248,6 +1248,15 @@ int acc_mp_bootstrap(struct acc_group **out, const struct acc_group *set,
 			 (unsigned long long)g->chunk, g->slots);
 		goto fail_exchange;
 	}
+	/* the recorder too, before any rank's init can succeed: it fails them all, as init_all */
+	g->rec_ops = set->rec_ops;
+	ret = acc_rec_init(g->ranks[rank]);
+	if (ret) {
+		snprintf(why, sizeof(why), "rank %u could not allocate its flight recorder (%u "
+			 "entries: accel_comm_params.recorder_ops or ACCEL_COMM_RECORDER_OPS make it "
+			 "smaller, or turn it off)", rank, g->rec_ops);
+		goto fail_exchange;
+	}
 	if (nranks > 1)
 		ret = rank ? exchange_peer(&bx, g, mp->conn[0], why, sizeof(why)) :
 			     exchange_host(&bx, g, mp->conn, why, sizeof(why));

@@ -108,8 +108,18 @@ static inline bool acc_slot_busy(const struct acc_arrival *w, uint64_t seq, uint
 	return w->used && w->seq != seq && w->arrived != all;
 }
 
-/* Sticky failures recorded in the group (group->lock). DEAD: a peer process died. */
-enum acc_fail { ACC_FAIL_NONE, ACC_FAIL_ABORT, ACC_FAIL_PROTO, ACC_FAIL_TIMEOUT, ACC_FAIL_DEAD };
+/*
+ * Sticky failures recorded in the group. DEAD: a peer process died.
+ * CLAIMED: one caller is filling in the failure's fields (fail_rank and
+ * the others); it reads as no failure until that caller publishes the
+ * kind. acc_group_fail_claim() is the only way from NONE, so one failure
+ * wins even when accel_comm_abort() records it without the lock (a
+ * multi-process group whose lock a stuck process holds); the kind is
+ * stored with release and loaded with acquire (seq_cst), so whoever sees
+ * a kind sees its fields, with or without the lock.
+ */
+enum acc_fail { ACC_FAIL_NONE, ACC_FAIL_ABORT, ACC_FAIL_PROTO, ACC_FAIL_TIMEOUT, ACC_FAIL_DEAD,
+		ACC_FAIL_CLAIMED };
 
 struct acc_mp;
 
@@ -198,7 +208,12 @@ struct acc_group {
 	/* multi-process (bootstrap.c) */
 	int32_t pids[ACCEL_COMM_MAX_RANKS];	/* every rank's process */
 	_Atomic uint64_t left;		/* ranks whose process destroyed its rank */
-	int32_t lock_owner;		/* the rank holding @lock (EOWNERDEAD names it) */
+	/*
+	 * The rank holding @lock (EOWNERDEAD names it, and so does the log of
+	 * a long wait for it): written by the holder, read without the lock
+	 * (__atomic, relaxed: a name in a message)
+	 */
+	int32_t lock_owner;
 	/*
 	 * alltoallv's count mismatch (@lock), so that every rank's
 	 * report names both ranks and both counts: rank @src sends @sent
@@ -456,6 +471,8 @@ void acc_comm_ops_fini(struct acc_group *g);
 /* Settings from the caller's params and the environment (init). */
 int acc_rec_settings(struct acc_group *g, const struct accel_comm_params *p);
 int acc_rec_init(struct accel_comm *c);
+/* Test hook (hidden): the next acc_rec_init() of this process fails with -ENOMEM. */
+extern bool acc_comm_test_rec_nomem;
 void acc_rec_fini(struct accel_comm *c);
 void acc_rec_group_fini(struct acc_group *g);
 /* Record a call that took sequence number call->seq (group->lock held). */
@@ -490,8 +507,34 @@ static inline bool acc_rec_on(const struct accel_comm *c)
 }
 
 /* --- comm.c --- */
+/*
+ * The group's lock. Multi-process: waits in slices, and logs once, after
+ * the group's timeout, the rank and pid holding it (a process stopped
+ * inside the library); it still waits (the holder may resume, or die:
+ * then EOWNERDEAD fails the group with -ECONNRESET and the wait ends).
+ */
 void acc_group_lock(struct acc_group *g);
+/*
+ * The same, bounded: 0 with the lock held, -ETIMEDOUT at @deadline
+ * (CLOCK_MONOTONIC ns), or -ECANCELED once @stop (if not NULL) is true
+ * (looked at every 10 ms). Multi-process only: a one-process group's lock
+ * is held only briefly by this process's threads, and is simply taken.
+ */
+int acc_group_lock_until(struct acc_group *g, int64_t deadline, const atomic_bool *stop);
 void acc_group_unlock(struct acc_group *g);
+/* Move the group's failure from NONE to CLAIMED: true for the one caller that did. */
+static inline bool acc_group_fail_claim(struct acc_group *g)
+{
+	int none = ACC_FAIL_NONE;
+
+	return atomic_compare_exchange_strong(&g->fail, &none, ACC_FAIL_CLAIMED);
+}
+
+/* The claimer's fields are written: publish the failure's kind. */
+static inline void acc_group_fail_publish(struct acc_group *g, enum acc_fail kind)
+{
+	atomic_store_explicit(&g->fail, (int)kind, memory_order_release);
+}
 /* The settings of @params (then the environment, then the defaults) into @g. */
 int acc_comm_settings(struct acc_group *g, const struct accel_comm_params *params);
 
@@ -511,6 +554,7 @@ struct acc_mp {
 	int conn[ACCEL_COMM_MAX_RANKS];
 	int pidfd[ACCEL_COMM_MAX_RANKS];
 	int wake;			/* eventfd: destroy stops the monitor */
+	atomic_bool stopping;		/* destroy: the monitor gives up the group's lock */
 	pthread_t monitor;
 	bool have_monitor;
 };

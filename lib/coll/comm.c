@@ -8,29 +8,28 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coll.h"
 
 uint64_t acc_comm_test_base;
 
-/*
- * The group's lock. Multi-process: a robust process-shared mutex; if its
- * holder died (EOWNERDEAD), the state is made consistent and the group
- * fails with the holder's death (-ECONNRESET), as its monitor would find.
- */
-void acc_group_lock(struct acc_group *g)
+/* The lock is ours: name this process's rank as its holder (multi-process). */
+static void lock_taken(struct acc_group *g, int ret)
 {
-	int ret = pthread_mutex_lock(&g->lock);
-
 	if (ret == EOWNERDEAD) {
-		int dead = g->lock_owner;
+		int dead = __atomic_load_n(&g->lock_owner, __ATOMIC_RELAXED);
 
+		/*
+		 * the holder died with it: its changes may be half done, so
+		 * the group fails with its death (-ECONNRESET), as its
+		 * monitor would find
+		 */
 		pthread_mutex_consistent(&g->lock);
-		if (dead >= 0 && (unsigned int)dead < g->nranks &&
-		    atomic_load(&g->fail) == ACC_FAIL_NONE) {
-			atomic_store(&g->fail, ACC_FAIL_DEAD);
+		if (dead >= 0 && (unsigned int)dead < g->nranks && acc_group_fail_claim(g)) {
 			g->fail_rank = dead;
+			acc_group_fail_publish(g, ACC_FAIL_DEAD);
 			acc_comm_poison(g, 4);
 		}
 		acc_err("comm %p: rank %d (pid %d) died holding the communicator's lock",
@@ -38,7 +37,121 @@ void acc_group_lock(struct acc_group *g)
 			(int)g->pids[dead] : -1);
 	}
 	if (g->mp)
-		g->lock_owner = (int32_t)g->mp->rank;
+		__atomic_store_n(&g->lock_owner, (int32_t)g->mp->rank, __ATOMIC_RELAXED);
+}
+
+#if defined(__SANITIZE_THREAD__)
+#define COMM_TSAN	1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define COMM_TSAN	1
+#endif
+#endif
+#ifdef COMM_TSAN
+#include <sanitizer/tsan_interface.h>
+/*
+ * ThreadSanitizer's pthread_mutex_timedlock() counts only 0 as the lock
+ * taken (its lock and trylock count EOWNERDEAD too): say it is ours.
+ */
+static void tsan_owner_dead(pthread_mutex_t *m)
+{
+	__tsan_mutex_pre_lock(m, __tsan_mutex_try_lock);
+	__tsan_mutex_post_lock(m, __tsan_mutex_try_lock, 0);
+}
+#else
+static void tsan_owner_dead(pthread_mutex_t *m)
+{
+	(void)m;
+}
+#endif
+
+/*
+ * One slice of a multi-process group's wait for its lock: at most @ns,
+ * on CLOCK_REALTIME as pthread_mutex_timedlock() wants (a slice is short,
+ * so a jump of the wall clock moves one slice, never the whole wait).
+ * 0 or EOWNERDEAD with the lock held, ETIMEDOUT, or another error.
+ */
+static int lock_slice(struct acc_group *g, int64_t ns)
+{
+	struct timespec ts;
+	int ret;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ns;
+	while (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	ret = pthread_mutex_timedlock(&g->lock, &ts);
+	if (ret == EOWNERDEAD)
+		tsan_owner_dead(&g->lock);
+	return ret;
+}
+
+#define LOCK_SLICE_NS	10000000	/* 10 ms */
+
+int acc_group_lock_until(struct acc_group *g, int64_t deadline, const atomic_bool *stop)
+{
+	int ret;
+
+	if (!g->mp) {
+		acc_group_lock(g);
+		return 0;
+	}
+	for (;;) {
+		int64_t left = deadline - acc_now_ns();
+
+		if (stop && atomic_load(stop))
+			return -ECANCELED;
+		if (left <= 0)
+			ret = pthread_mutex_trylock(&g->lock);
+		else
+			ret = lock_slice(g, left < LOCK_SLICE_NS ? left : LOCK_SLICE_NS);
+		if (!ret || ret == EOWNERDEAD) {
+			lock_taken(g, ret);
+			return 0;
+		}
+		if (ret != ETIMEDOUT && ret != EBUSY && ret != EINTR) {
+			acc_err("comm %p: the communicator's lock: %s", (void *)g, strerror(ret));
+			return -ret;
+		}
+		if (left <= 0)
+			return -ETIMEDOUT;
+	}
+}
+
+/*
+ * Multi-process: the lock may be held by a process that a signal or a
+ * debugger stopped inside the library. After the group's timeout, say
+ * who holds it (once), then go on waiting: it resumes, or dies
+ * (EOWNERDEAD ends the wait with the group failed).
+ */
+void acc_group_lock(struct acc_group *g)
+{
+	int64_t t0, told;
+	int ret;
+
+	ret = g->mp ? pthread_mutex_trylock(&g->lock) : pthread_mutex_lock(&g->lock);
+	if (ret == EBUSY) {
+		t0 = acc_now_ns();
+		told = 0;
+		do {
+			ret = lock_slice(g, LOCK_SLICE_NS);
+			if (ret == ETIMEDOUT && !told &&
+			    (uint64_t)(acc_now_ns() - t0) >= g->timeout_ns) {
+				int who = __atomic_load_n(&g->lock_owner, __ATOMIC_RELAXED);
+
+				told = 1;
+				acc_err("comm %p rank %u: the communicator's lock has been held by "
+					"rank %d (pid %d) for more than %llu ms (a process stopped "
+					"inside the library?); waiting on: it must resume or end",
+					(void *)g, g->mp->rank, who,
+					who >= 0 && who < ACCEL_COMM_MAX_RANKS ? (int)g->pids[who] : -1,
+					(unsigned long long)(g->timeout_ns / 1000000));
+			}
+		} while (ret == ETIMEDOUT || ret == EINTR);
+	}
+	lock_taken(g, ret);
 }
 
 void acc_group_unlock(struct acc_group *g)
@@ -265,12 +378,8 @@ ACCEL_API int accel_comm_init_rank(struct accel_comm **comm, unsigned int nranks
 	}
 	/* the recorder is this process's: its settings move to the mapped group */
 	g->rec_id = id_hash(id);
-	g->rec_ops = set->rec_ops;
-	g->rec_dir = set->rec_dir;
+	g->rec_dir = set->rec_dir;	/* rec_ops: set by the bootstrap, which made the recorder */
 	free(set);
-	if (acc_rec_init(g->ranks[rank]))
-		acc_err("comm_init_rank: rank %u: no memory for the flight recorder (%u entries): "
-			"it is off", rank, g->rec_ops);
 	ret = acc_mp_monitor_start(g);
 	if (ret) {
 		/* the peers' init succeeded: fail the communicator for them too */
@@ -279,9 +388,7 @@ ACCEL_API int accel_comm_init_rank(struct accel_comm **comm, unsigned int nranks
 		accel_comm_abort(g->ranks[rank]);
 		atomic_fetch_or(&g->left, 1ull << rank);
 		acc_mp_monitor_stop(g);
-		acc_group_lock(g);
-		acc_mp_ranks_free(g);
-		acc_group_unlock(g);
+		acc_mp_ranks_free(g);	/* as in mp_destroy(): no lock */
 		free(g->mp);
 		acc_mp_group_unmap(g);
 		return ret;
@@ -310,9 +417,15 @@ static void mp_destroy(struct accel_comm *comm)
 	}
 	atomic_fetch_or(&g->left, 1ull << comm->rank);	/* peers: a normal end */
 	acc_mp_monitor_stop(g);
-	acc_group_lock(g);
+	/*
+	 * Without the group's lock: ->ranks is this process's (its rank and
+	 * the stand-ins of its peers), and with the monitor stopped no other
+	 * thread of the library uses it (the program's may not: the rank is
+	 * being destroyed). So a process stopped while it holds the lock
+	 * cannot hold up this destroy, and the pending recorder dumps are
+	 * written with no lock held.
+	 */
 	acc_mp_ranks_free(g);
-	acc_group_unlock(g);
 	free(g->mp);
 	acc_mp_group_unmap(g);
 }
@@ -357,4 +470,15 @@ ACCEL_API int accel_comm_rank(const struct accel_comm *comm)
 ACCEL_API struct accel_device *accel_comm_device(const struct accel_comm *comm)
 {
 	return comm ? comm->dev : NULL;
+}
+
+/*
+ * Test hook (hidden; the tests link the library statically): rank @c's
+ * process takes the group's lock and keeps it, as a process stopped
+ * inside the library would.
+ */
+void acc_comm_test_hold_lock(struct accel_comm *c);
+void acc_comm_test_hold_lock(struct accel_comm *c)
+{
+	acc_group_lock(c->g);
 }

@@ -218,11 +218,54 @@ static const char *fail_reason(enum acc_fail f)
 	}
 }
 
+/*
+ * The report of the group's recorded failure @f for rank @c: who failed
+ * it, and, for a mismatch or a timeout, the calls or the first rank's
+ * report. Sound without the lock too: a failure's fields are written
+ * before its kind is published (acc_group_fail_publish()).
+ */
+static void group_report(struct accel_comm *c, enum acc_fail f, struct accel_comm_error *rep)
+{
+	struct acc_group *g = c->g;
+
+	memset(rep, 0, sizeof(*rep));
+	if (f == ACC_FAIL_TIMEOUT) {
+		*rep = g->fail_report;
+	} else {
+		rep->error = acc_comm_group_error(g, c->rank);
+		rep->peer = -1;
+		rep->phase = ACCEL_COMM_PHASE_ABORTED;
+	}
+	rep->rank = (int32_t)c->rank;
+	if (f == ACC_FAIL_ABORT || f == ACC_FAIL_DEAD)
+		rep->peer = g->fail_rank;
+	if (f == ACC_FAIL_PROTO) {
+		rep->peer = g->fail_ranks[1] == (int)c->rank ? g->fail_ranks[0] : g->fail_ranks[1];
+		rep->seq = g->fail_call[0].seq;
+		rep->op = g->fail_call[0].op;
+	}
+}
+
+/* The peer's process, of a multi-process communicator (1.4). */
+static void report_pid(const struct acc_group *g, struct accel_comm_error *rep)
+{
+	rep->peer_pid = g->mp && rep->peer >= 0 && (unsigned int)rep->peer < g->nranks ?
+			g->pids[rep->peer] : 0;
+}
+
+/*
+ * accel_comm_get_async_error() waits at most this long for the group's
+ * lock (multi-process: peers hold it for microseconds; a process stopped
+ * while it holds it must not stop this call)
+ */
+#define ASYNC_LOCK_NS	20000000
+
 ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_comm_error *err,
 					 size_t err_size)
 {
 	struct accel_comm_error rep;
 	struct acc_group *g;
+	enum acc_fail f;
 	int ret;
 
 	if (!comm)
@@ -233,51 +276,55 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 			return ret;
 	}
 	g = comm->g;
-	acc_group_lock(g);
+	if (acc_group_lock_until(g, acc_now_ns() + ASYNC_LOCK_NS, NULL)) {
+		/*
+		 * Another process holds the lock (stopped in it?): the group's
+		 * failure as recorded, without this rank's queue faults (a
+		 * call with the lock finds those), and nothing cached
+		 */
+		f = (enum acc_fail)atomic_load(&g->fail);
+		memset(&rep, 0, sizeof(rep));
+		if (f != ACC_FAIL_NONE && f != ACC_FAIL_CLAIMED) {
+			group_report(comm, f, &rep);
+			report_pid(g, &rep);
+		}
+		goto out;
+	}
 	if (!comm->err.error) {
 		memset(&rep, 0, sizeof(rep));
+		f = (enum acc_fail)atomic_load(&g->fail);
 		if (find_fault(comm, &rep)) {
-			if (rep.error == -ETIMEDOUT && atomic_load(&g->fail) == ACC_FAIL_NONE) {
+			if (rep.error == -ETIMEDOUT && acc_group_fail_claim(g)) {
 				/* the first timeout fails the communicator everywhere, at once */
-				atomic_store(&g->fail, ACC_FAIL_TIMEOUT);
 				g->fail_rank = (int)comm->rank;
 				g->fail_report = rep;
+				acc_group_fail_publish(g, ACC_FAIL_TIMEOUT);
+				f = ACC_FAIL_TIMEOUT;
 				acc_comm_poison(g, 3);
 				acc_rec_dump_group(g, "timeout");
-			} else if (rep.phase == ACCEL_COMM_PHASE_ABORTED &&
-				   atomic_load(&g->fail) == ACC_FAIL_TIMEOUT) {
+			} else if (rep.phase == ACCEL_COMM_PHASE_ABORTED && f == ACC_FAIL_TIMEOUT) {
 				uint32_t algo = rep.algo;
 
 				rep = g->fail_report;	/* another rank's timeout released it */
 				rep.rank = (int32_t)comm->rank;
 				rep.algo = algo;
 			}
-		} else if (atomic_load(&g->fail) != ACC_FAIL_NONE) {
-			rep.error = acc_comm_group_error(g, comm->rank);
-			rep.rank = (int32_t)comm->rank;
-			rep.peer = -1;
-			rep.phase = ACCEL_COMM_PHASE_ABORTED;
-			if (atomic_load(&g->fail) == ACC_FAIL_TIMEOUT) {
-				rep = g->fail_report;
-				rep.rank = (int32_t)comm->rank;
-			}
+		} else if (f != ACC_FAIL_NONE && f != ACC_FAIL_CLAIMED) {
+			group_report(comm, f, &rep);
 		}
 		if (rep.error) {
-			if (atomic_load(&g->fail) == ACC_FAIL_ABORT ||
-			    atomic_load(&g->fail) == ACC_FAIL_DEAD)
+			if (f == ACC_FAIL_ABORT || f == ACC_FAIL_DEAD)
 				rep.peer = g->fail_rank;
-			if (atomic_load(&g->fail) == ACC_FAIL_PROTO) {
+			if (f == ACC_FAIL_PROTO) {
 				rep.peer = g->fail_ranks[1] == (int)comm->rank ? g->fail_ranks[0] :
 									       g->fail_ranks[1];
 				rep.seq = g->fail_call[0].seq;
 				rep.op = g->fail_call[0].op;
 			}
-			/* the peer's process, of a multi-process communicator */
-			rep.peer_pid = g->mp && rep.peer >= 0 && (unsigned int)rep.peer < g->nranks ?
-				       g->pids[rep.peer] : 0;
+			report_pid(g, &rep);
 			comm->err = rep;
 			log_report(comm, &rep);
-			if (atomic_load(&g->fail) == ACC_FAIL_PROTO) {
+			if (f == ACC_FAIL_PROTO) {
 				/* every rank, in every process: both calls and the field */
 				char x[160], y[160];
 
@@ -288,7 +335,7 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 					comm->nranks, (unsigned long long)g->fail_call[0].seq,
 					g->fail_ranks[0], x, g->fail_ranks[1], y, g->fail_field);
 			}
-			if (atomic_load(&g->fail) == ACC_FAIL_PROTO && g->a2av_fail.set)
+			if (f == ACC_FAIL_PROTO && g->a2av_fail.set)
 				acc_err("comm %p rank %u: alltoallv seq %llu: rank %u sends %llu "
 					"elements to rank %u, which receives %llu from rank %u",
 					(void *)g, comm->rank, (unsigned long long)rep.seq,
@@ -300,31 +347,56 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 			 * found in another process (a multi-process communicator)
 			 * or by the monitor (a peer died)
 			 */
-			acc_rec_dump_group(g, fail_reason(atomic_load(&g->fail)));
+			acc_rec_dump_group(g, fail_reason(f));
 		}
 	}
 	rep = comm->err;
 	acc_group_unlock(g);
+out:
 	if (err)
 		acc_put_struct(err, err_size, &rep, sizeof(rep), ACCEL_COMM_ERROR_SIZE_1_2);
 	return rep.error;
 }
 
+/*
+ * accel_comm_abort() of a multi-process group waits at most this long
+ * for its lock, then aborts without it
+ */
+#define ABORT_LOCK_NS	100000000
+
 ACCEL_API int accel_comm_abort(struct accel_comm *comm)
 {
 	struct acc_group *g;
+	bool locked;
 
 	if (!comm)
 		return -EINVAL;
 	g = comm->g;
-	acc_group_lock(g);
-	if (atomic_load(&g->fail) != ACC_FAIL_NONE) {
-		acc_group_unlock(g);
+	locked = !acc_group_lock_until(g, acc_now_ns() + ABORT_LOCK_NS, NULL);
+	if (!acc_group_fail_claim(g)) {
+		if (locked)
+			acc_group_unlock(g);
 		return -EALREADY;
 	}
-	atomic_store(&g->fail, ACC_FAIL_ABORT);
 	g->fail_rank = (int)comm->rank;
+	acc_group_fail_publish(g, ACC_FAIL_ABORT);
+	/*
+	 * Without the lock (a process stopped while it holds it): ->ranks
+	 * is this process's and stays while the program does not destroy
+	 * the rank it aborts, so the release of every queued WAIT needs no
+	 * lock; only the recorder's dump does, and is skipped
+	 */
 	acc_comm_poison(g, 1);
+	if (!locked) {
+		int who = __atomic_load_n(&g->lock_owner, __ATOMIC_RELAXED);
+
+		acc_err("comm %p: aborted by rank %u without the communicator's lock, held by rank "
+			"%d (pid %d) for more than %u ms: no recorder dump; calls of this process "
+			"wait for that lock until it resumes or ends", (void *)g, comm->rank, who,
+			who >= 0 && who < ACCEL_COMM_MAX_RANKS ? (int)g->pids[who] : -1,
+			ABORT_LOCK_NS / 1000000);
+		return 0;
+	}
 	acc_rec_dump_group(g, "abort");
 	acc_group_unlock(g);
 	acc_info("comm %p: aborted by rank %u", (void *)g, comm->rank);

@@ -10,7 +10,8 @@
  *
  * The thread only polls (a 1 s tick re-reads nothing but keeps it
  * honest); destroy wakes it through an eventfd and joins it: it never
- * waits for a peer.
+ * waits for a peer, not even for one stopped while it holds the group's
+ * lock (the monitor's wait for that lock gives up when destroy asks).
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -42,10 +43,16 @@ void acc_mp_peer_died(struct acc_group *g, unsigned int p, const char *how)
 {
 	bool first = false;
 
-	acc_group_lock(g);
-	if (atomic_load(&g->fail) == ACC_FAIL_NONE) {
-		atomic_store(&g->fail, ACC_FAIL_DEAD);
+	/*
+	 * Destroy stops the monitor, which then gives up the wait: a
+	 * process stopped while it holds the lock must not hold up this
+	 * process's destroy (the death no longer matters to it).
+	 */
+	if (acc_group_lock_until(g, INT64_MAX, &g->mp->stopping))
+		return;
+	if (acc_group_fail_claim(g)) {
 		g->fail_rank = (int)p;
+		acc_group_fail_publish(g, ACC_FAIL_DEAD);
 		acc_comm_poison(g, 4);
 		first = true;
 	}
@@ -167,6 +174,7 @@ void acc_mp_monitor_stop(struct acc_group *g)
 	unsigned int p;
 
 	if (mp->have_monitor) {
+		atomic_store(&mp->stopping, true);
 		while (write(mp->wake, &one, sizeof(one)) < 0 && errno == EINTR)
 			;
 		pthread_join(mp->monitor, NULL);

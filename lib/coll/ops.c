@@ -162,13 +162,15 @@ static void plan_local(struct acc_plan *pl, const struct acc_args *a)
 void acc_comm_fail_proto(struct acc_group *g, const struct acc_call *ref, int ref_rank,
 			 const struct acc_call *call, int rank, const char *field)
 {
-	atomic_store(&g->fail, ACC_FAIL_PROTO);
+	if (!acc_group_fail_claim(g))
+		return;	/* failed first (an abort without the lock): that failure stands */
 	g->fail_rank = ref_rank;
 	g->fail_call[0] = *ref;
 	g->fail_call[1] = *call;
 	g->fail_ranks[0] = ref_rank;
 	g->fail_ranks[1] = rank;
 	snprintf(g->fail_field, sizeof(g->fail_field), "%s", field);
+	acc_group_fail_publish(g, ACC_FAIL_PROTO);
 	acc_comm_poison(g, 2);
 }
 

@@ -82,11 +82,18 @@ void acc_rec_group_fini(struct acc_group *g)
 	g->rec_dir = NULL;
 }
 
+/* Test hook (hidden): the next recorder allocation of this process fails. */
+bool acc_comm_test_rec_nomem;
+
 int acc_rec_init(struct accel_comm *c)
 {
 	c->rec.cap = c->g->rec_ops;
 	if (!c->rec.cap)
 		return 0;
+	if (acc_comm_test_rec_nomem) {
+		acc_comm_test_rec_nomem = false;
+		return -ENOMEM;
+	}
 	c->rec.e = calloc(c->rec.cap, sizeof(*c->rec.e));
 	return c->rec.e ? 0 : -ENOMEM;
 }

@@ -48,6 +48,8 @@
 
 /* the library's hidden test hook (lib/coll/coll.h), reachable: linked statically */
 extern void (*acc_comm_test_split_hook)(unsigned int rank);
+extern void acc_comm_test_hold_lock(struct accel_comm *c);
+extern bool acc_comm_test_rec_nomem;
 
 #define NMAX		4
 #define ID0		984
@@ -874,6 +876,110 @@ TEST_F_TIMEOUT(mp, abort_in_one_process, 60)
 				       .timeout_ms = 20000 };
 
 	run_job(_metadata, 3, &p, rank_abort, 0, NULL, 30000);
+}
+
+/*
+ * A process stopped inside the library while it holds the communicator's
+ * lock (a signal, a debugger): rank 1 takes the lock and keeps it, rank 2
+ * dies (rank 0's monitor then waits for the lock to record the death).
+ * Rank 0's accel_comm_get_async_error() (non-blocking), accel_comm_abort()
+ * (bounded) and accel_comm_destroy() (never waits for a peer) still return
+ * within 1 s each: the abort goes through without the lock and says who
+ * holds it. Rank 1 dies holding the lock once rank 0 is done. They all
+ * used to wait for the lock for ever (rank 0 was killed by the harness).
+ */
+#define DONE0	(JOB_FLAGS + 0)
+#define HELD1	(JOB_FLAGS + 1)
+
+static void rank_stuck_lock(struct rank_ctx *x)
+{
+	struct accel_comm_error err;
+	struct accel_comm *c;
+	char who[64];
+	int64_t t0;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->rank == 1) {
+		acc_comm_test_hold_lock(c);
+		__atomic_store_n(&job_pids[HELD1], 1, __ATOMIC_SEQ_CST);
+		job_flag_wait(DONE0, 30000);
+		raise(SIGKILL);
+	}
+	RCHECK(job_flag_wait(HELD1, 20000));
+	if (x->rank == 2)
+		raise(SIGKILL);
+	usleep(300000);		/* rank 0's monitor saw rank 2 go, and waits for the lock */
+	t0 = mp_now_ns();
+	RCHECK_EQ(0, accel_comm_get_async_error(c, &err, sizeof(err)));
+	RCHECK_WITHIN(t0, SEC * tscale());
+	t0 = mp_now_ns();
+	RCHECK_EQ(0, accel_comm_abort(c));
+	RCHECK_WITHIN(t0, SEC * tscale());
+	snprintf(who, sizeof(who), "lock, held by rank 1 (pid %d)", job_pids[1]);
+	RCHECK(log_has(x, who));
+	t0 = mp_now_ns();
+	RCHECK_EQ(-ECANCELED, accel_comm_get_async_error(c, &err, sizeof(err)));
+	RCHECK_EQ(0, err.peer);		/* this rank aborted */
+	RCHECK_EQ(-EALREADY, accel_comm_abort(c));
+	RCHECK_WITHIN(t0, SEC * tscale());
+	t0 = mp_now_ns();
+	accel_comm_destroy(c);
+	RCHECK_WITHIN(t0, SEC * tscale());
+	__atomic_store_n(&job_pids[DONE0], 1, __ATOMIC_SEQ_CST);
+}
+
+TEST_F_TIMEOUT(mp, a_process_stuck_holding_the_lock_holds_up_no_abort_or_destroy, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 1000 };
+	int want[NMAX] = { 0, 128 + SIGKILL, 128 + SIGKILL };
+
+	run_job(_metadata, 3, &p, rank_stuck_lock, 0, want, 40000);
+}
+
+/*
+ * A call that waits for a lock a stopped process holds says who holds it
+ * once the communicator's timeout (500 ms) passed, and ends when that
+ * process does: rank 1 takes the lock and dies 1.5 s later (EOWNERDEAD:
+ * rank 0's allreduce fails with -ECONNRESET naming it).
+ */
+static void rank_waits_for_a_stuck_lock(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_F32,
+			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	struct accel_event ev;
+	struct accel_comm *c;
+	char who[96];
+	int ret;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->rank == 1) {
+		acc_comm_test_hold_lock(c);
+		__atomic_store_n(&job_pids[HELD1], 1, __ATOMIC_SEQ_CST);
+		usleep(1500000);
+		raise(SIGKILL);
+	}
+	RCHECK(job_flag_wait(HELD1, 20000));
+	ret = issue(x, c, &run, &ev);
+	if (!ret)
+		ret = accel_comm_wait(c, &ev, WAIT_NS);
+	RCHECK_EQ(-ECONNRESET, ret);
+	snprintf(who, sizeof(who), "lock has been held by rank 1 (pid %d) for more than 500 ms",
+		 job_pids[1]);
+	RCHECK(log_has(x, who));
+	snprintf(who, sizeof(who), "rank 1 (pid %d) died holding the communicator's lock",
+		 job_pids[1]);
+	RCHECK(log_has(x, who));
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, a_call_waiting_for_a_stuck_lock_names_its_holder, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 500 };
+	int want[NMAX] = { 0, 128 + SIGKILL };
+
+	run_job(_metadata, 2, &p, rank_waits_for_a_stuck_lock, 0, want, 40000);
 }
 
 /* Rank 1 calls with count + 1: every rank fails with -EPROTO, through the shared state. */
@@ -1894,6 +2000,37 @@ TEST_F_TIMEOUT(mp, init_use_destroy_100_rounds, 300)
 				       .timeout_ms = 20000 };
 
 	run_job(_metadata, 3, &p, rank_rounds, 100, NULL, 250000);
+}
+
+/*
+ * Rank 1 has no memory for its flight recorder: every rank's init fails
+ * with -ENOMEM naming rank 1 and the recorder, as accel_comm_init_all()
+ * does (rank 1 used to go on with its recorder off while the others
+ * succeeded), and the next init of every rank works.
+ */
+static void rank_recorder_nomem(struct rank_ctx *x)
+{
+	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_I32,
+			   .redop = ACCEL_REDOP_SUM, .count = 7 };
+	struct accel_comm *c = NULL;
+
+	if (x->rank == 1)
+		acc_comm_test_rec_nomem = true;
+	RCHECK_EQ(-ENOMEM, rank_init(x, &c));
+	RCHECK(!c);
+	RCHECK(log_has(x, "rank 1 could not allocate its flight recorder"));
+	RCHECK(!acc_comm_test_rec_nomem);
+	RCHECK_EQ(0, rank_init(x, &c));
+	RCHECK_EQ(0, run_one(x, c, &run));
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, a_rank_without_memory_for_its_recorder_fails_every_init, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	run_job(_metadata, 3, &p, rank_recorder_nomem, 0, NULL, 40000);
 }
 
 /* inj, inj_arm(), inj_log(): comm_inject.h */

@@ -153,7 +153,7 @@ enum accel_comm_op {
  * @recorder_ops: (1.3) operations the flight recorder keeps per rank, 1
  *	to 65536; 0: the environment's ACCEL_COMM_RECORDER_OPS if set (0
  *	there turns the recorder off), else 256; %ACCEL_COMM_RECORDER_OFF:
- *	no recorder
+ *	no recorder. No memory for it fails the init (-ENOMEM, every rank)
  * @reserved32: zero
  * @trace_dir: (1.3) the directory the flight recorder is written to when
  *	the communicator fails (timeout, abort, mismatch); NULL: the
@@ -233,7 +233,8 @@ void accel_comm_destroy(struct accel_comm *comm);
  * operations with -ECANCELED, the peers' with -ECONNABORTED (naming this
  * rank), in bounded time, without waiting for any timeout. Later calls
  * fail at once the same way. Safe from any thread; never waits for a
- * peer or a queue.
+ * peer or a queue (multi-process: at most 100 ms for the shared state's
+ * lock, then it aborts without it, logging which process holds it).
  *
  * Return: 0; -EALREADY if the communicator had failed already (nothing
  * changed); -EINVAL for NULL. A few syscalls.
@@ -311,6 +312,9 @@ struct accel_comm_error {
  * Non-blocking and thread-safe. Looks at the communicator's shared state
  * and at the queues of this rank's recent operations (a queue stopped by
  * a timed-out wait of an operation is a -ETIMEDOUT of that operation).
+ * Multi-process: waits at most 20 ms for the shared state's lock; if a
+ * process stopped inside the library holds it longer, answers from the
+ * failure already recorded there (0 if none), without the queues.
  * The first error found is logged once per rank, naming the
  * communicator, rank, operation, sequence number, dtype, count, root or
  * peer, algorithm, phase and the ranks that had not called.
