@@ -148,6 +148,9 @@ static int fill_random(void *buf, size_t len)
 	return 0;
 }
 
+/* Test hook (hidden): the next accel_comm_get_unique_id() of this process fails with it. */
+int acc_comm_test_id_error;
+
 ACCEL_API int accel_comm_get_unique_id(struct accel_comm_id *id)
 {
 	struct bs_id b;
@@ -160,7 +163,8 @@ ACCEL_API int accel_comm_get_unique_id(struct accel_comm_id *id)
 	memset(&b, 0, sizeof(b));
 	b.magic = BS_ID_MAGIC;
 	b.proto = BS_PROTO;
-	ret = fill_random(b.nonce, sizeof(b.nonce));
+	ret = acc_comm_test_id_error ? acc_comm_test_id_error : fill_random(b.nonce, sizeof(b.nonce));
+	acc_comm_test_id_error = 0;
 	if (!ret)
 		ret = fill_random(r, sizeof(r));
 	if (ret) {
@@ -1207,7 +1211,8 @@ int acc_mp_bootstrap(struct acc_group **out, const struct acc_group *set,
 	bx.id = &pend.id;
 	bx.rank = rank;
 	bx.nranks = nranks;
-	bx.deadline = acc_now_ns() + (int64_t)set->timeout_ns;
+	bx.deadline = set->boot_deadline ? set->boot_deadline :
+					   acc_now_ns() + (int64_t)set->timeout_ns;
 	bx.efd = pend.efd;
 	hello_fill(&mine, &pend.id, nranks, rank, set, dev);
 	pids[rank] = mine.pid;

@@ -183,6 +183,11 @@ struct acc_group {
 			uint64_t *xp_vc;
 			struct acc_xsplit *xsplit;
 			size_t map_bytes;
+			/*
+			 * init_rank's settings only: the end of its bootstrap
+			 * (CLOCK_MONOTONIC ns; 0: the timeout from the call)
+			 */
+			int64_t boot_deadline;
 		};
 		char local_part[ACC_GROUP_LOCAL_BYTES];
 	};
@@ -473,6 +478,8 @@ int acc_rec_settings(struct acc_group *g, const struct accel_comm_params *p);
 int acc_rec_init(struct accel_comm *c);
 /* Test hook (hidden): the next acc_rec_init() of this process fails with -ENOMEM. */
 extern bool acc_comm_test_rec_nomem;
+/* Test hook (hidden): the next accel_comm_get_unique_id() of this process fails with it. */
+extern int acc_comm_test_id_error;
 void acc_rec_fini(struct accel_comm *c);
 void acc_rec_group_fini(struct acc_group *g);
 /* Record a call that took sequence number call->seq (group->lock held). */
@@ -568,6 +575,15 @@ int acc_mp_bootstrap(struct acc_group **out, const struct acc_group *set,
 		     const struct accel_comm_id *id, unsigned int nranks, unsigned int rank,
 		     struct accel_device *dev);
 void acc_mp_group_unmap(struct acc_group *g);
+/*
+ * accel_comm_init_rank() with its bootstrap ending at @deadline
+ * (CLOCK_MONOTONIC ns; 0: the communicator's timeout from now); a split
+ * gives its own, so that the whole split takes one timeout.
+ */
+int acc_comm_init_rank_until(struct accel_comm **comm, unsigned int nranks,
+			     const struct accel_comm_id *id, unsigned int rank,
+			     struct accel_device *dev, const struct accel_comm_params *params,
+			     int64_t deadline);
 /* Free every entry of group->ranks (this rank and the stand-ins) and the array. */
 void acc_mp_ranks_free(struct acc_group *g);
 /* Start the monitor of @g (pidfds, the wake eventfd, the thread). */

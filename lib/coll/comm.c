@@ -353,6 +353,14 @@ ACCEL_API int accel_comm_init_rank(struct accel_comm **comm, unsigned int nranks
 				   const struct accel_comm_id *id, unsigned int rank,
 				   struct accel_device *dev, const struct accel_comm_params *params)
 {
+	return acc_comm_init_rank_until(comm, nranks, id, rank, dev, params, 0);
+}
+
+int acc_comm_init_rank_until(struct accel_comm **comm, unsigned int nranks,
+			     const struct accel_comm_id *id, unsigned int rank,
+			     struct accel_device *dev, const struct accel_comm_params *params,
+			     int64_t deadline)
+{
 	struct acc_group *set, *g;
 	int ret;
 
@@ -369,6 +377,7 @@ ACCEL_API int accel_comm_init_rank(struct accel_comm **comm, unsigned int nranks
 		return -ENOMEM;
 	ret = acc_comm_settings(set, params);
 	set->seq0 = acc_comm_test_base;
+	set->boot_deadline = deadline;
 	if (!ret)
 		ret = acc_mp_bootstrap(&g, set, id, nranks, rank, dev);
 	if (ret) {

@@ -29,11 +29,14 @@
  * child's staging and counters are therefore new and re-imported over
  * the child's own rendezvous (a new abstract socket, SCM_RIGHTS); it
  * shares nothing with the parent, so the two are destroyed in any order.
- * Every wait is bounded by the parent's timeout and fails at once with
- * the parent's error (abort, a peer's death); while the child's
- * bootstrap runs, a watcher thread stops it (accel_comm_init_abort())
- * when the parent fails, so a rank dying during the split gives
- * -ECONNRESET, not a wait for the timeout.
+ * The whole split (meeting, the id, the child's init) is bounded by one
+ * parent's timeout from the call, and every wait fails at once with the
+ * parent's error (abort, a peer's death); while the child's bootstrap
+ * runs, a watcher thread stops it (accel_comm_init_abort()) when the
+ * parent fails, so a rank dying during the split gives -ECONNRESET, not
+ * a wait for the timeout.
+ * A leader that cannot make the child's id publishes its error instead:
+ * the child's other ranks fail with it at once.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -56,9 +59,10 @@ struct acc_xsplit_round {
 	uint64_t k;
 	uint64_t arrived;		/* ranks that called it and wait in it */
 	uint64_t seen;			/* ranks that called it (even if they left since) */
-	uint64_t idset;			/* ranks whose @id is published */
+	uint64_t idset;			/* ranks whose @id (or @iderr) is published */
 	int32_t color[ACCEL_COMM_MAX_RANKS], key[ACCEL_COMM_MAX_RANKS];
 	struct accel_comm_id id[ACCEL_COMM_MAX_RANKS];	/* by each child's rank 0 */
+	int32_t iderr[ACCEL_COMM_MAX_RANKS];	/* or why it has none (-errno) */
 };
 
 /*
@@ -179,9 +183,15 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
-/* The child's accel_comm_init_rank(), stopped if the parent @g fails meanwhile. */
+/*
+ * The child's accel_comm_init_rank(), its bootstrap bounded by the
+ * split's @deadline (so that the whole split takes at most the parent's
+ * timeout, not one timeout per stage; the child keeps the parent's
+ * timeout as its own), and stopped if the parent @g fails meanwhile.
+ */
 static int child_init(struct acc_group *g, struct accel_comm **out, unsigned int m,
-		      const struct accel_comm_id *id, unsigned int rank, struct accel_device *dev)
+		      const struct accel_comm_id *id, unsigned int rank, struct accel_device *dev,
+		      int64_t deadline)
 {
 	struct accel_comm_params p = {
 		.size = sizeof(p), .algo = g->algo,
@@ -205,7 +215,7 @@ static int child_init(struct acc_group *g, struct accel_comm **out, unsigned int
 	pthread_condattr_destroy(&ca);
 	/* without the thread the split still ends: at the timeout */
 	watching = m > 1 && !pthread_create(&t, NULL, watch_main, &w);
-	ret = accel_comm_init_rank(out, m, id, rank, dev, &p);
+	ret = acc_comm_init_rank_until(out, m, id, rank, dev, &p, deadline);
 	if (watching) {
 		pthread_mutex_lock(&w.m);
 		w.stop = true;
@@ -245,14 +255,14 @@ static int parent_error(struct accel_comm *c)
  * the split).
  */
 static int xsplit_meet(struct accel_comm *c, int color, int key, uint64_t *k,
-		       int32_t *colors, int32_t *keys, uint64_t *rec_n)
+		       int32_t *colors, int32_t *keys, uint64_t *rec_n, int64_t deadline)
 {
 	struct acc_call call = { .op = ACCEL_COMM_OP_SPLIT, .root = -1 };
 	struct acc_group *g = c->g;
 	struct acc_xsplit *xs = g->xsplit;
 	struct acc_xsplit_round *b;
 	uint64_t all = all_of(g->nranks), bit = 1ull << c->rank;
-	int64_t t0 = acc_now_ns(), deadline = t0 + (int64_t)g->timeout_ns;
+	int64_t t0 = acc_now_ns();
 	char who[ACCEL_COMM_MAX_RANKS * 24];
 	int ret;
 
@@ -310,13 +320,16 @@ unlock:
 	return ret;
 }
 
-/* Wait until rank @leader published the child's id in split @k's buffer. */
+/*
+ * Wait until rank @leader published the child's id in split @k's buffer,
+ * or that it could not make one (its error, at once: not a timeout).
+ */
 static int xsplit_id(struct accel_comm *c, uint64_t k, unsigned int leader,
-		     struct accel_comm_id *id)
+		     struct accel_comm_id *id, int64_t deadline)
 {
 	struct acc_group *g = c->g;
 	struct acc_xsplit_round *b = &g->xsplit->buf[k % 2];
-	int64_t t0 = acc_now_ns(), deadline = t0 + (int64_t)g->timeout_ns;
+	int64_t t0 = acc_now_ns();
 	char who[32];
 	int ret;
 
@@ -324,7 +337,13 @@ static int xsplit_id(struct accel_comm *c, uint64_t k, unsigned int leader,
 	for (;;) {
 		if (b->idset & (1ull << leader)) {
 			*id = b->id[leader];
-			ret = 0;
+			ret = b->iderr[leader];
+			if (ret)
+				acc_err("comm_split: comm %p rank %u: split %llu: rank %s, the new "
+					"communicator's rank 0, could not make its id: %s", (void *)g,
+					c->rank, (unsigned long long)k,
+					acc_ranks_pids(g, 1ull << leader, who, sizeof(who)),
+					strerror(-ret));
 			break;
 		}
 		ret = wait_status(g, c->rank, deadline);
@@ -365,11 +384,13 @@ static int xsplit(struct accel_comm *c, int color, int key, struct accel_comm **
 	unsigned int n = g->nranks, order[ACCEL_COMM_MAX_RANKS], m = 0, me = 0, j, q;
 	struct accel_comm_id id;
 	struct accel_comm *child = NULL;
+	/* one timeout for the whole split: meeting, the id, the child's init */
+	int64_t deadline = acc_now_ns() + (int64_t)g->timeout_ns;
 	uint64_t k;
 	int ret, err;
 
 	*newcomm = NULL;
-	ret = xsplit_meet(c, color, key, &k, colors, keys, rec_n);
+	ret = xsplit_meet(c, color, key, &k, colors, keys, rec_n, deadline);
 	if (ret || color == ACCEL_COMM_SPLIT_NOCOLOR)
 		return ret;
 	/* the ranks of this color by (key, parent rank): insertion sort */
@@ -385,20 +406,24 @@ static int xsplit(struct accel_comm *c, int color, int key, struct accel_comm **
 			me = j;
 	if (me == 0) {
 		ret = accel_comm_get_unique_id(&id);
-		if (ret)
-			return ret;	/* the others time out naming this rank */
+		/* the id, or the error: the others fail with it at once */
 		acc_group_lock(g);
+		if (ret)
+			memset(&id, 0, sizeof(id));
 		g->xsplit->buf[k % 2].id[c->rank] = id;
+		g->xsplit->buf[k % 2].iderr[c->rank] = ret;
 		g->xsplit->buf[k % 2].idset |= 1ull << c->rank;
 		acc_group_unlock(g);
+		if (ret)
+			return ret;
 	} else {
-		ret = xsplit_id(c, k, order[0], &id);
+		ret = xsplit_id(c, k, order[0], &id, deadline);
 		if (ret)
 			return ret;
 	}
 	if (acc_comm_test_split_hook)
 		acc_comm_test_split_hook(c->rank);
-	ret = child_init(g, &child, m, &id, me, c->dev);
+	ret = child_init(g, &child, m, &id, me, c->dev, deadline);
 	err = ret ? parent_error(c) : 0;
 	if (!ret) {
 		acc_group_lock(g);

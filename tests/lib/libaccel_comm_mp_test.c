@@ -50,6 +50,7 @@
 extern void (*acc_comm_test_split_hook)(unsigned int rank);
 extern void acc_comm_test_hold_lock(struct accel_comm *c);
 extern bool acc_comm_test_rec_nomem;
+extern int acc_comm_test_id_error;
 
 #define NMAX		4
 #define ID0		984
@@ -1473,6 +1474,85 @@ TEST_F_TIMEOUT(mp, split_2_3_4_processes, 300)
 
 	for (n = 2; n <= 4; n++)
 		run_job(_metadata, n, NULL, rank_split, 0, NULL, 90000);
+}
+
+/*
+ * The child's leader (rank 0: keys in rank order) cannot make the child's
+ * id: the others fail with its error at once, naming it, instead of
+ * waiting for the timeout (20 s) as they used to; the next split works.
+ */
+static void rank_split_no_id(struct rank_ctx *x)
+{
+	struct accel_comm *c, *child = (struct accel_comm *)1;
+	char who[96];
+	int64_t t0;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	if (x->rank == 0)
+		acc_comm_test_id_error = -ENOSYS;
+	t0 = mp_now_ns();
+	RCHECK_EQ(-ENOSYS, accel_comm_split(c, 0, (int)x->rank, &child));
+	RCHECK_WITHIN(t0, 2 * SEC * tscale());
+	RCHECK(child == NULL);
+	if (x->rank) {
+		snprintf(who, sizeof(who), "rank 0 (pid %d), the new communicator's rank 0, "
+			 "could not make its id", job_pids[0]);
+		RCHECK(log_has(x, who));
+	}
+	RCHECK_EQ(0, accel_comm_split(c, 0, (int)x->rank, &child));
+	RCHECK_EQ((int)x->n, accel_comm_count(child));
+	RCHECK_EQ((int)x->rank, accel_comm_rank(child));
+	accel_comm_destroy(child);
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, split_leader_without_an_id_fails_the_others_at_once, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 20000 };
+
+	run_job(_metadata, 3, &p, rank_split_no_id, 0, NULL, 40000);
+}
+
+/* rank 2, between the split's meeting and the child's init: 4 s */
+static void split_hook_slow(unsigned int rank)
+{
+	if (rank == 2)
+		usleep(4000000);
+}
+
+/*
+ * The whole split takes one timeout (3 s): rank 2 calls 1.8 s late, then
+ * stalls 4 s before the child's init. Ranks 0 and 1 fail with -ETIMEDOUT
+ * within 4.5 s of their call; they used to take a timeout for the meeting
+ * and another for the child's init (5.3 s here, 3x the timeout at worst).
+ */
+static void rank_split_one_timeout(struct rank_ctx *x)
+{
+	struct accel_comm *c, *child = (struct accel_comm *)1;
+	int64_t t0;
+
+	RCHECK_EQ(0, rank_init(x, &c));
+	acc_comm_test_split_hook = split_hook_slow;
+	if (x->rank == 2)
+		usleep(1800000);
+	t0 = mp_now_ns();
+	RCHECK_EQ(-ETIMEDOUT, accel_comm_split(c, 0, (int)x->rank, &child));
+	if (x->rank != 2) {
+		RCHECK_WITHIN(t0, 4500000000ll * tscale());
+		RCHECK(log_has(x, "rank(s) 2 did not join in time"));
+	}
+	RCHECK(child == NULL);
+	acc_comm_test_split_hook = NULL;
+	accel_comm_destroy(c);
+}
+
+TEST_F_TIMEOUT(mp, split_takes_at_most_one_timeout, 60)
+{
+	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
+				       .timeout_ms = 3000 };
+
+	run_job(_metadata, 3, &p, rank_split_one_timeout, 0, NULL, 40000);
 }
 
 /* Rank 2 never calls split: the others fail with -ETIMEDOUT within the timeout + 1 s, naming it. */
