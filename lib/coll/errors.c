@@ -254,11 +254,14 @@ static void report_pid(const struct acc_group *g, struct accel_comm_error *rep)
 }
 
 /*
- * accel_comm_get_async_error() waits at most this long for the group's
- * lock (multi-process: peers hold it for microseconds; a process stopped
- * while it holds it must not stop this call)
+ * accel_comm_get_async_error() and accel_comm_abort() wait at most this
+ * long for a multi-process group's lock, then do without it. Peers hold
+ * it for microseconds; a holder that keeps it for a second was stopped
+ * (a signal, a debugger), not preempted, even in a loaded emulator: a
+ * shorter bound would skip the queue faults and the recorder's dump
+ * under load for nothing.
  */
-#define ASYNC_LOCK_NS	20000000
+#define STUCK_LOCK_NS	1000000000
 
 ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_comm_error *err,
 					 size_t err_size)
@@ -276,7 +279,7 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 			return ret;
 	}
 	g = comm->g;
-	if (acc_group_lock_until(g, acc_now_ns() + ASYNC_LOCK_NS, NULL)) {
+	if (acc_group_lock_until(g, acc_now_ns() + STUCK_LOCK_NS, NULL)) {
 		/*
 		 * Another process holds the lock (stopped in it?): the group's
 		 * failure as recorded, without this rank's queue faults (a
@@ -358,12 +361,6 @@ out:
 	return rep.error;
 }
 
-/*
- * accel_comm_abort() of a multi-process group waits at most this long
- * for its lock, then aborts without it
- */
-#define ABORT_LOCK_NS	100000000
-
 ACCEL_API int accel_comm_abort(struct accel_comm *comm)
 {
 	struct acc_group *g;
@@ -372,7 +369,7 @@ ACCEL_API int accel_comm_abort(struct accel_comm *comm)
 	if (!comm)
 		return -EINVAL;
 	g = comm->g;
-	locked = !acc_group_lock_until(g, acc_now_ns() + ABORT_LOCK_NS, NULL);
+	locked = !acc_group_lock_until(g, acc_now_ns() + STUCK_LOCK_NS, NULL);
 	if (!acc_group_fail_claim(g)) {
 		if (locked)
 			acc_group_unlock(g);
@@ -394,7 +391,7 @@ ACCEL_API int accel_comm_abort(struct accel_comm *comm)
 			"%d (pid %d) for more than %u ms: no recorder dump; calls of this process "
 			"wait for that lock until it resumes or ends", (void *)g, comm->rank, who,
 			who >= 0 && who < ACCEL_COMM_MAX_RANKS ? (int)g->pids[who] : -1,
-			ABORT_LOCK_NS / 1000000);
+			(unsigned int)(STUCK_LOCK_NS / 1000000));
 		return 0;
 	}
 	acc_rec_dump_group(g, "abort");

@@ -233,7 +233,7 @@ void accel_comm_destroy(struct accel_comm *comm);
  * operations with -ECANCELED, the peers' with -ECONNABORTED (naming this
  * rank), in bounded time, without waiting for any timeout. Later calls
  * fail at once the same way. Safe from any thread; never waits for a
- * peer or a queue (multi-process: at most 100 ms for the shared state's
+ * peer or a queue (multi-process: at most 1 s for the shared state's
  * lock, then it aborts without it, logging which process holds it).
  *
  * Return: 0; -EALREADY if the communicator had failed already (nothing
@@ -312,7 +312,7 @@ struct accel_comm_error {
  * Non-blocking and thread-safe. Looks at the communicator's shared state
  * and at the queues of this rank's recent operations (a queue stopped by
  * a timed-out wait of an operation is a -ETIMEDOUT of that operation).
- * Multi-process: waits at most 20 ms for the shared state's lock; if a
+ * Multi-process: waits at most 1 s for the shared state's lock; if a
  * process stopped inside the library holds it longer, answers from the
  * failure already recorded there (0 if none), without the queues.
  * The first error found is logged once per rank, naming the
