@@ -249,9 +249,7 @@ int acc_alltoallv_issue(uint64_t send, const uint64_t *sendcounts, const uint64_
 		goto out;
 	a.count = total;	/* described in reports; not compared (the counts are) */
 	if (check_only) {	/* a task graph's capture */
-		acc_group_lock(comm->g);
-		ret = acc_comm_group_error(comm->g, comm->rank);
-		acc_group_unlock(comm->g);
+		ret = acc_comm_check_error(comm, "alltoallv");
 		goto out;
 	}
 	ret = acc_coll_call(comm, &a, queue, ev);

@@ -519,6 +519,8 @@ static inline bool acc_rec_on(const struct accel_comm *c)
  * the group's timeout, the rank and pid holding it (a process stopped
  * inside the library); it still waits (the holder may resume, or die:
  * then EOWNERDEAD fails the group with -ECONNRESET and the wait ends).
+ * For the sections inside a call, which cannot stop half-way; a call's
+ * first lock is acc_group_lock_call().
  */
 void acc_group_lock(struct acc_group *g);
 /*
@@ -528,6 +530,18 @@ void acc_group_lock(struct acc_group *g);
  * is held only briefly by this process's threads, and is simply taken.
  */
 int acc_group_lock_until(struct acc_group *g, int64_t deadline, const atomic_bool *stop);
+/*
+ * The lock at the start of rank @rank's call (@what names it in the log),
+ * before anything is changed: 0 with the lock held; else, without it, the
+ * group's error once the group fails meanwhile (an abort without the
+ * lock), or -ETIMEDOUT once the group's timeout passed (logged, naming
+ * the holder). Multi-process only; a one-process group's is simply taken.
+ */
+int acc_group_lock_call(struct acc_group *g, unsigned int rank, const char *what);
+/* The holder of a multi-process group's lock, for a log line: "rank 1 (pid 4711)". */
+const char *acc_group_lock_holder(struct acc_group *g, char *buf, size_t len);
+/* The group's error for rank @c (0 if none), through acc_group_lock_call(). */
+int acc_comm_check_error(struct accel_comm *c, const char *what);
 void acc_group_unlock(struct acc_group *g);
 /* Move the group's failure from NONE to CLAIMED: true for the one caller that did. */
 static inline bool acc_group_fail_claim(struct acc_group *g)

@@ -6,6 +6,7 @@
  * Copyright (C) 2026 The vaccel authors
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -120,6 +121,70 @@ int acc_group_lock_until(struct acc_group *g, int64_t deadline, const atomic_boo
 	}
 }
 
+const char *acc_group_lock_holder(struct acc_group *g, char *buf, size_t len)
+{
+	int who = __atomic_load_n(&g->lock_owner, __ATOMIC_RELAXED);
+
+	snprintf(buf, len, "rank %d (pid %d)", who,
+		 who >= 0 && who < ACCEL_COMM_MAX_RANKS ? (int)g->pids[who] : -1);
+	return buf;
+}
+
+int acc_group_lock_call(struct acc_group *g, unsigned int rank, const char *what)
+{
+	int64_t t0, deadline;
+	char who[48];
+	int ret;
+
+	if (!g->mp) {
+		acc_group_lock(g);
+		return 0;
+	}
+	ret = pthread_mutex_trylock(&g->lock);
+	if (ret != EBUSY) {
+		lock_taken(g, ret);
+		return 0;
+	}
+	t0 = acc_now_ns();
+	deadline = t0 + (int64_t)g->timeout_ns;
+	for (;;) {
+		int64_t left = deadline - acc_now_ns();
+
+		/* failed meanwhile (an abort of this process without the lock): its error */
+		ret = acc_comm_group_error(g, rank);
+		if (ret)
+			return ret;
+		ret = lock_slice(g, left <= 0 ? 0 : left < LOCK_SLICE_NS ? left : LOCK_SLICE_NS);
+		if (!ret || ret == EOWNERDEAD) {
+			lock_taken(g, ret);
+			return 0;
+		}
+		if (ret != ETIMEDOUT && ret != EINTR) {
+			acc_err("%s: comm %p rank %u: the communicator's lock: %s", what, (void *)g,
+				rank, strerror(ret));
+			return -ret;
+		}
+		if (left <= 0)
+			break;
+	}
+	acc_err("%s: comm %p rank %u: the communicator's lock has been held by %s for more than "
+		"%llu ms (a process stopped inside the library?); nothing was issued", what,
+		(void *)g, rank, acc_group_lock_holder(g, who, sizeof(who)),
+		(unsigned long long)(g->timeout_ns / 1000000));
+	return -ETIMEDOUT;
+}
+
+int acc_comm_check_error(struct accel_comm *c, const char *what)
+{
+	int ret = acc_group_lock_call(c->g, c->rank, what);
+
+	if (ret)
+		return ret;
+	ret = acc_comm_group_error(c->g, c->rank);
+	acc_group_unlock(c->g);
+	return ret;
+}
+
 /*
  * Multi-process: the lock may be held by a process that a signal or a
  * debugger stopped inside the library. After the group's timeout, say
@@ -139,14 +204,13 @@ void acc_group_lock(struct acc_group *g)
 			ret = lock_slice(g, LOCK_SLICE_NS);
 			if (ret == ETIMEDOUT && !told &&
 			    (uint64_t)(acc_now_ns() - t0) >= g->timeout_ns) {
-				int who = __atomic_load_n(&g->lock_owner, __ATOMIC_RELAXED);
+				char who[48];
 
 				told = 1;
 				acc_err("comm %p rank %u: the communicator's lock has been held by "
-					"rank %d (pid %d) for more than %llu ms (a process stopped "
-					"inside the library?); waiting on: it must resume or end",
-					(void *)g, g->mp->rank, who,
-					who >= 0 && who < ACCEL_COMM_MAX_RANKS ? (int)g->pids[who] : -1,
+					"%s for more than %llu ms (a process stopped inside the "
+					"library?); waiting on: it must resume or end", (void *)g,
+					g->mp->rank, acc_group_lock_holder(g, who, sizeof(who)),
 					(unsigned long long)(g->timeout_ns / 1000000));
 			}
 		} while (ret == ETIMEDOUT || ret == EINTR);

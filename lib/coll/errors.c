@@ -364,33 +364,44 @@ out:
 ACCEL_API int accel_comm_abort(struct accel_comm *comm)
 {
 	struct acc_group *g;
-	bool locked;
+	char who[48];
 
 	if (!comm)
 		return -EINVAL;
 	g = comm->g;
-	locked = !acc_group_lock_until(g, acc_now_ns() + STUCK_LOCK_NS, NULL);
-	if (!acc_group_fail_claim(g)) {
-		if (locked)
+	if (!g->mp) {
+		/* one process: destroy frees other ranks under the lock, poison reads them */
+		acc_group_lock(g);
+		if (!acc_group_fail_claim(g)) {
 			acc_group_unlock(g);
-		return -EALREADY;
+			return -EALREADY;
+		}
+		g->fail_rank = (int)comm->rank;
+		acc_group_fail_publish(g, ACC_FAIL_ABORT);
+		acc_comm_poison(g, 1);
+		acc_rec_dump_group(g, "abort");
+		acc_group_unlock(g);
+		acc_info("comm %p: aborted by rank %u", (void *)g, comm->rank);
+		return 0;
 	}
+	/*
+	 * Multi-process: at once, without the lock (a process stopped while
+	 * it holds it must not delay the abort, and a call of this process
+	 * waiting for the lock sees the failure and returns): the failure is
+	 * claimed by compare-and-swap, and ->ranks is this process's and
+	 * stays while the program does not destroy the rank it aborts, so
+	 * the release of every queued WAIT needs no lock either. Only the
+	 * recorder's dump takes it, bounded.
+	 */
+	if (!acc_group_fail_claim(g))
+		return -EALREADY;
 	g->fail_rank = (int)comm->rank;
 	acc_group_fail_publish(g, ACC_FAIL_ABORT);
-	/*
-	 * Without the lock (a process stopped while it holds it): ->ranks
-	 * is this process's and stays while the program does not destroy
-	 * the rank it aborts, so the release of every queued WAIT needs no
-	 * lock; only the recorder's dump does, and is skipped
-	 */
 	acc_comm_poison(g, 1);
-	if (!locked) {
-		int who = __atomic_load_n(&g->lock_owner, __ATOMIC_RELAXED);
-
-		acc_err("comm %p: aborted by rank %u without the communicator's lock, held by rank "
-			"%d (pid %d) for more than %u ms: no recorder dump; calls of this process "
-			"wait for that lock until it resumes or ends", (void *)g, comm->rank, who,
-			who >= 0 && who < ACCEL_COMM_MAX_RANKS ? (int)g->pids[who] : -1,
+	if (acc_group_lock_until(g, acc_now_ns() + STUCK_LOCK_NS, NULL)) {
+		acc_err("comm %p: aborted by rank %u; the communicator's lock has been held by "
+			"%s for more than %u ms: no recorder dump", (void *)g, comm->rank,
+			acc_group_lock_holder(g, who, sizeof(who)),
 			(unsigned int)(STUCK_LOCK_NS / 1000000));
 		return 0;
 	}

@@ -329,7 +329,9 @@ again:
 		if (ret)
 			goto out;
 	}
-	acc_group_lock(g);
+	ret = acc_group_lock_call(g, c->rank, acc_op_name(a->op));
+	if (ret)
+		goto out;
 	if (atomic_load_explicit(&c->commits, memory_order_relaxed) != gen) {
 		/*
 		 * a host task the room wait ran issued on this rank: the
@@ -493,10 +495,7 @@ int acc_coll_check(struct accel_comm *c, struct acc_args *a, enum accel_dtype dt
 
 	if (ret)
 		return ret;
-	acc_group_lock(c->g);
-	ret = acc_comm_group_error(c->g, c->rank);
-	acc_group_unlock(c->g);
-	return ret;
+	return acc_comm_check_error(c, acc_op_name(a->op));
 }
 
 int acc_coll_issue(struct accel_comm *c, struct acc_args *a, enum accel_dtype dtype,

@@ -610,7 +610,9 @@ again:
 				"issued", c->rank, strerror(-ret));
 			break;
 		}
-		acc_group_lock(g);
+		ret = acc_group_lock_call(g, c->rank, "group");
+		if (ret)
+			break;
 		ret = acc_comm_group_error(g, c->rank);
 		if (!ret && !g->p2p) {
 			g->p2p = calloc(1, sizeof(*g->p2p));
@@ -876,9 +878,7 @@ int acc_p2p_task(struct accel_comm *c, const struct acc_p2p_desc *d, unsigned in
 		ret = p2p_call(d[i].send, d[i].buf, d[i].count, d[i].dtype, d[i].peer, c, q, ev);
 	tl.depth = 0;
 	if (!ret && check_only) {
-		acc_group_lock(c->g);
-		ret = acc_comm_group_error(c->g, c->rank);
-		acc_group_unlock(c->g);
+		ret = acc_comm_check_error(c, "send/recv");
 	} else if (!ret) {
 		ret = group_flush(hook);
 	}

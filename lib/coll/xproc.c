@@ -266,7 +266,9 @@ static int xsplit_meet(struct accel_comm *c, int color, int key, uint64_t *k,
 	char who[ACCEL_COMM_MAX_RANKS * 24];
 	int ret;
 
-	acc_group_lock(g);
+	ret = acc_group_lock_call(g, c->rank, "comm_split");
+	if (ret)
+		return ret;
 	ret = acc_comm_group_error(g, c->rank);
 	if (ret)
 		goto unlock;
@@ -370,6 +372,8 @@ int acc_xsplit(struct accel_comm *c, int color, int key, struct accel_comm **new
 	uint64_t rec_n = UINT64_MAX;	/* no entry until the split is arrived at */
 	int ret = xsplit(c, color, key, newcomm, &rec_n);
 
+	if (rec_n == UINT64_MAX)
+		return ret;	/* never arrived (perhaps no lock): no entry */
 	acc_group_lock(c->g);
 	acc_rec_end(c, rec_n, ret);	/* the recorder's entry of the split: how it ended */
 	acc_group_unlock(c->g);

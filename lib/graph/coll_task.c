@@ -1288,9 +1288,7 @@ static int coll_launch_tasks(struct accel_graph_exec *ge, struct accel_buffer **
 		if (t->op == TG_TASK_COLL) {
 			struct accel_comm *c = node_comm(t);
 
-			acc_group_lock(c->g);
-			ret = acc_comm_group_error(c->g, c->rank);
-			acc_group_unlock(c->g);
+			ret = acc_comm_check_error(c, "accel_graph_launch");
 			if (ret) {
 				acc_err("accel_graph_launch: task %u (%s): rank %u of the communicator failed before: %s",
 					i, t->name, c->rank, strerror(-ret));

@@ -883,10 +883,11 @@ TEST_F_TIMEOUT(mp, abort_in_one_process, 60)
  * A process stopped inside the library while it holds the communicator's
  * lock (a signal, a debugger): rank 1 takes the lock and keeps it, rank 2
  * dies (rank 0's monitor then waits for the lock to record the death).
- * Rank 0's accel_comm_get_async_error() and accel_comm_abort() (each
- * waits 1 s for the lock, then does without it) and accel_comm_destroy()
- * (never waits for a peer) still return within 2 s each: the abort goes
- * through without the lock and says who holds it. Rank 1 dies holding the lock once rank 0 is done. They all
+ * Rank 0's accel_comm_get_async_error() (waits 1 s for the lock, then
+ * answers without it), accel_comm_abort() (aborts without the lock, then
+ * waits 1 s for it for the recorder's dump) and accel_comm_destroy()
+ * (never waits for a peer) still return within 2 s each; the abort says
+ * who holds the lock. Rank 1 dies holding the lock once rank 0 is done. They all
  * used to wait for the lock for ever (rank 0 was killed by the harness).
  */
 #define DONE0	(JOB_FLAGS + 0)
@@ -896,7 +897,7 @@ static void rank_stuck_lock(struct rank_ctx *x)
 {
 	struct accel_comm_error err;
 	struct accel_comm *c;
-	char who[64];
+	char who[128];
 	int64_t t0;
 
 	RCHECK_EQ(0, rank_init(x, &c));
@@ -916,7 +917,8 @@ static void rank_stuck_lock(struct rank_ctx *x)
 	t0 = mp_now_ns();
 	RCHECK_EQ(0, accel_comm_abort(c));
 	RCHECK_WITHIN(t0, 2 * SEC * tscale());
-	snprintf(who, sizeof(who), "lock, held by rank 1 (pid %d)", job_pids[1]);
+	snprintf(who, sizeof(who), "lock has been held by rank 1 (pid %d) for more than 1000 ms: "
+		 "no recorder dump", job_pids[1]);
 	RCHECK(log_has(x, who));
 	t0 = mp_now_ns();
 	RCHECK_EQ(-ECANCELED, accel_comm_get_async_error(c, &err, sizeof(err)));
@@ -941,42 +943,58 @@ TEST_F_TIMEOUT(mp, a_process_stuck_holding_the_lock_holds_up_no_abort_or_destroy
 }
 
 /*
- * A call that waits for a lock a stopped process holds says who holds it
- * once the communicator's timeout (500 ms) passed, and ends when that
- * process does: rank 1 takes the lock and dies 1.5 s later (EOWNERDEAD:
- * rank 0's allreduce fails with -ECONNRESET naming it).
+ * A call that finds the lock held by a stopped process gives up at the
+ * communicator's timeout (500 ms) with -ETIMEDOUT, naming the holder, and
+ * issues nothing (an allreduce, a split); an abort from another thread of
+ * the process ends such a wait with -ECANCELED. Rank 1 keeps the lock
+ * until rank 0 is done. The calls used to wait for as long as the lock
+ * was held.
  */
+static void *abort_later(void *arg)
+{
+	usleep(200000);
+	accel_comm_abort(arg);
+	return NULL;
+}
+
 static void rank_waits_for_a_stuck_lock(struct rank_ctx *x)
 {
 	struct run run = { .op = ACCEL_COMM_OP_ALLREDUCE, .t = ACCEL_DTYPE_F32,
 			   .redop = ACCEL_REDOP_SUM, .count = 1031 };
+	struct accel_comm *c, *child = (struct accel_comm *)1;
 	struct accel_event ev;
-	struct accel_comm *c;
-	char who[96];
-	int ret;
+	char who[128];
+	pthread_t t;
+	int64_t t0;
 
 	RCHECK_EQ(0, rank_init(x, &c));
 	if (x->rank == 1) {
 		acc_comm_test_hold_lock(c);
 		__atomic_store_n(&job_pids[HELD1], 1, __ATOMIC_SEQ_CST);
-		usleep(1500000);
+		job_flag_wait(DONE0, 30000);
 		raise(SIGKILL);
 	}
 	RCHECK(job_flag_wait(HELD1, 20000));
-	ret = issue(x, c, &run, &ev);
-	if (!ret)
-		ret = accel_comm_wait(c, &ev, WAIT_NS);
-	RCHECK_EQ(-ECONNRESET, ret);
-	snprintf(who, sizeof(who), "lock has been held by rank 1 (pid %d) for more than 500 ms",
-		 job_pids[1]);
+	t0 = mp_now_ns();
+	RCHECK_EQ(-ETIMEDOUT, issue(x, c, &run, &ev));
+	RCHECK_WITHIN(t0, 1500000000ll * tscale());
+	snprintf(who, sizeof(who), "rank 0: the communicator's lock has been held by rank 1 "
+		 "(pid %d) for more than 500 ms", job_pids[1]);
 	RCHECK(log_has(x, who));
-	snprintf(who, sizeof(who), "rank 1 (pid %d) died holding the communicator's lock",
-		 job_pids[1]);
-	RCHECK(log_has(x, who));
+	t0 = mp_now_ns();
+	RCHECK_EQ(-ETIMEDOUT, accel_comm_split(c, 0, 0, &child));
+	RCHECK_WITHIN(t0, 1500000000ll * tscale());
+	RCHECK(child == NULL);
+	RCHECK_EQ(0, pthread_create(&t, NULL, abort_later, c));
+	t0 = mp_now_ns();
+	RCHECK_EQ(-ECANCELED, issue(x, c, &run, &ev));
+	RCHECK_WITHIN(t0, 2 * SEC * tscale());
+	pthread_join(t, NULL);
+	__atomic_store_n(&job_pids[DONE0], 1, __ATOMIC_SEQ_CST);
 	accel_comm_destroy(c);
 }
 
-TEST_F_TIMEOUT(mp, a_call_waiting_for_a_stuck_lock_names_its_holder, 60)
+TEST_F_TIMEOUT(mp, a_call_finding_a_stuck_lock_times_out_naming_its_holder, 60)
 {
 	struct accel_comm_params p = { .size = sizeof(p), .chunk_bytes = CHUNK,
 				       .timeout_ms = 500 };

@@ -44,7 +44,9 @@ struct accel_event;
  * in-place); no data moves until every rank has called that sequence
  * number with the same description. A mismatch fails the operation on
  * every rank with -EPROTO. Every device wait carries the communicator's
- * timeout, so no rank waits for ever on a peer.
+ * timeout, so no rank waits for ever on a peer; so does a call's wait for
+ * a multi-process communicator's shared lock (-ETIMEDOUT at the call,
+ * naming the process that holds it: one stopped inside the library).
  *
  * Errors at the call are -errno and change nothing (the sequence number
  * is not taken). Errors of the work itself (a timeout, an abort, a
@@ -233,8 +235,10 @@ void accel_comm_destroy(struct accel_comm *comm);
  * operations with -ECANCELED, the peers' with -ECONNABORTED (naming this
  * rank), in bounded time, without waiting for any timeout. Later calls
  * fail at once the same way. Safe from any thread; never waits for a
- * peer or a queue (multi-process: at most 1 s for the shared state's
- * lock, then it aborts without it, logging which process holds it).
+ * peer or a queue (multi-process: the abort itself takes no lock; it
+ * then waits at most 1 s for the shared state's lock to write the flight
+ * recorder's dump, which it skips, logging which process holds the lock,
+ * if a process stopped inside the library keeps it).
  *
  * Return: 0; -EALREADY if the communicator had failed already (nothing
  * changed); -EINVAL for NULL. A few syscalls.
