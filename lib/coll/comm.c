@@ -141,9 +141,14 @@ int acc_group_lock_call(struct acc_group *g, unsigned int rank, const char *what
 		return 0;
 	}
 	ret = pthread_mutex_trylock(&g->lock);
-	if (ret != EBUSY) {
+	if (!ret || ret == EOWNERDEAD) {
 		lock_taken(g, ret);
 		return 0;
+	}
+	if (ret != EBUSY) {
+		acc_err("%s: comm %p rank %u: the communicator's lock: %s", what, (void *)g, rank,
+			strerror(ret));
+		return -ret;
 	}
 	t0 = acc_now_ns();
 	deadline = t0 + (int64_t)g->timeout_ns;
