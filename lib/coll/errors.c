@@ -218,6 +218,20 @@ static const char *fail_reason(enum acc_fail f)
 	}
 }
 
+/* Who failed the group (@f) for rank @c's report: the aborting or dead rank, the other caller. */
+static void report_peer(const struct accel_comm *c, enum acc_fail f, struct accel_comm_error *rep)
+{
+	const struct acc_group *g = c->g;
+
+	if (f == ACC_FAIL_ABORT || f == ACC_FAIL_DEAD)
+		rep->peer = g->fail_rank;
+	if (f == ACC_FAIL_PROTO) {
+		rep->peer = g->fail_ranks[1] == (int)c->rank ? g->fail_ranks[0] : g->fail_ranks[1];
+		rep->seq = g->fail_call[0].seq;
+		rep->op = g->fail_call[0].op;
+	}
+}
+
 /*
  * The report of the group's recorded failure @f for rank @c: who failed
  * it, and, for a mismatch or a timeout, the calls or the first rank's
@@ -237,13 +251,7 @@ static void group_report(struct accel_comm *c, enum acc_fail f, struct accel_com
 		rep->phase = ACCEL_COMM_PHASE_ABORTED;
 	}
 	rep->rank = (int32_t)c->rank;
-	if (f == ACC_FAIL_ABORT || f == ACC_FAIL_DEAD)
-		rep->peer = g->fail_rank;
-	if (f == ACC_FAIL_PROTO) {
-		rep->peer = g->fail_ranks[1] == (int)c->rank ? g->fail_ranks[0] : g->fail_ranks[1];
-		rep->seq = g->fail_call[0].seq;
-		rep->op = g->fail_call[0].op;
-	}
+	report_peer(c, f, rep);
 }
 
 /* The peer's process, of a multi-process communicator (1.4). */
@@ -316,14 +324,7 @@ ACCEL_API int accel_comm_get_async_error(struct accel_comm *comm, struct accel_c
 			group_report(comm, f, &rep);
 		}
 		if (rep.error) {
-			if (f == ACC_FAIL_ABORT || f == ACC_FAIL_DEAD)
-				rep.peer = g->fail_rank;
-			if (f == ACC_FAIL_PROTO) {
-				rep.peer = g->fail_ranks[1] == (int)comm->rank ? g->fail_ranks[0] :
-									       g->fail_ranks[1];
-				rep.seq = g->fail_call[0].seq;
-				rep.op = g->fail_call[0].op;
-			}
+			report_peer(comm, f, &rep);	/* a queue fault's report too */
 			report_pid(g, &rep);
 			comm->err = rep;
 			log_report(comm, &rep);
