@@ -645,7 +645,7 @@ static int coll_submit(struct accel_tg *tg, struct tg_task *tt, struct acc_args 
 		bufs[i] = ar->v.buf;
 	}
 	/* prepare */
-	ret = tg_holds_room(l, tt);
+	ret = tg_holds_room(l, tt->nheap);
 	if (!ret)
 		ret = tm_reserve(tg->tm, bufs, tt->nargs);
 	if (!ret)

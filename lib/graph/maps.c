@@ -11,6 +11,10 @@
  * -EDEADLK: the task graph is single-threaded, so the only thread that
  * could unmap the first is the one waiting.
  *
+ * A map of a heap tensor holds its block like a task (a hold on the map's
+ * line): the program may release the tensor while the map is open, and
+ * the block comes back only after the unmap.
+ *
  * Copyright (C) 2026 The vaccel authors
  */
 #include <errno.h>
@@ -116,6 +120,8 @@ ACCEL_API int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, ui
 	}
 	bufs[0] = t->buf;
 	ret = tm_reserve(tg->tm, bufs, 1);
+	if (!ret && a.heap >= 0)
+		ret = tg_holds_room(l, 1);
 	if (ret)
 		goto unstage;
 	for (i = 0; i < d->ntouched; i++) {
@@ -138,6 +144,9 @@ ACCEL_API int accel_tg_map(struct accel_tg *tg, const struct accel_tensor *t, ui
 	tm_insert_layout(tg->tm, t->buf, &a.lay, (enum accel_access)acc, id);
 	tm_group_end(tg->tm);
 	tg_buf_used(a.b, line, value);
+	/* the block stays live until the unmap, released or not */
+	if (a.heap >= 0)
+		tg_hold_commit(tg, l, value, &a);
 	acc_trace("task graph: map slot %u (line %u) value %llu: %p", slot, line,
 		  (unsigned long long)value, (void *)((char *)host + t->offset));
 	l->next = value + 1;

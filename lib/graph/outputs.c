@@ -14,7 +14,10 @@
  *
  * Holds: each task that reads or writes a heap block retains it; the hold
  * is queued on the task's line in value order and completed when the
- * line's signal passes the task (tg_retire_holds()).
+ * line's signal passes the task (tg_retire_holds()). A host map of a heap
+ * tensor is such a user too: its hold sits on the map's line, which
+ * accel_tg_unmap() completes, so a tensor released while a map of it is
+ * open keeps its block until the unmap.
  *
  * Copyright (C) 2026 The vaccel authors
  */
@@ -117,7 +120,7 @@ void tg_retire_holds(struct accel_tg *tg)
 {
 	uint32_t i;
 
-	for (i = 0; i <= tg->host_line; i++) {
+	for (i = 0; i < tg->nlines; i++) {
 		struct tg_line *l = &tg->lines[i];
 		uint64_t v;
 
@@ -140,7 +143,7 @@ void tg_holds_abandon(struct accel_tg *tg)
 {
 	uint32_t i;
 
-	for (i = 0; i <= tg->host_line; i++) {
+	for (i = 0; i < tg->nlines; i++) {
 		struct tg_line *l = &tg->lines[i];
 
 		for (; l->hhead != l->htail; l->hhead = (l->hhead + 1) % l->hcap)
@@ -152,12 +155,11 @@ void tg_holds_abandon(struct accel_tg *tg)
 			gheap_reclaim(tg->heaps[i].h);
 }
 
-int tg_holds_room(struct tg_line *l, const struct tg_task *tt)
+int tg_holds_room(struct tg_line *l, size_t n)
 {
-	size_t used = l->hcap ? (l->htail + l->hcap - l->hhead) % l->hcap : 0, ncap, k = 0, i, n = 0;
+	size_t used = l->hcap ? (l->htail + l->hcap - l->hhead) % l->hcap : 0, ncap, k = 0, i;
 	struct tg_hold *nh;
 
-	n = tt->nheap;
 	if (!n || (l->hcap && used + n < l->hcap))
 		return 0;
 	ncap = l->hcap ? l->hcap : 64;
@@ -176,41 +178,72 @@ int tg_holds_room(struct tg_line *l, const struct tg_task *tt)
 	return 0;
 }
 
+void tg_hold_commit(struct accel_tg *tg, struct tg_line *l, uint64_t value,
+		    const struct tg_arg *a)
+{
+	struct gheap *h = tg->heaps[a->heap].h;
+
+	/* validated (held, live) or placed by this call: neither can fail */
+	gheap_retain(h, a->block, tg_id((uint32_t)(l - tg->lines), value));
+	gheap_submit(h, a->block);
+	l->holds[l->htail] = (struct tg_hold){ .value = value, .block = a->block,
+					       .devi = (uint32_t)a->heap };
+	l->htail = (l->htail + 1) % l->hcap;
+}
+
 void tg_holds_commit(struct accel_tg *tg, struct tg_line *l, const struct tg_task *tt,
 		     uint64_t value)
 {
 	uint32_t i;
 
-	for (i = 0; tt->nheap && i < tt->nargs; i++) {
-		const struct tg_arg *a = &tt->a[i];
-		struct gheap *h;
-
-		if (a->heap < 0)
-			continue;
-		h = tg->heaps[a->heap].h;
-		/* validated (held, live) or placed by this call: neither can fail */
-		gheap_retain(h, a->block, tg_id((uint32_t)(l - tg->lines), value));
-		gheap_submit(h, a->block);
-		l->holds[l->htail] = (struct tg_hold){ .value = value, .block = a->block,
-						       .devi = (uint32_t)a->heap };
-		l->htail = (l->htail + 1) % l->hcap;
-	}
+	for (i = 0; tt->nheap && i < tt->nargs; i++)
+		if (tt->a[i].heap >= 0)
+			tg_hold_commit(tg, l, value, &tt->a[i]);
 }
 
-/* the oldest in-flight heap hold on device @devi: wait for it */
-static int heap_wait_progress(struct accel_tg *tg, uint32_t devi, int64_t deadline)
+/* the first in-flight hold on device @devi of line @i, or NULL */
+static const struct tg_hold *line_hold_on(const struct tg_line *l, uint32_t devi)
 {
+	size_t k;
+
+	for (k = l->hhead; k != l->htail; k = (k + 1) % l->hcap)
+		if (l->holds[k].devi == devi)
+			return &l->holds[k];
+	return NULL;
+}
+
+/*
+ * An in-flight heap hold on device @devi of a task: wait for it. Holds of
+ * open maps come back only at their unmap, which only this thread could
+ * do: -EDEADLK (logged) when nothing else holds any of the heap.
+ */
+static int heap_wait_progress(struct accel_tg *tg, const struct tg_task *tt, uint32_t arg,
+			      uint32_t devi, int64_t deadline)
+{
+	const struct tg_hold *h;
 	uint32_t i;
 
-	for (i = 0; i <= tg->host_line; i++) {
-		struct tg_line *l = &tg->lines[i];
-		size_t k;
-
-		for (k = l->hhead; k != l->htail; k = (k + 1) % l->hcap)
-			if (l->holds[k].devi == devi)
-				return tg_wait_id(tg, tg_id(i, l->holds[k].value), deadline,
-						  "heap space (a task holding a heap block)");
+	for (i = 0; i < tg->map_line; i++) {
+		h = line_hold_on(&tg->lines[i], devi);
+		if (h)
+			return tg_wait_id(tg, tg_id(i, h->value), deadline,
+					  "heap space (a task holding a heap block)");
 	}
+	for (i = 0; i < ACCEL_TG_MAX_MAPS; i++) {
+		const struct tg_map *m = &tg->maps[i];
+		uint64_t off = 0, size = 0;
+
+		h = line_hold_on(&tg->lines[tg->map_line + i], devi);
+		if (!h)
+			continue;
+		gheap_query(tg->heaps[devi].h, h->block, &off, &size);
+		acc_err("%s: argument %u: the output heap of %s is full up to the block at offset %llu (%llu bytes, generation %llu), which the open map %p keeps: unmap it first (only this thread could)",
+			tg_name(&tt->tk), arg, tg->devs[devi]->path, (unsigned long long)off,
+			(unsigned long long)size, (unsigned long long)h->block + 1, m->ptr);
+		return -EDEADLK;
+	}
+	acc_err("%s: argument %u: the output heap of %s is full and no task in flight holds any of it",
+		tg_name(&tt->tk), arg, tg->devs[devi]->path);
 	return -EDEADLK;
 }
 
@@ -261,12 +294,7 @@ static int place_one(struct accel_tg *tg, struct tg_task *tt, uint32_t i, uint32
 			tg->st.stall_heap++;
 			*deadline = acc_deadline(tg->timeout_ns);
 		}
-		ret = heap_wait_progress(tg, devi, *deadline);
-		if (ret == -EDEADLK) {
-			acc_err("%s: argument %u: the output heap of %s is full and no task in flight holds any of it",
-				tg_name(&tt->tk), i, tg->devs[devi]->path);
-			return ret;
-		}
+		ret = heap_wait_progress(tg, tt, i, devi, *deadline);
 		if (ret)
 			return ret;
 	}

@@ -228,7 +228,7 @@ static int submit_eager(struct accel_tg *tg, struct tg_task *tt, uint64_t *id_ou
 			goto unplace;
 	}
 	/* 5. prepare */
-	ret = tg_holds_room(l, tt);
+	ret = tg_holds_room(l, tt->nheap);
 	if (!ret)
 		ret = tm_room(tg, tt);
 	if (ret)

@@ -551,8 +551,11 @@ int tg_outputs_place(struct accel_tg *tg, struct tg_task *tt, uint32_t devi);
 void tg_outputs_undo(struct accel_tg *tg, struct tg_task *tt);
 /* write the placed views into the program's tensors */
 void tg_outputs_commit(struct tg_task *tt);
-/* room for the holds of @tt on @l, so that tg_holds_commit() cannot fail */
-int tg_holds_room(struct tg_line *l, const struct tg_task *tt);
+/* room for @n more holds on @l, so that tg_hold[s]_commit() cannot fail */
+int tg_holds_room(struct tg_line *l, size_t n);
+/* one hold of heap argument @a (held by the program or a graph) on @l */
+void tg_hold_commit(struct accel_tg *tg, struct tg_line *l, uint64_t value,
+		    const struct tg_arg *a);
 void tg_holds_commit(struct accel_tg *tg, struct tg_line *l, const struct tg_task *tt,
 		     uint64_t value);
 void tg_retire_holds(struct accel_tg *tg);

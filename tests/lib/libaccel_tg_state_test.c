@@ -917,6 +917,59 @@ TEST_F(tgs, heap_release_rules)
 	accel_buffer_destroy(by);
 }
 
+/*
+ * An open map keeps its heap block, released or not: the program may
+ * release a heap tensor while a map of it is open, and the block must not
+ * go to a new tensor (and a task write it) before the unmap. The heap
+ * fills up behind the mapped block instead; an allocation that could only
+ * get space from it fails at once with -EDEADLK naming the open map, not
+ * after the timeout. After the unmap the block comes back.
+ * (The whole-task-graph oracle found it: seed 548 of 300 steps.)
+ */
+TEST_F_TIMEOUT(tgs, map_keeps_a_released_heap_block, 60)
+{
+	enum { QN = 4096 };		/* 16 KiB of a 64 KiB heap */
+	struct accel_tensor t1, t2[4];
+	struct accel_tg *tg;
+	unsigned int i, n;
+	uint32_t *p;
+	int64_t t0;
+	int ret;
+
+	ASSERT_EQ(0, tg_create1(self->dev, 2, 0, 64 << 10, 20 * SEC, &tg));
+	ASSERT_EQ(0, heap_fill(tg, &t1, QN, 1, 0));
+	ASSERT_EQ(0, accel_tg_map(tg, &t1, ACCEL_MAP_READ | ACCEL_MAP_WRITE, 10 * SEC,
+				  (void **)&p));
+	EXPECT_EQ(-1, tg_first_not(p, QN, 1));
+	ASSERT_EQ(0, accel_tg_release(tg, &t1));
+	tg_log_start();
+	t0 = tg_now_ns();
+	for (n = 0; n < 4; n++) {
+		ret = heap_fill(tg, &t2[n], QN, 2 + n, n % 2);
+		if (ret)
+			break;
+		EXPECT_TRUE(t2[n].offset + QN * 4 <= t1.offset || t2[n].offset >= t1.offset + QN * 4)
+			TH_LOG("tensor %u at offset %llu overlaps the mapped block at %llu", n,
+			       (unsigned long long)t2[n].offset, (unsigned long long)t1.offset);
+		ASSERT_EQ(0, accel_tg_release(tg, &t2[n]));
+	}
+	EXPECT_EQ(-EDEADLK, ret);
+	EXPECT_EQ(3, n);
+	EXPECT_GT(1 * SEC, tg_now_ns() - t0);
+	EXPECT_EQ(1, tg_log_has("output heap", "open map"));
+	tg_log_stop();
+	/* the host's bytes are intact and it may still write them */
+	EXPECT_EQ(-1, tg_first_not(p, QN, 1));
+	tg_set_u32(p, QN, 7);
+	ASSERT_EQ(0, accel_tg_unmap(tg, p));
+	/* unmapped: the block comes back, the heap flows again */
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, heap_fill(tg, &t2[0], QN, 20 + i, i % 2));
+		ASSERT_EQ(0, accel_tg_release(tg, &t2[0]));
+	}
+	accel_tg_destroy(tg);
+}
+
 /* ---- 6. binding aliases ---- */
 
 /*

@@ -319,7 +319,8 @@ ACCEL_INLINE void accel_task_prep_host(struct accel_task *task, void (*fn)(void 
  * min(1024, ring size) packets, a strided view lowers to one per row), an
  * OUTPUT_NEW tensor larger than the output heap, or a @task of a newer
  * release with fields this one does not know set; -EDEADLK when heap space
- * can never come back (the log names the block and what holds it), or when
+ * can never come back (the log names the block and what holds it: an open
+ * map of a heap tensor keeps its block until accel_tg_unmap()), or when
  * called from one of the task graph's own host tasks; -ETIMEDOUT;
  * -ECANCELED after accel_tg_abort(); -EIO after a fault of one of its
  * queues (accel_tg_status()); -ECHILD in a forked child; -EOVERFLOW when a
@@ -352,7 +353,9 @@ int accel_tg_submit_batch(struct accel_tg *tg, struct accel_task *const *tasks, 
  * @t: the tensor as filled by accel_tg_submit() (any view of its block)
  *
  * Its heap block is reclaimed once every task that read or wrote it has
- * completed (or, for a graph's tensor, when the graph is destroyed).
+ * completed and every map of it is unmapped (or, for a graph's tensor,
+ * when the graph is destroyed). Releasing a tensor that is mapped is
+ * allowed: the host pointer stays valid until accel_tg_unmap().
  *
  * Return: 0; -ENOENT if @t is not a view of the task graph's output heap;
  * -EINVAL if it was already released (its block still in use) or carries
@@ -431,6 +434,8 @@ struct accel_buffer *accel_tg_host_buffer(struct accel_buffer *captured);
  * it (WRITE): exactly the overlapping ones, nothing else. Until
  * accel_tg_unmap(), tasks submitted later that write @t (and, for WRITE,
  * read it) wait for the unmap: the host's access is ordered before them.
+ * A map of a heap tensor keeps its block like a task does: released
+ * meanwhile, it comes back only after the unmap.
  *
  * Return: 0; -EINVAL (flags, view); -ENOENT for a buffer of a device the
  * task graph does not have; -EACCES for ACCEL_MAP_WRITE of a sealed or
