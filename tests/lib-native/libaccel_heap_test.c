@@ -245,6 +245,29 @@ TEST(random_oracle)
 	random_run(_metadata, 0xfeedfaceull);
 }
 
+/* seeds 1..8 more; HEAP_SWEEP=N runs 1..N (a long search: 0.06 s each) */
+FIXTURE(sweep) {
+	int unused;
+};
+
+FIXTURE_SETUP(sweep)
+{
+	self->unused = 0;
+}
+
+FIXTURE_TEARDOWN(sweep)
+{
+}
+
+TEST_F_TIMEOUT(sweep, random_sweep, 86400)
+{
+	const char *n_env = getenv("HEAP_SWEEP");
+	uint64_t n = n_env && *n_env ? strtoull(n_env, NULL, 0) : 8, k;
+
+	for (k = 1; k <= n && !_metadata->exit_code; k++)
+		random_run(_metadata, 0x4ea90000ull + k);
+}
+
 /*
  * Seed 000 (ii), lagging reclaim: each task allocates an output block
  * that its consumer reads; consumers run with random run times and lag

@@ -615,6 +615,7 @@ struct popts {
 	int repeat;		/* 1 task in 2 repeats the previous task's arguments */
 	uint32_t pool;		/* views drawn from @pool fixed views per buffer, 0: fresh */
 	int seq;		/* 3 arguments in 4 are the next slice of their buffer (gen_seq_view) */
+	int sweep;		/* options drawn at random: no counts of paths taken asserted */
 };
 
 /* the fixed views of o->pool, per buffer (generated once per program) */
@@ -701,18 +702,42 @@ static void check_arg(struct __test_metadata *_metadata, struct prog *p, struct 
 	uint32_t nwant[3] = { 0 }, kind, x, i;
 	int w = a->acc != ACCEL_INPUT;
 	struct tm_stats st;
+	bool loose;
 	int ret;
 
 	memset(p->ngot, 0, sizeof(p->ngot));
 	tm_get_stats(tm, &st);
 	fb_before = st.fallbacks;
 	ret = tm_deps(tm, &a->t, a->acc, task, collect, p);
-	ASSERT_LE(0, ret);
+	ASSERT_LE(0, ret) {
+		uint32_t d;
+
+		TH_LOG("task %llu: tm_deps of a view of buffer %u at offset %llu, dtype %u, %u dims:",
+		       (unsigned long long)task, a->buf, (unsigned long long)a->t.offset,
+		       a->t.dtype, a->t.ndims);
+		for (d = 0; d < a->t.ndims; d++)
+			TH_LOG("  dim %u: shape %llu stride %lld", d,
+			       (unsigned long long)a->t.shape[d], (long long)a->t.strides[d]);
+	}
 	p->deps_total += ret;
 	for (kind = 0; kind < 3; kind++)
 		p->ngot[kind] = uniq(p->got[kind], p->ngot[kind]);
-	if (p->twin) {
-		/* the same answers with the same-view paths off */
+	/*
+	 * The same answers with the same-view paths off; under a decision
+	 * budget in the sweep's mixes, where the two may cap at different
+	 * steps, each only has to miss nothing the per-byte oracle finds
+	 * (below, with @loose).
+	 */
+	loose = p->twin && o->sweep && o->budget;
+	if (loose) {
+		memset(p->ngot2, 0, sizeof(p->ngot2));
+		ASSERT_LE(0, tm_deps(p->twin, &a->t, a->acc, task, collect2, p));
+		for (kind = 0; kind < 3; kind++)
+			p->ngot2[kind] = uniq(p->got2[kind], p->ngot2[kind]);
+		for (x = 0; x < p->ngot2[TM_DEP_WAW]; x++)
+			p->got2[TM_DEP_RAW][p->ngot2[TM_DEP_RAW]++] = p->got2[TM_DEP_WAW][x];
+		p->ngot2[TM_DEP_RAW] = uniq(p->got2[TM_DEP_RAW], p->ngot2[TM_DEP_RAW]);
+	} else if (p->twin) {
 		memset(p->ngot2, 0, sizeof(p->ngot2));
 		ASSERT_EQ(ret, tm_deps(p->twin, &a->t, a->acc, task, collect2, p));
 		for (kind = 0; kind < 3; kind++) {
@@ -772,13 +797,21 @@ static void check_arg(struct __test_metadata *_metadata, struct prog *p, struct 
 		if (!(a->bytes[i / 64] & (1ull << (i % 64))))
 			continue;
 		for (x = 0; x < ob->nwr; x++)
-			if (!p->done[ob->wr[x]] && ob->wr[x] != task)
+			if (!p->done[ob->wr[x]] && ob->wr[x] != task) {
 				ASSERT_TRUE(has(p->got[TM_DEP_RAW], p->ngot[TM_DEP_RAW], ob->wr[x]));
+				if (loose)
+					ASSERT_TRUE(has(p->got2[TM_DEP_RAW], p->ngot2[TM_DEP_RAW],
+							ob->wr[x]));
+			}
 		if (!w)
 			continue;
 		for (x = 0; x < ob->nrd; x++)
-			if (!p->done[ob->rd[x]] && ob->rd[x] != task)
+			if (!p->done[ob->rd[x]] && ob->rd[x] != task) {
 				ASSERT_TRUE(has(p->got[TM_DEP_WAR], p->ngot[TM_DEP_WAR], ob->rd[x]));
+				if (loose)
+					ASSERT_TRUE(has(p->got2[TM_DEP_WAR], p->ngot2[TM_DEP_WAR],
+							ob->rd[x]));
+			}
 	}
 	p->checked++;
 	tm_get_stats(tm, &st);
@@ -939,8 +972,10 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 				for (j = 0; j < nargs[s]; j++)
 					gen_arg(_metadata, o, bufs, grp != 0, &args[s][j]);
 				/* siblings writing the same views (one buffer per queue) */
-				if (o->repeat && s && rn(2))
+				if (o->repeat && s && rn(2)) {
+					nargs[s] = nargs[s - 1];
 					memcpy(args[s], args[s - 1], sizeof(args[s]));
+				}
 			}
 		}
 		if (!grp) {
@@ -1001,21 +1036,24 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 	       (unsigned long long)st.same_view_lookups, (unsigned long long)st.same_view_inserts,
 	       (unsigned long long)st.run_inserts, (unsigned long long)st.inserts);
 	ASSERT_EQ(p->checked, st.lookups);
-	ASSERT_GT(p->deps_total, o->ntasks / 2);
+	if (!o->sweep)
+		ASSERT_GT(p->deps_total, o->ntasks / 2);
 	if (!o->any_views) {
 		ASSERT_EQ(0, st.fallbacks);
-	} else if (!o->pool) {	/* a small pool may hold no interleaved view */
+	} else if (!o->pool && !o->sweep) {	/* a small pool may hold no interleaved view */
 		ASSERT_GT(st.fallbacks, 0);
 	}
 	/* the default budget is never reached by views of 1 KiB */
 	if (o->budget) {
-		ASSERT_GT(st.capped, o->pool ? 10 : 100);
+		if (!o->sweep)
+			ASSERT_GT(st.capped, o->pool ? 10 : 100);
 	} else {
 		ASSERT_EQ(0, st.capped);
 	}
 	if (o->seq) {
 		/* most inserts went into runs, and answered as the trees do */
-		ASSERT_GT(st.run_inserts, st.inserts / 5);
+		if (!o->sweep)
+			ASSERT_GT(st.run_inserts, st.inserts / 5);
 		tm_get_stats(p->twin, &st2);
 		ASSERT_EQ(0, st2.run_inserts);
 		ASSERT_EQ(st.deps[TM_DEP_RAW], st2.deps[TM_DEP_RAW]);
@@ -1025,14 +1063,16 @@ static void run_prog(struct __test_metadata *_metadata, const struct popts *o)
 		tm_destroy(p->twin);
 	} else if (o->repeat || o->pool) {
 		/* the same-view paths were taken, and answered like the walks */
-		ASSERT_GT(st.same_view_lookups, o->ntasks / (o->pool ? 200 : 50));
-		ASSERT_GT(st.same_view_inserts, o->ntasks / (o->pool ? 200 : 50));
+		if (!o->sweep) {
+			ASSERT_GT(st.same_view_lookups, o->ntasks / (o->pool ? 200 : 50));
+			ASSERT_GT(st.same_view_inserts, o->ntasks / (o->pool ? 200 : 50));
+		}
 		tm_get_stats(p->twin, &st2);
 		ASSERT_EQ(0, st2.same_view_lookups);
 		ASSERT_EQ(0, st2.same_view_inserts);
 		tm_destroy(p->twin);
 	}
-	if (o->groups) {
+	if (o->groups && !o->sweep) {
 		/* both halves of the rule happened: siblings spared, older entries retired */
 		ASSERT_GT(p->spared, 100);
 		ASSERT_GT(p->grp_retired, 100);
@@ -1199,6 +1239,60 @@ TEST(oracle_runs)
 
 	for (i = 0; i < sizeof(o) / sizeof(o[0]); i++)
 		run_prog(_metadata, &o[i]);
+}
+
+/*
+ * Programs whose options are drawn from their seed too (window, views,
+ * tiles, groups, cap, repeats, pool, walks in order): four here;
+ * TM_SWEEP=N runs N from TM_SWEEP_FROM (default 1), for a long search.
+ */
+FIXTURE(sweep) {
+	int unused;
+};
+
+FIXTURE_SETUP(sweep)
+{
+	self->unused = 0;
+}
+
+FIXTURE_TEARDOWN(sweep)
+{
+}
+
+TEST_F_TIMEOUT(sweep, oracle_sweep, 86400)
+{
+	const char *n_env = getenv("TM_SWEEP"), *from_env = getenv("TM_SWEEP_FROM");
+	uint64_t n = n_env && *n_env ? strtoull(n_env, NULL, 0) : 4;
+	uint64_t from = from_env && *from_env ? strtoull(from_env, NULL, 0) : 1, k;
+	static const uint32_t windows[] = { 1, 2, 4, 8, 16, 32, 64, 200 };
+	static const uint32_t budgets[] = { 0, 0, 0, 3, 5 };
+
+	for (k = from; k < from + n; k++) {
+		struct popts o = { 0 };
+		uint64_t r = k * 0x9e3779b97f4a7c15ull;
+
+		r ^= r >> 29;
+		o.seed = 0x5ee90000ull + k;
+		o.ntasks = 4000 + (uint32_t)(r % 6000);
+		o.window = windows[(r >> 16) % 8];
+		o.any_views = (r >> 20) % 3 == 0;
+		o.tiles = (r >> 22) % 2;
+		o.groups = (r >> 23) % 3 == 0;
+		o.budget = budgets[(r >> 25) % 5];
+		o.repeat = (r >> 28) % 3 == 0;
+		o.pool = (r >> 30) % 3 ? 0 : 2 + (uint32_t)((r >> 32) % 15);
+		o.seq = !o.pool && (r >> 37) % 3 == 0;
+		o.sweep = 1;
+		if (n == 1)
+			TH_LOG("program %llu: seed %#llx, %u tasks, window %u, any_views %d, tiles %d, groups %d, budget %u, repeat %d, pool %u, seq %d",
+			       (unsigned long long)k, (unsigned long long)o.seed, o.ntasks, o.window,
+			       o.any_views, o.tiles, o.groups, o.budget, o.repeat, o.pool, o.seq);
+		run_prog(_metadata, &o);
+		if (_metadata->exit_code) {
+			TH_LOG("sweep program %llu failed", (unsigned long long)k);
+			return;
+		}
+	}
 }
 
 /* ---- hand cases ---- */

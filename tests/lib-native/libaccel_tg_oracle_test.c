@@ -7,7 +7,7 @@
  * piles up and runs in a random order. The fake records when the work
  * before each TIMESTAMP completed, so every interval is exact.
  *
- * ORACLE_SEEDS=N runs seeds 1..N (default 8), ORACLE_SEED=S only seed S,
+ * ORACLE_SEEDS=N runs seeds 1..N (default 32), ORACLE_SEED=S only seed S,
  * ORACLE_STEPS=N changes the program length (default 160).
  *
  * Copyright (C) 2026 The vaccel authors
@@ -94,7 +94,7 @@ FIXTURE_TEARDOWN(oracle)
 /* long enough for ORACLE_SEEDS in the thousands */
 TEST_F_TIMEOUT(oracle, random_programs, 86400)
 {
-	uint64_t one = env_u64("ORACLE_SEED", 0), n = env_u64("ORACLE_SEEDS", 8), seed;
+	uint64_t one = env_u64("ORACLE_SEED", 0), n = env_u64("ORACLE_SEEDS", 32), seed;
 	unsigned int steps = (unsigned int)env_u64("ORACLE_STEPS", 160), failed = 0;
 	int64_t t0 = fake_now();
 	int ret;

@@ -21,6 +21,8 @@
  *  5. heap tensors have an identity: a stale release (-ESTALE) frees
  *     nothing, a second release is -EINVAL and logged, a view without a
  *     generation is -EINVAL, a released tensor cannot be read (-ESTALE);
+ *     an open map keeps a released tensor's block until the unmap (the
+ *     heap fills up behind it: -EDEADLK naming the map);
  *  6. launch bindings may not make two of the graph's buffers one;
  *  7. a map that would wait for another open map of the task graph fails
  *     at once with -EDEADLK, writing maps of sealed and read-only buffers

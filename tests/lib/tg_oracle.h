@@ -205,6 +205,7 @@ struct or_buf {
 	uint8_t *host;			/* accel_buffer_map() */
 	uint8_t *val, *known;		/* the model's bytes */
 	bool heap;
+	bool dead;			/* destroyed by the program (or_recycle()) */
 };
 
 struct or_arg {
@@ -315,7 +316,7 @@ struct oracle {
 	unsigned int failures, violations, data_errors;
 	unsigned int checked_pairs, conflicts;
 	unsigned int stats_eager, stats_host, stats_launch, stats_maps, stats_graphs;
-	unsigned int stats_rebound, stats_new;
+	unsigned int stats_rebound, stats_new, stats_recycled;
 };
 
 #define OR_FAIL(o, ...)							\
@@ -451,11 +452,13 @@ static inline int or_pick_buf(struct oracle *o, int dev)
 
 	for (tries = 0; tries < 64; tries++) {
 		i = (int)or_r(o, o->nbufs);
-		if (!o->bufs[i].heap && (dev < 0 || o->bufs[i].dev == (unsigned int)dev))
+		if (!o->bufs[i].heap && !o->bufs[i].dead &&
+		    (dev < 0 || o->bufs[i].dev == (unsigned int)dev))
 			return i;
 	}
 	for (i = 0; i < (int)o->nbufs; i++)
-		if (!o->bufs[i].heap && (dev < 0 || o->bufs[i].dev == (unsigned int)dev))
+		if (!o->bufs[i].heap && !o->bufs[i].dead &&
+		    (dev < 0 || o->bufs[i].dev == (unsigned int)dev))
 			return i;
 	return -1;
 }
@@ -1458,6 +1461,73 @@ static inline int or_release(struct oracle *o)
 	return ret;
 }
 
+/*
+ * The program destroys one of its buffers, maybe while tasks that use it
+ * are in flight (the task graph keeps it until they complete), and
+ * creates another on the same device, which may get the same address,
+ * handle or struct: a new buffer (a new index) to the model, so nothing
+ * orders its uses after the old one's; the old one's uses must still be
+ * ordered among themselves. Not a buffer a graph may still use, the open
+ * map's, or one a host task that has not run will touch (the program's
+ * own pointers).
+ */
+/* May buffer @bi go? */
+static inline bool or_may_recycle(struct oracle *o, int bi)
+{
+	unsigned int i, k;
+
+	for (k = 0; k < o->ngraphs; k++)
+		if (o->graphs[k].g && (o->graphs[k].bufmask & (1ull << bi)))
+			return false;
+	for (k = 0; k < o->nexecs; k++)
+		if (o->execs[k].ge && (o->graphs[o->execs[k].graph].bufmask & (1ull << bi)))
+			return false;
+	if (o->held_ptr && o->inst[o->held_inst]->td.a[0].buf == bi)
+		return false;
+	for (i = 0; i < o->ninst; i++) {
+		const struct or_inst *in = o->inst[i];
+
+		if (in->kind == OR_HOST && ((in->rmask | in->wmask) & (1ull << bi)) &&
+		    !__atomic_load_n(&in->have, __ATOMIC_ACQUIRE))
+			return false;
+	}
+	return true;
+}
+
+static inline int or_recycle(struct oracle *o)
+{
+	struct accel_buffer *b;
+	unsigned int tries, dev;
+	int bi = -1, ret;
+
+	if (o->nbufs == OR_MAX_BUFS)
+		return 0;
+	for (tries = 0; tries < 6 && bi < 0; tries++) {
+		bi = or_pick_buf(o, -1);
+		if (bi >= 0 && !or_may_recycle(o, bi))
+			bi = -1;
+	}
+	if (bi < 0)
+		return 0;
+	dev = o->bufs[bi].dev;
+	accel_buffer_destroy(o->bufs[bi].b);
+	o->bufs[bi].dead = true;
+	o->bufs[bi].host = NULL;
+	ret = accel_buffer_create(o->env.devs[dev], OR_BUF_SIZE, 0, &b);
+	if (ret) {
+		OR_FAIL(o, "accel_buffer_create after destroying buffer %d: %d", bi, ret);
+		return ret;
+	}
+	ret = or_buf_add(o, b, dev, false);
+	if (ret < 0) {
+		accel_buffer_destroy(b);
+		OR_FAIL(o, "or_buf_add: %d", ret);
+		return ret;
+	}
+	o->stats_recycled++;
+	return 0;
+}
+
 /* ---- the trace ---- */
 
 struct or_ev {
@@ -1985,6 +2055,8 @@ static inline void or_check_data(struct oracle *o)
 		struct or_buf *ob = &o->bufs[i];
 		unsigned int bad = 0;
 
+		if (ob->dead)
+			continue;
 		shape = ob->size;
 		accel_tensor_init(&t, ob->b, 0, ACCEL_DTYPE_U8, 1, &shape);
 		if (ob->heap) {
@@ -2174,10 +2246,10 @@ static inline int or_end(struct oracle *o)
 	if (!o->failures || o->data_errors)
 		or_check_order(o);
 	problems = (int)(o->failures + o->violations);
-	fprintf(stderr, "# oracle seed %" PRIu64 ": %u steps, %u queues x %d devices, worker %s: %u instances (%u eager, %u host, %u launches of %u graphs, %u rebound, %u maps, %u heap tensors), %u pairs share a buffer, %u conflict, %u violations, %u data errors%s\n",
+	fprintf(stderr, "# oracle seed %" PRIu64 ": %u steps, %u queues x %d devices, worker %s: %u instances (%u eager, %u host, %u launches of %u graphs, %u rebound, %u maps, %u heap tensors, %u buffers recycled), %u pairs share a buffer, %u conflict, %u violations, %u data errors%s\n",
 		o->seed, o->step, o->nq, OR_DEVS, o->worker ? "on" : "off", o->ninst,
 		o->stats_eager, o->stats_host, o->stats_launch, o->stats_graphs, o->stats_rebound,
-		o->stats_maps, o->stats_new, o->checked_pairs, o->conflicts, o->violations,
+		o->stats_maps, o->stats_new, o->stats_recycled, o->checked_pairs, o->conflicts, o->violations,
 		o->data_errors, problems ? "  FAILED" : "");
 	for (i = 0; i < o->nexecs; i++)
 		accel_graph_exec_destroy(o->execs[i].ge);
@@ -2185,7 +2257,7 @@ static inline int or_end(struct oracle *o)
 		accel_graph_destroy(o->graphs[i].g);
 	accel_tg_destroy(o->tg);
 	for (i = 0; i < o->nbufs; i++)
-		if (!o->bufs[i].heap)
+		if (!o->bufs[i].heap && !o->bufs[i].dead)
 			accel_buffer_destroy(o->bufs[i].b);
 	or_free(o);
 	free(o);
@@ -2246,6 +2318,8 @@ static inline int or_run(const struct or_env *env, uint64_t seed)
 		} else if (r < 93 && can_block) {
 			ret = or_checkpoint(o);
 			since = 0;
+		} else if (r < 95) {
+			ret = or_recycle(o);
 		} else {
 			ret = or_eager(o, false);
 		}
