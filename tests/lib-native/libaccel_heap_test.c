@@ -23,6 +23,7 @@
 #include "graph/heap.h"
 #include "kselftest_harness.h"
 #include "prng.h"
+#include "sweep.h"
 
 struct oblock {
 	uint64_t id, off, size, owner;
@@ -246,23 +247,9 @@ TEST(random_oracle)
 }
 
 /* seeds 1..8 more; HEAP_SWEEP=N runs 1..N (a long search: 0.06 s each) */
-FIXTURE(sweep) {
-	int unused;
-};
-
-FIXTURE_SETUP(sweep)
+SWEEP_TEST(random_sweep)
 {
-	self->unused = 0;
-}
-
-FIXTURE_TEARDOWN(sweep)
-{
-}
-
-TEST_F_TIMEOUT(sweep, random_sweep, 86400)
-{
-	const char *n_env = getenv("HEAP_SWEEP");
-	uint64_t n = n_env && *n_env ? strtoull(n_env, NULL, 0) : 8, k;
+	uint64_t n = sweep_env("HEAP_SWEEP", 8), k;
 
 	for (k = 1; k <= n && !_metadata->exit_code; k++)
 		random_run(_metadata, 0x4ea90000ull + k);

@@ -28,6 +28,7 @@
 #include "graph/tensormap.h"
 #include "kselftest_harness.h"
 #include "prng.h"
+#include "sweep.h"
 
 #define BUFSZ	1024			/* bytes per buffer */
 #define WORDS	(BUFSZ / 64)
@@ -1246,24 +1247,9 @@ TEST(oracle_runs)
  * tiles, groups, cap, repeats, pool, walks in order): four here;
  * TM_SWEEP=N runs N from TM_SWEEP_FROM (default 1), for a long search.
  */
-FIXTURE(sweep) {
-	int unused;
-};
-
-FIXTURE_SETUP(sweep)
+SWEEP_TEST(oracle_sweep)
 {
-	self->unused = 0;
-}
-
-FIXTURE_TEARDOWN(sweep)
-{
-}
-
-TEST_F_TIMEOUT(sweep, oracle_sweep, 86400)
-{
-	const char *n_env = getenv("TM_SWEEP"), *from_env = getenv("TM_SWEEP_FROM");
-	uint64_t n = n_env && *n_env ? strtoull(n_env, NULL, 0) : 4;
-	uint64_t from = from_env && *from_env ? strtoull(from_env, NULL, 0) : 1, k;
+	uint64_t n = sweep_env("TM_SWEEP", 4), from = sweep_env("TM_SWEEP_FROM", 1), k;
 	static const uint32_t windows[] = { 1, 2, 4, 8, 16, 32, 64, 200 };
 	static const uint32_t budgets[] = { 0, 0, 0, 3, 5 };
 

@@ -26,13 +26,6 @@
 #include "kselftest_harness.h"
 #include "../lib/tg_oracle.h"
 
-static uint64_t env_u64(const char *name, uint64_t def)
-{
-	const char *s = getenv(name);
-
-	return s && *s ? strtoull(s, NULL, 0) : def;
-}
-
 static void native_lag(int on)
 {
 	if (on)
@@ -94,8 +87,8 @@ FIXTURE_TEARDOWN(oracle)
 /* long enough for ORACLE_SEEDS in the thousands */
 TEST_F_TIMEOUT(oracle, random_programs, 86400)
 {
-	uint64_t one = env_u64("ORACLE_SEED", 0), n = env_u64("ORACLE_SEEDS", 32), seed;
-	unsigned int steps = (unsigned int)env_u64("ORACLE_STEPS", 160), failed = 0;
+	uint64_t one = or_env_u64("ORACLE_SEED", 0), n = or_env_u64("ORACLE_SEEDS", 32), seed;
+	unsigned int steps = (unsigned int)or_env_u64("ORACLE_STEPS", 160), failed = 0;
 	int64_t t0 = fake_now();
 	int ret;
 

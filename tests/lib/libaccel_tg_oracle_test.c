@@ -29,12 +29,6 @@
 
 static struct accel_device *vm_devs[OR_DEVS];
 
-static uint64_t env_u64(const char *name, uint64_t def)
-{
-	const char *s = getenv(name);
-
-	return s && *s ? strtoull(s, NULL, 0) : def;
-}
 static unsigned int vm_engines[OR_DEVS];
 
 static uint64_t vm_now(void)
@@ -84,7 +78,7 @@ FIXTURE_SETUP(oracle)
 	self->env.now = vm_now;
 	self->env.lag = vm_lag;
 	self->env.work_end = NULL;
-	self->env.steps = (unsigned int)env_u64("ORACLE_STEPS", ORACLE_STEPS);
+	self->env.steps = (unsigned int)or_env_u64("ORACLE_STEPS", ORACLE_STEPS);
 	self->env.delay_max_ns = 300000;
 	accel_log_set_level(ACCEL_LOG_NONE);
 }
@@ -103,7 +97,7 @@ FIXTURE_TEARDOWN(oracle)
 
 TEST_F_TIMEOUT(oracle, random_programs, 1800)
 {
-	uint64_t one = env_u64("ORACLE_SEED", 0), n = env_u64("ORACLE_SEEDS", ORACLE_SEEDS), seed;
+	uint64_t one = or_env_u64("ORACLE_SEED", 0), n = or_env_u64("ORACLE_SEEDS", ORACLE_SEEDS), seed;
 	unsigned int failed = 0;
 	int ret;
 

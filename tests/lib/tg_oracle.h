@@ -105,6 +105,14 @@ struct or_env {
 
 /* ---- a small PRNG (xorshift64*) ---- */
 
+/* the number in environment variable @var (ORACLE_SEEDS, ...), or @def */
+static inline uint64_t or_env_u64(const char *var, uint64_t def)
+{
+	const char *s = getenv(var);
+
+	return s && *s ? strtoull(s, NULL, 0) : def;
+}
+
 static inline uint64_t or_rnd(uint64_t *s)
 {
 	*s ^= *s >> 12;
