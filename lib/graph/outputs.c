@@ -201,7 +201,7 @@ void tg_holds_commit(struct accel_tg *tg, struct tg_line *l, const struct tg_tas
 			tg_hold_commit(tg, l, value, &tt->a[i]);
 }
 
-/* the first in-flight hold on device @devi of line @i, or NULL */
+/* the first in-flight hold on device @devi of line @l, or NULL */
 static const struct tg_hold *line_hold_on(const struct tg_line *l, uint32_t devi)
 {
 	size_t k;

@@ -11,7 +11,11 @@
  * device and host tasks (on explicit queues), instantiated and launched
  * back to back, with and without bindings, eager work after launches,
  * host maps (READ, WRITE, both; some held open while later tasks are
- * submitted), executables and graphs destroyed. Views are real strided
+ * submitted), executables and graphs destroyed, batches of eager tasks
+ * (accel_tg_submit_batch()), completions asked for (accel_tg_task_done(),
+ * accel_tg_task_wait(): a task reported complete must have ended by then),
+ * the program's buffers destroyed (maybe while in use) and new ones
+ * created in their place. Views are real strided
  * views: rows, tiles, step slices and transposes of matrices with
  * different element sizes and row lengths over the same bytes, so they
  * overlap partially and in interleaved ways. Buffers of one device are
@@ -76,6 +80,7 @@
 #define OR_MAXQ		4
 #define OR_MAX_BUFS	40
 #define OR_MAX_ARGS	5
+#define OR_BATCH_MAX	6
 #define OR_MAX_GRAPHS	24
 #define OR_MAX_EXECS	24
 #define OR_MAX_GTASKS	8
@@ -244,6 +249,10 @@ struct or_inst {
 	int graph, exec;		/* OR_LAUNCHED, graph host tasks */
 	unsigned int launch, gtask;
 	uint32_t map_flags;		/* OR_MAP */
+	/* eager tasks: the id, and when the program learnt it completed */
+	uint64_t tid;
+	bool has_tid;
+	uint64_t done_at;		/* 0: never asked, or not done when asked */
 	/* evidence */
 	bool have;
 	uint64_t start, end;		/* end: exact, or the end TIMESTAMP */
@@ -324,7 +333,7 @@ struct oracle {
 	unsigned int failures, violations, data_errors;
 	unsigned int checked_pairs, conflicts;
 	unsigned int stats_eager, stats_host, stats_launch, stats_maps, stats_graphs;
-	unsigned int stats_rebound, stats_new, stats_recycled;
+	unsigned int stats_rebound, stats_new, stats_recycled, stats_batched, stats_waits;
 };
 
 #define OR_FAIL(o, ...)							\
@@ -1073,6 +1082,7 @@ static inline int or_submit(struct oracle *o, struct or_task *td)
 	struct or_hostarg *ha = NULL;
 	struct or_inst *in = NULL;
 	struct accel_task t;
+	uint64_t id = 0;
 	int ret;
 
 	snprintf(td->name, sizeof(td->name), "e%u", o->ninst);
@@ -1097,7 +1107,7 @@ static inline int or_submit(struct oracle *o, struct or_task *td)
 		o->stats_host++;
 	}
 	or_fill_task(o, td, &t, tv, ha);
-	ret = accel_tg_submit(o->tg, &t, NULL);
+	ret = accel_tg_submit(o->tg, &t, &id);
 	if (ret) {
 		OR_FAIL(o, "accel_tg_submit of %s %s: %d", or_op_name(td->op), td->name, ret);
 		return ret;
@@ -1111,6 +1121,8 @@ static inline int or_submit(struct oracle *o, struct or_task *td)
 		or_model_device(o, in);
 		o->stats_eager++;
 	}
+	in->tid = id;
+	in->has_tid = true;
 	snprintf(in->what, sizeof(in->what), "%s on device %d queue %d", td->name,
 		 td->dev == ACCEL_TG_AUTO ? -1 : (int)td->dev,
 		 td->queue == ACCEL_TG_AUTO ? -1 : (int)td->queue);
@@ -1126,6 +1138,91 @@ static inline int or_eager(struct oracle *o, bool host)
 	else
 		or_gen_device_task(o, false, &td);
 	return or_submit(o, &td);
+}
+
+/*
+ * 2 to 6 eager device tasks in one accel_tg_submit_batch(): to the model
+ * the same as submitted one after another (a later task of the batch that
+ * touches what an earlier one wrote waits for it).
+ */
+static inline int or_batch(struct oracle *o)
+{
+	struct accel_tensor tv[OR_BATCH_MAX][OR_MAX_ARGS];
+	struct accel_task t[OR_BATCH_MAX], *tp[OR_BATCH_MAX];
+	struct or_task td[OR_BATCH_MAX];
+	uint64_t ids[OR_BATCH_MAX];
+	unsigned int n = 2 + (unsigned int)or_r(o, OR_BATCH_MAX - 1), k;
+	struct or_inst *in;
+	int ret;
+
+	for (k = 0; k < n; k++) {
+		or_gen_device_task(o, false, &td[k]);
+		snprintf(td[k].name, sizeof(td[k].name), "e%u", o->ninst + k);
+		or_fill_task(o, &td[k], &t[k], tv[k], NULL);
+		tp[k] = &t[k];
+	}
+	ret = accel_tg_submit_batch(o->tg, tp, n, ids);
+	if (ret != (int)n) {
+		OR_FAIL(o, "accel_tg_submit_batch of %u tasks: %d", n, ret);
+		return ret < 0 ? ret : -EIO;
+	}
+	for (k = 0; k < n; k++) {
+		ret = or_place_new(o, &td[k], tv[k], or_task_dev(o, &td[k]));
+		if (!ret)
+			ret = or_inst_new(o, OR_EAGER, &td[k], &in);
+		if (ret)
+			return ret;
+		or_model_device(o, in);
+		in->tid = ids[k];
+		in->has_tid = true;
+		snprintf(in->what, sizeof(in->what), "%s on device %d queue %d, task %u of a batch of %u",
+			 td[k].name, td[k].dev == ACCEL_TG_AUTO ? -1 : (int)td[k].dev,
+			 td[k].queue == ACCEL_TG_AUTO ? -1 : (int)td[k].queue, k, n);
+		o->stats_eager++;
+	}
+	o->stats_batched++;
+	return 0;
+}
+
+/*
+ * Ask whether one of the recent eager tasks completed (accel_tg_task_done)
+ * or, with @block, wait for it (accel_tg_task_wait): from then on its work
+ * must have ended (checked against the evidence at the end).
+ */
+static inline int or_task_wait(struct oracle *o, bool block)
+{
+	unsigned int k, tries;
+	struct or_inst *in = NULL;
+	uint64_t now;
+	int ret;
+
+	for (tries = 0; o->ninst && tries < 8 && !in; tries++) {
+		k = o->ninst - 1 - (unsigned int)or_r(o, o->ninst < 64 ? o->ninst : 64);
+		if (o->inst[k]->has_tid)
+			in = o->inst[k];
+	}
+	if (!in)
+		return 0;
+	if (block) {
+		ret = accel_tg_task_wait(o->tg, in->tid, 30 * OR_SEC);
+		if (ret) {
+			OR_FAIL(o, "accel_tg_task_wait of [%u] %s: %d", in->id, in->what, ret);
+			return ret;
+		}
+	} else {
+		ret = accel_tg_task_done(o->tg, in->tid);
+		if (ret < 0) {
+			OR_FAIL(o, "accel_tg_task_done of [%u] %s: %d", in->id, in->what, ret);
+			return ret;
+		}
+		if (!ret)
+			return 0;
+	}
+	now = o->env.now();
+	if (!in->done_at)
+		in->done_at = now;
+	o->stats_waits++;
+	return 0;
 }
 
 /*
@@ -2146,6 +2243,20 @@ static inline void or_check_order(struct oracle *o)
 			}
 		}
 	}
+	/* a task the program saw completed had ended by then */
+	for (j = 0; j < o->ninst; j++) {
+		struct or_inst *b = o->inst[j];
+
+		if (!b->done_at || !b->have || or_end_bound(b) <= b->done_at)
+			continue;
+		o->violations++;
+		if (reported++ < OR_MAX_REPORT) {
+			fprintf(stderr, "# oracle seed %" PRIu64 ": [%u] was reported complete %" PRIu64 " ns before its work %s:\n",
+				o->seed, b->id, or_end_bound(b) - b->done_at,
+				b->exact ? "ended" : "can have ended");
+			or_describe(o, b, stderr);
+		}
+	}
 	if (o->violations)
 		fprintf(stderr, "# oracle seed %" PRIu64 ": %u ordering violations in %u conflicting pairs\n",
 			o->seed, o->violations, o->conflicts);
@@ -2254,10 +2365,11 @@ static inline int or_end(struct oracle *o)
 	if (!o->failures || o->data_errors)
 		or_check_order(o);
 	problems = (int)(o->failures + o->violations);
-	fprintf(stderr, "# oracle seed %" PRIu64 ": %u steps, %u queues x %d devices, worker %s: %u instances (%u eager, %u host, %u launches of %u graphs, %u rebound, %u maps, %u heap tensors, %u buffers recycled), %u pairs share a buffer, %u conflict, %u violations, %u data errors%s\n",
+	fprintf(stderr, "# oracle seed %" PRIu64 ": %u steps, %u queues x %d devices, worker %s: %u instances (%u eager, %u host, %u launches of %u graphs, %u rebound, %u maps, %u heap tensors, %u buffers recycled, %u batches, %u completions seen), %u pairs share a buffer, %u conflict, %u violations, %u data errors%s\n",
 		o->seed, o->step, o->nq, OR_DEVS, o->worker ? "on" : "off", o->ninst,
 		o->stats_eager, o->stats_host, o->stats_launch, o->stats_graphs, o->stats_rebound,
-		o->stats_maps, o->stats_new, o->stats_recycled, o->checked_pairs, o->conflicts, o->violations,
+		o->stats_maps, o->stats_new, o->stats_recycled, o->stats_batched, o->stats_waits,
+		o->checked_pairs, o->conflicts, o->violations,
 		o->data_errors, problems ? "  FAILED" : "");
 	for (i = 0; i < o->nexecs; i++)
 		accel_graph_exec_destroy(o->execs[i].ge);
@@ -2328,6 +2440,10 @@ static inline int or_run(const struct or_env *env, uint64_t seed)
 			since = 0;
 		} else if (r < 95) {
 			ret = or_recycle(o);
+		} else if (r < 97) {
+			ret = or_batch(o);
+		} else if (r < 99) {
+			ret = or_task_wait(o, can_block && or_r(o, 2));
 		} else {
 			ret = or_eager(o, false);
 		}
