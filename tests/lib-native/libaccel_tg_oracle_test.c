@@ -92,7 +92,8 @@ TEST_F_TIMEOUT(oracle, random_programs, 86400)
 	int64_t t0 = fake_now();
 	int ret;
 
-	accel_log_set_level(ACCEL_LOG_NONE);
+	if (!or_env_u64("ORACLE_LOG", 0))
+		accel_log_set_level(ACCEL_LOG_NONE);
 	for (seed = one ? one : 1; seed <= (one ? one : n); seed++) {
 		ret = run_seed(seed, steps, 0);
 		if (ret) {
@@ -113,7 +114,8 @@ TEST_F_TIMEOUT(oracle, random_programs, 86400)
  */
 TEST_F_TIMEOUT(oracle, launch_summaries, 600)
 {
-	accel_log_set_level(ACCEL_LOG_NONE);
+	if (!or_env_u64("ORACLE_LOG", 0))
+		accel_log_set_level(ACCEL_LOG_NONE);
 	ASSERT_EQ(0, run_seed(1, 0, 20));
 	NO_LEAKS();
 }

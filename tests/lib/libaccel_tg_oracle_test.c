@@ -80,7 +80,8 @@ FIXTURE_SETUP(oracle)
 	self->env.work_end = NULL;
 	self->env.steps = (unsigned int)or_env_u64("ORACLE_STEPS", ORACLE_STEPS);
 	self->env.delay_max_ns = 300000;
-	accel_log_set_level(ACCEL_LOG_NONE);
+	if (!or_env_u64("ORACLE_LOG", 0))
+		accel_log_set_level(ACCEL_LOG_NONE);
 }
 
 FIXTURE_TEARDOWN(oracle)

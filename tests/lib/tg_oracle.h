@@ -383,8 +383,9 @@ static inline int or_buf_index(struct oracle *o, struct accel_buffer *b)
 {
 	unsigned int i;
 
+	/* a destroyed buffer's struct may have been given to a new one */
 	for (i = 0; i < o->nbufs; i++)
-		if (o->bufs[i].b == b)
+		if (o->bufs[i].b == b && !o->bufs[i].dead)
 			return (int)i;
 	return -1;
 }
