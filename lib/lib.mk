@@ -131,7 +131,7 @@ LIB_NATIVE_LIBSRCS := lib/va.c lib/slots.c lib/error.c lib/describe.c lib/versio
 	lib/transport.c
 
 $(LIB_NATIVE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIB_NATIVE_LIBSRCS) \
-		$(wildcard tests/lib-native/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+		$(wildcard tests/lib-native/*.h tests/include/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -ffunction-sections -Wl,--gc-sections \
 		-I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< $(LIB_NATIVE_LIBSRCS) $(LIBACCEL_LIBS)
@@ -167,7 +167,7 @@ $(LIB_ABI_TEST): $(LIB_ABI_SRC) $(LIBACCEL_SRCS) tests/lib-native/fake_kmod.h \
 LIB_FAKE_TESTS := $(patsubst tests/lib-native/%.c,$(BUILD)/host-tests/%,$(LIB_FAKE_SRCS))
 
 $(LIB_FAKE_TESTS): $(BUILD)/host-tests/%: tests/lib-native/%.c $(LIBACCEL_SRCS) \
-		tests/lib-native/fake_kmod.h tests/lib/tg_oracle.h tests/include/signal_ref.h \
+		tests/lib-native/fake_kmod.h tests/lib/tg_oracle.h tests/include/signal_ref.h tests/include/sweep.h \
 		$(wildcard kmod/core/*.c kmod/core/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) -o $@ $< \
@@ -212,7 +212,7 @@ tests: $(LIB_FASTPATH_TEST)
 LIB_VM_SRCS := $(wildcard tests/lib/*_test.c)
 LIB_VM_TESTS := $(patsubst tests/lib/%.c,$(BUILD)/tests/%,$(LIB_VM_SRCS))
 
-LIB_VM_DEPS = $(LIBACCEL_A) $(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBACCEL_HDRS) \
+LIB_VM_DEPS = $(LIBACCEL_A) $(wildcard tests/kselftest/*.h tests/lib/*.h tests/include/*.h) $(LIBACCEL_HDRS) \
 	$(LINUX_SRC_STAMP)
 
 $(LIB_VM_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(LIB_VM_DEPS)
@@ -268,7 +268,7 @@ $(BUILD)/lib-san/libaccel.a: $(patsubst lib/%.c,$(BUILD)/lib-san/obj/%.o,$(LIBAC
 LIB_SIM_TESTS := $(patsubst tests/lib/%.c,$(BUILD)/sim-tests/%,$(LIB_VM_SRCS))
 
 $(LIB_SIM_TESTS): $(BUILD)/sim-tests/%: tests/lib/%.c $(BUILD)/lib-san/libaccel.a \
-		$(wildcard tests/kselftest/*.h tests/lib/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
+		$(wildcard tests/kselftest/*.h tests/lib/*.h tests/include/*.h) $(LIBACCEL_HDRS) $(LINUX_SRC_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -I$(TOP)/lib $(LIBACCEL_CFLAGS) \
 		-o $@ $< $(BUILD)/lib-san/libaccel.a $(LIBACCEL_LIBS) -lm

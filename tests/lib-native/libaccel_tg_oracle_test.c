@@ -87,12 +87,12 @@ FIXTURE_TEARDOWN(oracle)
 /* long enough for ORACLE_SEEDS in the thousands */
 TEST_F_TIMEOUT(oracle, random_programs, 86400)
 {
-	uint64_t one = or_env_u64("ORACLE_SEED", 0), n = or_env_u64("ORACLE_SEEDS", 32), seed;
-	unsigned int steps = (unsigned int)or_env_u64("ORACLE_STEPS", 160), failed = 0;
+	uint64_t one = sweep_env("ORACLE_SEED", 0), n = sweep_env("ORACLE_SEEDS", 32), seed;
+	unsigned int steps = (unsigned int)sweep_env("ORACLE_STEPS", 160), failed = 0;
 	int64_t t0 = fake_now();
 	int ret;
 
-	if (!or_env_u64("ORACLE_LOG", 0))
+	if (!sweep_env("ORACLE_LOG", 0))
 		accel_log_set_level(ACCEL_LOG_NONE);
 	for (seed = one ? one : 1; seed <= (one ? one : n); seed++) {
 		ret = run_seed(seed, steps, 0);
@@ -114,7 +114,7 @@ TEST_F_TIMEOUT(oracle, random_programs, 86400)
  */
 TEST_F_TIMEOUT(oracle, launch_summaries, 600)
 {
-	if (!or_env_u64("ORACLE_LOG", 0))
+	if (!sweep_env("ORACLE_LOG", 0))
 		accel_log_set_level(ACCEL_LOG_NONE);
 	ASSERT_EQ(0, run_seed(1, 0, 20));
 	NO_LEAKS();

@@ -78,9 +78,9 @@ FIXTURE_SETUP(oracle)
 	self->env.now = vm_now;
 	self->env.lag = vm_lag;
 	self->env.work_end = NULL;
-	self->env.steps = (unsigned int)or_env_u64("ORACLE_STEPS", ORACLE_STEPS);
+	self->env.steps = (unsigned int)sweep_env("ORACLE_STEPS", ORACLE_STEPS);
 	self->env.delay_max_ns = 300000;
-	if (!or_env_u64("ORACLE_LOG", 0))
+	if (!sweep_env("ORACLE_LOG", 0))
 		accel_log_set_level(ACCEL_LOG_NONE);
 }
 
@@ -98,7 +98,7 @@ FIXTURE_TEARDOWN(oracle)
 
 TEST_F_TIMEOUT(oracle, random_programs, 1800)
 {
-	uint64_t one = or_env_u64("ORACLE_SEED", 0), n = or_env_u64("ORACLE_SEEDS", ORACLE_SEEDS), seed;
+	uint64_t one = sweep_env("ORACLE_SEED", 0), n = sweep_env("ORACLE_SEEDS", ORACLE_SEEDS), seed;
 	unsigned int failed = 0;
 	int ret;
 

@@ -76,6 +76,8 @@
 
 #include <accel/accel.h>
 
+#include "sweep.h"
+
 #define OR_DEVS		2
 #define OR_MAXQ		4
 #define OR_MAX_BUFS	40
@@ -109,14 +111,6 @@ struct or_env {
 };
 
 /* ---- a small PRNG (xorshift64*) ---- */
-
-/* the number in environment variable @var (ORACLE_SEEDS, ...), or @def */
-static inline uint64_t or_env_u64(const char *var, uint64_t def)
-{
-	const char *s = getenv(var);
-
-	return s && *s ? strtoull(s, NULL, 0) : def;
-}
 
 static inline uint64_t or_rnd(uint64_t *s)
 {
@@ -1567,16 +1561,6 @@ static inline int or_release(struct oracle *o)
 	return ret;
 }
 
-/*
- * The program destroys one of its buffers, maybe while tasks that use it
- * are in flight (the task graph keeps it until they complete), and
- * creates another on the same device, which may get the same address,
- * handle or struct: a new buffer (a new index) to the model, so nothing
- * orders its uses after the old one's; the old one's uses must still be
- * ordered among themselves. Not a buffer a graph may still use, the open
- * map's, or one a host task that has not run will touch (the program's
- * own pointers).
- */
 /* May buffer @bi go? */
 static inline bool or_may_recycle(struct oracle *o, int bi)
 {
@@ -1600,6 +1584,16 @@ static inline bool or_may_recycle(struct oracle *o, int bi)
 	return true;
 }
 
+/*
+ * The program destroys one of its buffers, maybe while tasks that use it
+ * are in flight (the task graph keeps it until they complete), and
+ * creates another on the same device, which may get the same address,
+ * handle or struct: a new buffer (a new index) to the model, so nothing
+ * orders its uses after the old one's; the old one's uses must still be
+ * ordered among themselves. Not a buffer a graph may still use, the open
+ * map's, or one a host task that has not run will touch (the program's
+ * own pointers).
+ */
 static inline int or_recycle(struct oracle *o)
 {
 	struct accel_buffer *b;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Long randomized searches in the native tests: a test named @name whose
- * harness timeout (a day) lets an environment variable ask for thousands
- * of programs, and the reading of that variable.
+ * Long randomized searches: the reading of the variables that size them
+ * (ORACLE_SEEDS, TM_SWEEP, ...), and a test named @name whose harness
+ * timeout (a day) lets them ask for thousands of programs (the macro needs
+ * kselftest_harness.h first).
  *
  * Copyright (C) 2026 The vaccel authors
  */
