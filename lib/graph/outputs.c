@@ -115,24 +115,38 @@ int tg_heap_check(struct accel_tg *tg, struct tg_arg *a, const char *name, uint3
 	return 0;
 }
 
-/* Heap blocks of completed tasks back to the heap (each line in order). */
+/* The holds of @l whose values its signal passed back to the heap; true if none is left. */
+static bool retire_line(struct accel_tg *tg, struct tg_line *l)
+{
+	uint64_t v;
+
+	if (l->hhead == l->htail)
+		return true;
+	v = accel_signal_read(l->sig);
+	while (l->hhead != l->htail && acc_ge(v, l->holds[l->hhead].value)) {
+		struct tg_hold *h = &l->holds[l->hhead];
+
+		gheap_complete(tg->heaps[h->devi].h, h->block);
+		l->hhead = (l->hhead + 1) % l->hcap;
+	}
+	return l->hhead == l->htail;
+}
+
+/*
+ * Heap blocks of completed tasks back to the heap (each line in order).
+ * Map lines only while they hold something: this runs before every
+ * OUTPUT_NEW placement.
+ */
 void tg_retire_holds(struct accel_tg *tg)
 {
-	uint32_t i;
+	uint32_t i, m;
 
-	for (i = 0; i < tg->nlines; i++) {
-		struct tg_line *l = &tg->lines[i];
-		uint64_t v;
-
-		if (l->hhead == l->htail)
-			continue;
-		v = accel_signal_read(l->sig);
-		while (l->hhead != l->htail && acc_ge(v, l->holds[l->hhead].value)) {
-			struct tg_hold *h = &l->holds[l->hhead];
-
-			gheap_complete(tg->heaps[h->devi].h, h->block);
-			l->hhead = (l->hhead + 1) % l->hcap;
-		}
+	for (i = 0; i < tg->map_line; i++)
+		retire_line(tg, &tg->lines[i]);
+	for (m = tg->map_holding; m; m &= m - 1) {
+		i = (uint32_t)__builtin_ctz(m);
+		if (retire_line(tg, &tg->lines[tg->map_line + i]))
+			tg->map_holding &= ~(1u << i);
 	}
 	for (i = 0; i < tg->ndevs; i++)
 		if (tg->heaps[i].h)
@@ -150,6 +164,7 @@ void tg_holds_abandon(struct accel_tg *tg)
 			gheap_complete(tg->heaps[l->holds[l->hhead].devi].h,
 				       l->holds[l->hhead].block);
 	}
+	tg->map_holding = 0;
 	for (i = 0; i < tg->ndevs; i++)
 		if (tg->heaps[i].h)
 			gheap_reclaim(tg->heaps[i].h);
@@ -181,10 +196,13 @@ int tg_holds_room(struct tg_line *l, size_t n)
 void tg_hold_commit(struct accel_tg *tg, struct tg_line *l, uint64_t value,
 		    const struct tg_arg *a)
 {
+	uint32_t line = (uint32_t)(l - tg->lines);
 	struct gheap *h = tg->heaps[a->heap].h;
 
+	if (line >= tg->map_line)
+		tg->map_holding |= 1u << (line - tg->map_line);
 	/* validated (held, live) or placed by this call: neither can fail */
-	gheap_retain(h, a->block, tg_id((uint32_t)(l - tg->lines), value));
+	gheap_retain(h, a->block, tg_id(line, value));
 	gheap_submit(h, a->block);
 	l->holds[l->htail] = (struct tg_hold){ .value = value, .block = a->block,
 					       .devi = (uint32_t)a->heap };
@@ -233,6 +251,8 @@ static int heap_wait_progress(struct accel_tg *tg, const struct tg_task *tt, uin
 		const struct tg_map *m = &tg->maps[i];
 		uint64_t off = 0, size = 0;
 
+		if (!(tg->map_holding & (1u << i)))
+			continue;
 		h = line_hold_on(&tg->lines[tg->map_line + i], devi);
 		if (!h)
 			continue;

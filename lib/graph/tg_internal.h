@@ -251,6 +251,7 @@ struct accel_tg {
 	bool worker_pause, worker_paused;
 	struct tg_map maps[ACCEL_TG_MAX_MAPS];
 	uint32_t open_maps;		/* bit s: maps[s] is open */
+	uint32_t map_holding;		/* bit s: map line s has heap holds not retired */
 	struct accel_graph *capture;
 	struct list graphs, execs;
 	/*
